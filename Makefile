@@ -1,0 +1,59 @@
+# Breaking News — build, run, test.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux
+BENCH_PACKAGES := nginx-light libnginx-mod-nchan wrk valgrind
+BIN := .build/debug/breaking-news
+
+.PHONY: all deps build run test lint format install bench bench-deps clean
+
+all: build
+
+# Installs missing Debian packages when run as root; otherwise prints the command to run.
+define ensure_packages
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = "0" ]; then \
+			echo "Installing:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else \
+			echo "Missing packages. Run: sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+endef
+
+deps:
+	$(call ensure_packages,$(APT_PACKAGES))
+
+build: deps
+	$(SWIFT) build
+
+run: build
+	@$(BIN)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift
+
+install: deps
+	$(SWIFT) build -c release --product breaking-news
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/breaking-news"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/breaking-news" "$(DESTDIR)$(PREFIX)/bin/breaking-news"
+	install -m 0644 Resources/* "$(DESTDIR)$(PREFIX)/share/breaking-news/"
+	@echo "Installed $(DESTDIR)$(PREFIX)/bin/breaking-news"
+
+bench-deps: deps
+	$(call ensure_packages,$(BENCH_PACKAGES))
+
+bench: bench-deps
+	$(SWIFT) build -c release
+	./Scripts/bench.sh
+
+clean:
+	rm -rf .build

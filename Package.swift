@@ -1,0 +1,101 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "breaking-news",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "breaking-news", targets: ["breaking-news"]),
+        .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
+        .library(name: "LocalHub", targets: ["LocalHub"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CNcursesw",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        .target(
+            name: "NotificationHubs",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "LocalHub",
+            dependencies: [
+                "NotificationHubs",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "BreakingNewsKit",
+            dependencies: [
+                "NotificationHubs",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "NewsTerminal",
+            dependencies: ["BreakingNewsKit", "CNcursesw"]
+        ),
+        .executableTarget(
+            name: "breaking-news",
+            dependencies: [
+                "NotificationHubs", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "NotificationHubsTests",
+            dependencies: [
+                "NotificationHubs",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "LocalHubTests",
+            dependencies: [
+                "LocalHub", "NotificationHubs",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .testTarget(
+            name: "BreakingNewsKitTests",
+            dependencies: ["BreakingNewsKit", "LocalHub", "NotificationHubs"]
+        ),
+        .testTarget(
+            name: "NewsTerminalTests",
+            dependencies: ["NewsTerminal", "BreakingNewsKit"]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["NotificationHubs", "BreakingNewsKit"]
+        ),
+    ]
+)

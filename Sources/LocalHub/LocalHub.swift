@@ -1,0 +1,1 @@
+// LocalHub: the embedded hub server.

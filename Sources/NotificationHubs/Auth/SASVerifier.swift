@@ -1,0 +1,171 @@
+import Crypto
+import Foundation
+
+/// The claims a rule grants. Manage implies Send and Listen.
+public struct AccessRights: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let listen = AccessRights(rawValue: 1)
+    public static let send = AccessRights(rawValue: 2)
+    public static let manage = AccessRights(rawValue: 4)
+    public static let full: AccessRights = [.listen, .send, .manage]
+
+    /// Whether these rights allow what `needed` asks for (Manage covers everything).
+    public func allow(_ needed: AccessRights) -> Bool {
+        contains(.manage) || isSuperset(of: needed)
+    }
+
+    public var description: String {
+        var names: [String] = []
+        if contains(.listen) { names.append("Listen") }
+        if contains(.send) { names.append("Send") }
+        if contains(.manage) { names.append("Manage") }
+        return names.joined(separator: ",")
+    }
+}
+
+/// An authorization rule of a hub: a name, its keys and its rights.
+public struct AuthorizationRule: Sendable, Hashable {
+    public var name: String
+    public var primaryKey: String
+    public var secondaryKey: String?
+    public var rights: AccessRights
+
+    public init(name: String, primaryKey: String, secondaryKey: String? = nil, rights: AccessRights) {
+        self.name = name
+        self.primaryKey = primaryKey
+        self.secondaryKey = secondaryKey
+        self.rights = rights
+    }
+
+    /// The rule apps ship with: Listen only.
+    public static let listenRuleName = "DefaultListenSharedAccessSignature"
+    /// The rule back ends use: Listen, Send and Manage.
+    public static let fullRuleName = "DefaultFullSharedAccessSignature"
+}
+
+/// Checks SAS tokens the way the service does (wire spec §3.3).
+public struct SASVerifier: Sendable {
+    public var rules: [String: AuthorizationRule]
+    /// How far past `se` a token is still taken, for clocks that disagree a little.
+    public var clockSkew: TimeInterval
+
+    public init(rules: [AuthorizationRule], clockSkew: TimeInterval = 30) {
+        self.rules = Dictionary(rules.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.clockSkew = clockSkew
+    }
+
+    /// Verifies `header` for a request to `host` (port ignored) and raw `path`.
+    /// Returns the rule that signed it; throws the reason it is refused.
+    public func verify(header: String?, host: String, path: String, now: Date = Date()) throws(SASVerificationError)
+        -> AuthorizationRule
+    {
+        guard let header, !header.isEmpty else {
+            throw SASVerificationError(.malformed("the request is missing WRAP authorization credentials"))
+        }
+        let token = try SharedAccessToken(parsing: header)
+        guard let keyName = PercentEncoding.decode(token.keyName), let rule = rules[keyName] else {
+            throw SASVerificationError(.unknownKey(PercentEncoding.decode(token.keyName) ?? token.keyName))
+        }
+        guard let signature = PercentEncoding.decode(token.signature) else {
+            throw SASVerificationError(.malformed("the signature is not percent-encoded correctly"))
+        }
+        let keys = [rule.primaryKey] + (rule.secondaryKey.map { [$0] } ?? [])
+        let given = Array(signature.utf8)
+        let matches = keys.contains { key in
+            let expected = Array(SharedAccessSignature.sign(encodedResource: token.resource, expiry: token.expiry, key: key).utf8)
+            return constantTimeEqual(expected, given)
+        }
+        guard matches else { throw SASVerificationError(.invalidSignature) }
+        guard let seconds = Double(token.expiry), seconds.isFinite else {
+            throw SASVerificationError(.malformed("the expiry 'se' is not a number of seconds"))
+        }
+        guard seconds + clockSkew >= now.timeIntervalSince1970 else { throw SASVerificationError(.expired) }
+        guard let decodedResource = PercentEncoding.decode(token.resource) else {
+            throw SASVerificationError(.malformed("the resource 'sr' is not percent-encoded correctly"))
+        }
+        let audience = Self.normalizedAudience(decodedResource)
+        let request = Self.normalizedAudience(host + path)
+        guard request.hasPrefix(audience) else { throw SASVerificationError(.invalidAudience) }
+        return rule
+    }
+
+    /// Lower-cases and drops scheme, port, query and fragment, and ends the path with `/`:
+    /// `HTTPS://NS.servicebus.windows.net:443/Hub?x` → `ns.servicebus.windows.net/hub/`.
+    public static func normalizedAudience(_ url: String) -> String {
+        var rest = Substring(url.lowercased())
+        if let schemeEnd = rest.range(of: "://") { rest = rest[schemeEnd.upperBound...] }
+        if let cut = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<cut] }
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        var host = rest[..<slash]
+        let path = rest[slash...]
+        if let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") {
+            host = host[..<colon]
+        }
+        var result = String(host) + (path.isEmpty ? "/" : String(path))
+        if !result.hasSuffix("/") { result += "/" }
+        return result
+    }
+
+    private func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for i in 0..<max(a.count, b.count) {
+            let x = i < a.count ? a[i] : 0
+            let y = i < b.count ? b[i] : 0
+            difference |= x ^ y
+        }
+        return difference == 0
+    }
+}
+
+/// Why a token was refused. The description is the service's detail text.
+public struct SASVerificationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The failure, for callers that act on it.
+    public enum Reason: String, Sendable, Equatable {
+        case malformed = "MalformedToken"
+        case unknownKey = "UnknownKey"
+        case invalidSignature = "InvalidSignature"
+        case expired = "ExpiredToken"
+        case invalidAudience = "InvalidAudience"
+    }
+
+    enum Code: Sendable, Equatable {
+        case malformed(String)
+        case unknownKey(String)
+        case invalidSignature
+        case expired
+        case invalidAudience
+    }
+
+    let code: Code
+
+    init(_ code: Code) {
+        self.code = code
+    }
+
+    public var reason: Reason {
+        switch code {
+        case .malformed: return .malformed
+        case .unknownKey: return .unknownKey
+        case .invalidSignature: return .invalidSignature
+        case .expired: return .expired
+        case .invalidAudience: return .invalidAudience
+        }
+    }
+
+    public var description: String {
+        switch code {
+        case .malformed(let why):
+            return "MalformedToken: Invalid authorization header: \(why)."
+        case .unknownKey(let name):
+            return "UnknownKey: The authorization rule '\(name)' does not exist on this entity."
+        case .invalidSignature:
+            return "InvalidSignature: The token has an invalid signature."
+        case .expired:
+            return "ExpiredToken: The token is expired."
+        case .invalidAudience:
+            return "InvalidAudience: The authorization header contains a token with a wrong audience."
+        }
+    }
+}

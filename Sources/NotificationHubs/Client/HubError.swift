@@ -1,0 +1,85 @@
+/// A failed hub call: the HTTP status (none when the hub could not be reached), the service's
+/// detail text and tracking id.
+public struct HubError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Code: Sendable, Equatable {
+        case status(Int)
+        case unreachable
+        case timedOut
+        case invalidResponse
+    }
+
+    let code: Code
+    /// The service's explanation, from the `<Detail>` of its error body when it sent one.
+    public let detail: String
+    /// The service's `TrackingId` for the failed request, when it sent one.
+    public let trackingId: String?
+    /// Seconds the service asked to wait (`Retry-After`).
+    public let retryAfter: Double?
+
+    init(_ code: Code, detail: String, trackingId: String? = nil, retryAfter: Double? = nil) {
+        self.code = code
+        self.detail = detail
+        self.trackingId = trackingId
+        self.retryAfter = retryAfter
+    }
+
+    /// An error the caller decided on, for a status the hub answered.
+    public static func status(_ status: Int, detail: String, trackingId: String? = nil) -> HubError {
+        HubError(.status(status), detail: detail, trackingId: trackingId)
+    }
+
+    /// The hub could not be reached (connection refused, DNS, TLS).
+    public static func unreachable(_ detail: String) -> HubError { HubError(.unreachable, detail: detail) }
+
+    /// The HTTP status the hub answered with, `nil` when it never answered.
+    public var status: Int? {
+        if case .status(let s) = code { return s }
+        return nil
+    }
+
+    /// True when no answer came: refused connection, unknown host, TLS failure or timeout.
+    public var isUnreachable: Bool { code == .unreachable || code == .timedOut }
+    /// True for 401 and 403: the token or its rights were refused.
+    public var isAuthorizationFailure: Bool { status == 401 || status == 403 }
+    /// True for 404.
+    public var isNotFound: Bool { status == 404 }
+    /// True when a retry may succeed: 408, 429 and 5xx.
+    public var isTransient: Bool {
+        guard let status else { return false }
+        return status == 408 || status == 429 || status >= 500
+    }
+
+    public var description: String {
+        let tracking = trackingId.map { " (TrackingId \($0))" } ?? ""
+        switch code {
+        case .status(let status): return "the hub answered \(status): \(detail)\(tracking)"
+        case .unreachable: return "the hub could not be reached: \(detail)"
+        case .timedOut: return "the hub did not answer in time: \(detail)"
+        case .invalidResponse: return "the hub's answer could not be read: \(detail)\(tracking)"
+        }
+    }
+}
+
+/// How `HubClient` retries throttled and failed calls: exponential backoff from `baseDelay`,
+/// capped at `maximumDelay`, `Retry-After` taking precedence, at most `maximumRetries` times.
+public struct RetryPolicy: Sendable, Hashable {
+    public var maximumRetries: Int
+    public var baseDelay: Double
+    public var maximumDelay: Double
+
+    public init(maximumRetries: Int = 3, baseDelay: Double = 1, maximumDelay: Double = 60) {
+        self.maximumRetries = maximumRetries
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// No retries.
+    public static let none = RetryPolicy(maximumRetries: 0)
+
+    /// The wait before retry number `attempt` (0-based) after `error`, or `nil` to give up.
+    public func delay(afterAttempt attempt: Int, error: HubError) -> Double? {
+        guard error.isTransient, attempt < maximumRetries else { return nil }
+        if let retryAfter = error.retryAfter { return min(max(retryAfter, 0), maximumDelay) }
+        return min(baseDelay * Double(1 << min(attempt, 30)), maximumDelay)
+    }
+}

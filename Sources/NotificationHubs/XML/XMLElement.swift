@@ -1,0 +1,283 @@
+import Foundation
+
+/// A small XML element tree: enough for Atom entries and feeds, `NotificationOutcome`,
+/// `NotificationDetails` and error bodies. Names are kept without their namespace prefix.
+public struct XMLNode: Sendable, Hashable {
+    /// Local name (prefix removed).
+    public var name: String
+    public var attributes: [String: String]
+    public var children: [XMLNode]
+    /// Character data directly inside this element, CDATA included, entities decoded.
+    public var text: String
+
+    public init(name: String, attributes: [String: String] = [:], children: [XMLNode] = [], text: String = "") {
+        self.name = name
+        self.attributes = attributes
+        self.children = children
+        self.text = text
+    }
+
+    /// The first child with this local name (case-insensitive).
+    public func child(_ name: String) -> XMLNode? {
+        let lower = name.lowercased()
+        return children.first { $0.name.lowercased() == lower }
+    }
+
+    /// The first descendant, depth first, with this local name (case-insensitive).
+    public func descendant(_ name: String) -> XMLNode? {
+        let lower = name.lowercased()
+        for child in children {
+            if child.name.lowercased() == lower { return child }
+            if let found = child.descendant(name) { return found }
+        }
+        return nil
+    }
+
+    /// Every child with this local name.
+    public func children(_ name: String) -> [XMLNode] {
+        let lower = name.lowercased()
+        return children.filter { $0.name.lowercased() == lower }
+    }
+
+    /// Whether the element carries `i:nil="true"`.
+    public var isNil: Bool {
+        attributes.contains { key, value in (key == "nil" || key.hasSuffix(":nil")) && value == "true" }
+    }
+}
+
+/// Why an XML text could not be read.
+public struct XMLParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "invalid XML at byte \(offset + 1): \(reason)" }
+}
+
+extension XMLNode {
+    /// Parses a document and returns its root element. Declarations, comments and
+    /// processing instructions are skipped; DTDs are refused.
+    public init(parsing text: String) throws(XMLParseError) {
+        var parser = XMLReader(bytes: Array(text.utf8))
+        self = try parser.parseDocument()
+    }
+
+    /// Escapes text for element content or a double-quoted attribute.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Wraps text in CDATA, splitting any `]]>` it contains.
+    public static func cdata(_ text: String) -> String {
+        "<![CDATA[" + text.replacingAll("]]>", with: "]]]]><![CDATA[>") + "]]>"
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty, contains(target) else { return self }
+        var result = ""
+        var rest = Substring(self)
+        while let range = rest.range(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        result += rest
+        return result
+    }
+}
+
+private struct XMLReader {
+    let bytes: [UInt8]
+    var i = 0
+    static let maximumDepth = 64
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    func error(_ reason: String) -> XMLParseError { XMLParseError(offset: i, reason: reason) }
+
+    func starts(with literal: String) -> Bool {
+        let utf8 = Array(literal.utf8)
+        guard i + utf8.count <= bytes.count else { return false }
+        return Array(bytes[i..<(i + utf8.count)]) == utf8
+    }
+
+    mutating func skip(past literal: String) throws(XMLParseError) {
+        let utf8 = Array(literal.utf8)
+        while i + utf8.count <= bytes.count {
+            if bytes[i] == utf8[0], Array(bytes[i..<(i + utf8.count)]) == utf8 {
+                i += utf8.count
+                return
+            }
+            i += 1
+        }
+        throw error("'\(literal)' is missing")
+    }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+    }
+
+    mutating func skipMisc() throws(XMLParseError) {
+        while true {
+            skipSpace()
+            if starts(with: "\u{FEFF}") {
+                i += 3
+                continue
+            }
+            if starts(with: "<?") {
+                try skip(past: "?>")
+                continue
+            }
+            if starts(with: "<!--") {
+                try skip(past: "-->")
+                continue
+            }
+            if starts(with: "<!DOCTYPE") || starts(with: "<!doctype") {
+                throw error("document type declarations are not accepted")
+            }
+            return
+        }
+    }
+
+    mutating func parseDocument() throws(XMLParseError) -> XMLNode {
+        try skipMisc()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "<") else { throw error("expected the root element") }
+        let root = try parseElement(depth: 0)
+        try skipMisc()
+        guard i == bytes.count else { throw error("unexpected content after the root element") }
+        return root
+    }
+
+    mutating func parseName() throws(XMLParseError) -> String {
+        let start = i
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ">") || c == UInt8(ascii: "/")
+                || c == UInt8(ascii: "=")
+            {
+                break
+            }
+            i += 1
+        }
+        guard i > start else { throw error("a name is missing") }
+        return String(decoding: bytes[start..<i], as: UTF8.self)
+    }
+
+    static func localName(_ name: String) -> String {
+        if let colon = name.lastIndex(of: ":") { return String(name[name.index(after: colon)...]) }
+        return name
+    }
+
+    mutating func parseElement(depth: Int) throws(XMLParseError) -> XMLNode {
+        guard depth < Self.maximumDepth else { throw error("elements are nested too deeply") }
+        i += 1  // <
+        let qualified = try parseName()
+        var node = XMLNode(name: Self.localName(qualified))
+        while true {
+            skipSpace()
+            guard i < bytes.count else { throw error("the tag <\(qualified)> is not closed") }
+            if bytes[i] == UInt8(ascii: "/") {
+                guard i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: ">") else { throw error("expected '/>'") }
+                i += 2
+                return node
+            }
+            if bytes[i] == UInt8(ascii: ">") {
+                i += 1
+                break
+            }
+            let attributeName = try parseName()
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "=") else { throw error("attribute \(attributeName) has no value") }
+            i += 1
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") || bytes[i] == UInt8(ascii: "'") else {
+                throw error("attribute values must be quoted")
+            }
+            let quote = bytes[i]
+            i += 1
+            let start = i
+            while i < bytes.count, bytes[i] != quote { i += 1 }
+            guard i < bytes.count else { throw error("an attribute value is not closed") }
+            let raw = String(decoding: bytes[start..<i], as: UTF8.self)
+            i += 1
+            let key = attributeName.hasPrefix("xmlns") ? attributeName : Self.localName(attributeName)
+            node.attributes[key] = try decodeEntities(raw)
+        }
+        var text = ""
+        while true {
+            guard i < bytes.count else { throw error("<\(qualified)> is not closed") }
+            if bytes[i] == UInt8(ascii: "<") {
+                if starts(with: "</") {
+                    i += 2
+                    let closing = try parseName()
+                    skipSpace()
+                    guard closing == qualified, i < bytes.count, bytes[i] == UInt8(ascii: ">") else {
+                        throw error("</\(closing)> does not close <\(qualified)>")
+                    }
+                    i += 1
+                    node.text = text
+                    return node
+                } else if starts(with: "<![CDATA[") {
+                    i += 9
+                    let start = i
+                    try skip(past: "]]>")
+                    text += String(decoding: bytes[start..<(i - 3)], as: UTF8.self)
+                } else if starts(with: "<!--") {
+                    try skip(past: "-->")
+                } else if starts(with: "<?") {
+                    try skip(past: "?>")
+                } else {
+                    node.children.append(try parseElement(depth: depth + 1))
+                }
+            } else {
+                let start = i
+                while i < bytes.count, bytes[i] != UInt8(ascii: "<") { i += 1 }
+                text += try decodeEntities(String(decoding: bytes[start..<i], as: UTF8.self))
+            }
+        }
+    }
+
+    func decodeEntities(_ raw: String) throws(XMLParseError) -> String {
+        guard raw.contains("&") else { return raw }
+        var out = ""
+        var rest = Substring(raw)
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            guard let semi = rest[amp...].firstIndex(of: ";") else { throw error("an entity is not closed with ';'") }
+            let entity = rest[rest.index(after: amp)..<semi]
+            switch entity {
+            case "amp": out += "&"
+            case "lt": out += "<"
+            case "gt": out += ">"
+            case "quot": out += "\""
+            case "apos": out += "'"
+            default:
+                var value: UInt32?
+                if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
+                    value = UInt32(entity.dropFirst(2), radix: 16)
+                } else if entity.hasPrefix("#") {
+                    value = UInt32(entity.dropFirst())
+                }
+                guard let value, let scalar = Unicode.Scalar(value) else { throw error("unknown entity &\(entity);") }
+                out.unicodeScalars.append(scalar)
+            }
+            rest = rest[rest.index(after: semi)...]
+        }
+        out += rest
+        return out
+    }
+}

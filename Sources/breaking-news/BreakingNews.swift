@@ -1,0 +1,51 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+
+/// The `breaking-news` command.
+@main
+struct BreakingNews: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "breaking-news",
+            abstract: "Breaking news by category through Notification Hubs, in your terminal.",
+            discussion: (try? NewsCatalog.load().helpText) ?? "",
+            version: "1.0.0",
+            subcommands: [TokenCommand.self]
+        )
+    }
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Ends the process for `error`: usage errors exit 2, product errors with their own code
+    /// and one line on standard error, never a stack trace.
+    static func exit(withError error: Error) -> Never {
+        if let failure = error as? CommandFailure {
+            FileHandle.standardError.write(Data("breaking-news: \(failure.message)\n".utf8))
+            Foundation.exit(failure.exitCode.rawValue)
+        }
+        let code = exitCode(for: error)
+        let message = fullMessage(for: error)
+        if code == .validationFailure {
+            FileHandle.standardError.write(Data("\(message)\n".utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
+        if code.isSuccess {
+            if !message.isEmpty { print(message) }
+            Foundation.exit(0)
+        }
+        if !message.isEmpty { FileHandle.standardError.write(Data("breaking-news: \(message)\n".utf8)) }
+        Foundation.exit(code.rawValue)
+    }
+}
