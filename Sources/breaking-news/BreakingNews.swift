@@ -11,7 +11,7 @@ struct BreakingNews: AsyncParsableCommand {
             abstract: "Breaking news by category through Notification Hubs, in your terminal.",
             discussion: (try? NewsCatalog.load().helpText) ?? "",
             version: "1.0.0",
-            subcommands: [TokenCommand.self]
+            subcommands: [HubCommand.self, TokenCommand.self]
         )
     }
 

@@ -27,9 +27,7 @@ extension Installation {
         guard let pushChannel else { throw InstallationError("the installation has no pushChannel") }
         if platform == .apns {
             let handle = pushChannel.handle
-            guard !handle.isEmpty, handle.utf8.count % 2 == 0, handle.utf8.count <= 400,
-                handle.utf8.allSatisfy({ PercentEncoding.hexValue($0) != nil })
-            else {
+            guard DeviceToken.isValid(handle) else {
                 throw InstallationError("the apns pushChannel '\(handle.prefix(80))' is not a device token in hexadecimal")
             }
         } else if pushChannel.handle.isEmpty {

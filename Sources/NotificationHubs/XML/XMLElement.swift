@@ -60,7 +60,7 @@ extension XMLNode {
         self = try parser.parseDocument()
     }
 
-    /// Escapes text for element content or a double-quoted attribute.
+    /// Escapes text for element content or a double-quoted attribute (`& < > "`).
     public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -70,7 +70,6 @@ extension XMLNode {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            case "'": out += "&apos;"
             default: out.unicodeScalars.append(scalar)
             }
         }

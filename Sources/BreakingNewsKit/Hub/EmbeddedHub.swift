@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotificationHubs
+
+/// The local hub every terminal of a user shares: found through the state file in its data
+/// folder, started in the background when none answers, stopped only by `hub stop`.
+public struct EmbeddedHub: Sendable {
+    public let directory: URL
+    /// The port a newly started hub listens on (0 lets it pick; the state file tells).
+    public let port: Int
+    public let hubName: String
+    /// The executable to start as `hub serve`.
+    public let executable: String
+
+    public init(
+        paths: Paths, port: Int? = nil, hubName: String = LocalHubDefaults.hubName,
+        environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil
+    ) {
+        self.directory = paths.hubDirectory
+        self.port = port ?? environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init) ?? LocalHubDefaults.port
+        self.hubName = hubName
+        self.executable = executable ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    }
+
+    public var stateFile: URL { directory.appendingPathComponent(LocalHubDefaults.stateFileName) }
+    public var keyFile: URL { directory.appendingPathComponent(LocalHubDefaults.keyFileName) }
+    public var logFile: URL { directory.appendingPathComponent("hub.log") }
+
+    /// The state file of the hub that last started here, if any.
+    public func state() -> LocalHubState? { LocalHubState.read(stateFile) }
+
+    /// The running hub, when its state file names one that answers `/healthz`.
+    public func running() async -> LocalHubState? {
+        guard let state = state() else { return nil }
+        return await Self.isHealthy(state.url) ? state : nil
+    }
+
+    /// Whether a hub answers `GET /healthz` at `url` within a second.
+    public static func isHealthy(_ url: String) async -> Bool {
+        var request = HTTPClientRequest(url: url + "/healthz")
+        request.method = .GET
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(1))
+            _ = try await response.body.collect(upTo: 1024)
+            return response.status == .ok
+        } catch {
+            return false
+        }
+    }
+
+    /// The running hub, starting one in the background first when none answers.
+    public func ensureRunning(timeout: Double = 15) async throws -> LocalHubState {
+        if let state = await running() { return state }
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try startDetached()
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            if let state = await running() { return state }
+        }
+        let tail =
+            (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
+        throw EmbeddedHubError(
+            description: "the local hub did not start within \(Int(timeout)) s (log: \(logFile.path))"
+                + (tail.isEmpty ? "" : ":\n\(tail)"))
+    }
+
+    /// Starts `hub serve` in its own session, detached from this terminal, logging to the
+    /// data folder.
+    func startDetached() throws {
+        let arguments = [executable, "hub", "serve", "--data", directory.path, "--port", String(port), "--hub", hubName]
+        let script = "exec \"$0\" \"$@\" </dev/null >>\(Self.shellQuote(logFile.path)) 2>&1 &"
+        try Self.spawnDetached(["/bin/sh", "-c", script] + arguments)
+    }
+
+    static func shellQuote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    /// Runs `argv` in a new session and waits for it (the shell backgrounds the real
+    /// process and exits at once, so the hub is re-parented and outlives us).
+    static func spawnDetached(_ argv: [String]) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
+        var pid: pid_t = 0
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let status = posix_spawn(&pid, argv[0], nil, &attributes, cArguments, environ)
+        guard status == 0 else {
+            throw EmbeddedHubError(description: "cannot start the local hub: \(String(cString: strerror(status)))")
+        }
+        var exitStatus: Int32 = 0
+        _ = waitpid(pid, &exitStatus, 0)
+    }
+
+    /// The hub's keys: rule name → key, for this hub.
+    public func keys() throws -> [String: String] {
+        guard FileManager.default.fileExists(atPath: keyFile.path) else {
+            throw EmbeddedHubError(
+                description: "the local hub has no keys yet at \(keyFile.path); start it with 'breaking-news hub serve'")
+        }
+        let all = try LocalHubKeyFile.read(keyFile)
+        guard let keys = all.first(where: { $0.key.lowercased() == hubName.lowercased() })?.value else {
+            throw EmbeddedHubError(description: "the local hub has no hub named '\(hubName)'")
+        }
+        return keys
+    }
+
+    /// The Listen and Full connection strings of the hub at `baseURL`.
+    public func connectionStrings(baseURL: String) throws -> (listen: String, full: String) {
+        let keys = try keys()
+        guard let listen = keys[AuthorizationRule.listenRuleName], let full = keys[AuthorizationRule.fullRuleName] else {
+            throw EmbeddedHubError(description: "\(keyFile.path) lacks the default rules")
+        }
+        return (
+            LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hubName, rule: AuthorizationRule.listenRuleName, key: listen),
+            LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hubName, rule: AuthorizationRule.fullRuleName, key: full)
+        )
+    }
+
+    /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go.
+    /// Returns the state of the hub that was stopped, or nil when none was running.
+    public func stop(timeout: Double = 10) async -> LocalHubState? {
+        guard let state = state(), kill(state.pid, 0) == 0 else { return nil }
+        kill(state.pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if kill(state.pid, 0) != 0 { return state }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        kill(state.pid, SIGKILL)
+        return state
+    }
+}
+
+/// The embedded hub could not be found, started or read.
+public struct EmbeddedHubError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}

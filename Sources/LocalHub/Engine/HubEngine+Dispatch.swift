@@ -1,0 +1,159 @@
+import Foundation
+import NotificationHubs
+
+/// The result of planning one notification: what to deliver and what to report.
+public struct DispatchPlan: Sendable {
+    public var record: DispatchRecord
+    /// Per-device results for test sends (at most the test limit); counts for every send.
+    public var outcome: NotificationOutcome
+}
+
+extension HubEngine {
+    func runDispatcher() async {
+        for await _ in dispatches.wakeups {
+            while true {
+                let jobs = dispatches.take(limit: 256)
+                if jobs.isEmpty { break }
+                await dispatch(jobs)
+            }
+        }
+    }
+
+    /// Plans a batch, writes every delivery and final state in one commit, then hands the
+    /// deliveries to live streams. A failed commit is retried: nothing is half-delivered.
+    private func dispatch(_ jobs: [DispatchJob]) async {
+        let now = Date()
+        let plans = directory.withLock { directory in
+            jobs.map { Self.plan($0.notification, tables: directory[$0.notification.hub], now: now, testLimit: testSendLimit) }
+        }
+        var delay: UInt64 = 50_000_000
+        while true {
+            do {
+                let written = try await store.record(plans.map(\.record))
+                streams.publish(written)
+                break
+            } catch {
+                logger.error("recording \(plans.count) dispatches failed, retrying: \(error)")
+                try? await Task.sleep(nanoseconds: delay)
+                delay = min(delay * 2, 5_000_000_000)
+                if Task.isCancelled { return }
+            }
+        }
+        for (job, plan) in zip(jobs, plans) {
+            metrics.deliveries(plan.record.notification.outcomeCounts)
+            job.outcome?.fulfil(plan.outcome)
+        }
+    }
+
+    /// Plans a notification against the hub's current tables without recording anything.
+    public func plan(_ notification: StoredNotification, now: Date = Date()) -> DispatchPlan {
+        directory.withLock { directory in
+            Self.plan(notification, tables: directory[notification.hub], now: now, testLimit: testSendLimit)
+        }
+    }
+
+    /// Matches targets through the tag index, renders each distinct template once per send,
+    /// checks each payload by the APNs rules and counts the outcomes.
+    static func plan(_ notification: StoredNotification, tables: HubTables?, now: Date, testLimit: Int) -> DispatchPlan {
+        var n = notification
+        n.started = now
+        var counts: [String: Int] = [:]
+        var results: [NotificationOutcome.Result] = []
+        var deliveries: [Delivery] = []
+        let reportLimit = n.isTest ? testLimit : 0
+
+        func deliver(device: String, template: String, payload: String, registrationId: String, handle: String) {
+            deliveries.append(
+                Delivery(
+                    seq: 0, hub: n.hub, device: device, notificationId: n.id, template: template, payload: payload,
+                    delivered: now,
+                    tags: n.tagExpression))
+            counts["Success", default: 0] += 1
+            if results.count < reportLimit {
+                results.append(
+                    .init(
+                        applicationPlatform: "apple", pnsHandle: handle, registrationId: registrationId,
+                        outcome: NotificationOutcome.sent))
+            }
+        }
+        func refuse(_ outcomeName: String, text: String, platform: Platform, registrationId: String, handle: String) {
+            counts[outcomeName, default: 0] += 1
+            if results.count < reportLimit {
+                results.append(
+                    .init(
+                        applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle, registrationId: registrationId,
+                        outcome: text))
+            }
+        }
+
+        if let handle = n.directHandle {
+            let payload = Array(n.body.utf8)
+            if let violation = APNsPayloadRules.check(payload) {
+                refuse(violation.outcomeName, text: violation.outcomeText, platform: .apns, registrationId: "", handle: handle)
+            } else {
+                deliver(device: handle.lowercased(), template: "", payload: n.body, registrationId: "", handle: handle)
+            }
+        } else if let tables {
+            let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }
+            let isTemplate = n.format == .template
+            var slots = Array(tables.index.resolve(expression, templates: isTemplate))
+            if !isTemplate {
+                let platform = n.format.platform
+                slots.removeAll { tables.index.target($0).platform != platform }
+            }
+            if n.isTest, slots.count > testLimit {
+                slots.shuffle()
+                slots.removeLast(slots.count - testLimit)
+            }
+            let properties = isTemplate ? (try? JSONValue(parsing: n.body)).flatMap { try? TemplateProperties(json: $0) } : nil
+            var rendered = [(payload: String, violation: APNsPayloadRules.Violation?)?](
+                repeating: nil, count: isTemplate ? tables.index.templateCount : 0)
+            let nativeViolation = isTemplate ? nil : APNsPayloadRules.check(Array(n.body.utf8))
+            for slot in slots {
+                let target = tables.index.target(slot)
+                guard target.platform == .apns else {
+                    refuse(
+                        "Skipped", text: "The local hub has no push service for \(target.platform)", platform: target.platform,
+                        registrationId: target.registrationId, handle: target.device)
+                    continue
+                }
+                let payload: String
+                let violation: APNsPayloadRules.Violation?
+                if isTemplate {
+                    let number = Int(target.templateNumber)
+                    if let cached = rendered[number] {
+                        (payload, violation) = cached
+                    } else if let template = target.template, let properties {
+                        let bytes = template.render(properties)
+                        let entry = (String(decoding: bytes, as: UTF8.self), APNsPayloadRules.check(bytes))
+                        rendered[number] = entry
+                        (payload, violation) = entry
+                    } else {
+                        (payload, violation) = ("", APNsPayloadRules.invalid)
+                    }
+                } else {
+                    payload = n.body
+                    violation = nativeViolation
+                }
+                if let violation {
+                    refuse(
+                        violation.outcomeName, text: violation.outcomeText, platform: .apns,
+                        registrationId: target.registrationId,
+                        handle: target.device)
+                } else {
+                    deliver(
+                        device: target.device, template: target.templateName ?? "", payload: payload,
+                        registrationId: target.registrationId, handle: target.device)
+                }
+            }
+        }
+        n.ended = Date()
+        n.outcomeCounts = counts
+        n.state = counts.isEmpty ? .noTargetFound : .completed
+        let success = counts["Success"] ?? 0
+        let failure = counts.filter { $0.key != "Success" }.values.reduce(0, +)
+        return DispatchPlan(
+            record: DispatchRecord(notification: n, deliveries: deliveries),
+            outcome: NotificationOutcome(success: success, failure: failure, results: results))
+    }
+}

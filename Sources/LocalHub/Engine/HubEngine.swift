@@ -1,0 +1,376 @@
+import Foundation
+import Logging
+import NotificationHubs
+import Synchronization
+
+/// A change the hub is asked to make. The writer applies changes one batch at a time, in the
+/// order they arrived, each batch in one durable commit (group commit).
+public enum WriteRequest: Sendable {
+    /// Create or overwrite; the installation is already validated.
+    case putInstallation(hub: String, Installation)
+    case patchInstallation(hub: String, id: String, [InstallationPatchOperation])
+    case deleteInstallation(hub: String, id: String)
+    /// Create (`id == nil`, a new id is made) or create-or-update a registration, optionally
+    /// only if its ETag matches.
+    case putRegistration(hub: String, id: String?, Registration, ifMatch: String?)
+    case deleteRegistration(hub: String, id: String, ifMatch: String?)
+    case enqueue(StoredNotification)
+}
+
+/// What a write came to.
+public enum WriteResult: Sendable {
+    case done
+    case installation(Installation)
+    case registration(StoredRegistration)
+    case notFound(String)
+    case preconditionFailed(String)
+    case invalid(String)
+}
+
+/// The hub without HTTP: in-memory tables and tag index, the writer that makes changes
+/// durable before they are visible, the dispatcher that renders and delivers notifications,
+/// and the live device streams of the sandbox push service.
+public final class HubEngine: Sendable {
+    public let store: any HubStore
+    public let streams = DeviceStreams()
+    public let metrics = HubMetrics()
+    /// At most this many devices are reached by a test send, as on the service.
+    public let testSendLimit: Int
+    let directory: Mutex<HubDirectory>
+    let hubNames: [String]
+    let writes = WorkQueue<PendingWrite>()
+    let dispatches = WorkQueue<DispatchJob>()
+    let logger: Logger
+    private let sequence = Mutex<UInt64>(0)
+
+    struct PendingWrite: Sendable {
+        let request: WriteRequest
+        let continuation: CheckedContinuation<WriteResult, Error>
+    }
+
+    struct DispatchJob: Sendable {
+        let notification: StoredNotification
+        let outcome: OutcomePromise?
+    }
+
+    public init(store: any HubStore, hubs: [String], testSendLimit: Int = 10, logger: Logger = Logger(label: "local-hub")) {
+        self.store = store
+        self.hubNames = hubs
+        self.directory = Mutex(HubDirectory(names: hubs))
+        self.testSendLimit = testSendLimit
+        self.logger = logger
+    }
+
+    // MARK: Life cycle
+
+    /// Loads the stored state into memory and queues notifications left undispatched.
+    public func start() async throws {
+        let snapshot = try await store.load()
+        directory.withLock { directory in
+            for (hub, installation) in snapshot.installations {
+                directory[hub]?.setInstallation(installation, id: installation.installationId)
+            }
+            for stored in snapshot.registrations {
+                directory[stored.hub]?.setRegistration(stored, id: stored.id)
+            }
+        }
+        let unfinished = try await store.unfinishedNotifications()
+        for notification in unfinished { dispatches.push(DispatchJob(notification: notification, outcome: nil)) }
+        if !unfinished.isEmpty { logger.info("resuming \(unfinished.count) undispatched notifications") }
+    }
+
+    /// Runs the writer and the dispatcher until cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.runWriter() }
+            group.addTask { await self.runDispatcher() }
+            await withTaskCancellationHandler {
+                await group.waitForAll()
+            } onCancel: {
+                self.stop()
+            }
+        }
+    }
+
+    /// Stops taking work; waiting writers get an error.
+    public func stop() {
+        for pending in writes.close() { pending.continuation.resume(throwing: EngineStopped()) }
+        for job in dispatches.close() { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
+    }
+
+    struct EngineStopped: Error, CustomStringConvertible {
+        var description: String { "the hub is shutting down" }
+    }
+
+    // MARK: Reads
+
+    /// The configured name of a hub given in any case, or nil when it is not served.
+    public func hubName(_ name: String) -> String? { directory.withLock { $0.canonicalName(name) } }
+
+    public func installation(hub: String, id: String) -> Installation? {
+        directory.withLock { $0[hub]?.installations[id] }
+    }
+
+    public func registration(hub: String, id: String) -> StoredRegistration? {
+        directory.withLock { $0[hub]?.registrations[id] }
+    }
+
+    /// Legacy registrations, optionally those carrying `tag`, ordered by id.
+    public func registrations(hub: String, tag: String? = nil, deviceToken: String? = nil) -> [StoredRegistration] {
+        directory.withLock { directory in
+            (directory[hub]?.registrations.values ?? [:].values)
+                .filter { stored in
+                    (tag.map { stored.registration.tags.contains($0) } ?? true)
+                        && (deviceToken.map { stored.registration.deviceToken.lowercased() == $0.lowercased() } ?? true)
+                }
+                .sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Installations projected as registrations (native and one per template), as the
+    /// service lists them.
+    public func projectedRegistrations(hub: String, tag: String? = nil, deviceToken: String? = nil) -> [Registration] {
+        directory.withLock { directory in
+            guard let tables = directory[hub] else { return [] }
+            var result: [Registration] = []
+            for installation in tables.installations.values.sorted(by: { $0.installationId < $1.installationId })
+            where installation.platform == .apns {
+                guard let handle = installation.pushChannel?.handle else { continue }
+                if let deviceToken, handle.lowercased() != deviceToken.lowercased() { continue }
+                let tags = installation.effectiveTags
+                var native = Registration(kind: .appleNative, deviceToken: handle, tags: tags)
+                native.registrationId = TagIndex.projectedRegistrationId(
+                    hub: tables.name, owner: installation.installationId, template: "")
+                native.etag = "1"
+                native.expirationTime = installation.expirationTime
+                if tag.map({ tags.contains($0) }) ?? true { result.append(native) }
+                for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    var projected = Registration(
+                        kind: .appleTemplate, deviceToken: handle, tags: tags + (template.tags ?? [name]),
+                        bodyTemplate: template.body,
+                        templateName: name)
+                    projected.registrationId = TagIndex.projectedRegistrationId(
+                        hub: tables.name, owner: installation.installationId, template: name)
+                    projected.etag = "1"
+                    projected.expiry = template.expiry
+                    projected.expirationTime = installation.expirationTime
+                    if tag.map({ projected.tags.contains($0) }) ?? true { result.append(projected) }
+                }
+            }
+            return result
+        }
+    }
+
+    public var installationCount: Int { directory.withLock { $0.installationCount } }
+    public var registrationCount: Int { directory.withLock { $0.registrationCount } }
+
+    // MARK: Writes
+
+    /// Applies a change; returns once it is durable and visible to reads.
+    public func write(_ request: WriteRequest) async throws -> WriteResult {
+        try await withCheckedThrowingContinuation { continuation in
+            if !writes.push(PendingWrite(request: request, continuation: continuation)) {
+                continuation.resume(throwing: EngineStopped())
+            }
+        }
+    }
+
+    /// Accepts a notification (durably) and queues it for dispatch.
+    public func enqueue(_ notification: StoredNotification) async throws {
+        _ = try await write(.enqueue(notification))
+        metrics.send(format: notification.format.rawValue)
+    }
+
+    /// Accepts a test notification, dispatches it, and returns the outcome of its devices.
+    public func enqueueTest(_ notification: StoredNotification) async throws -> NotificationOutcome {
+        var test = notification
+        test.isTest = true
+        let promise = OutcomePromise()
+        waitingOutcomes.withLock { $0[test.id] = promise }
+        do {
+            _ = try await write(.enqueue(test))
+        } catch {
+            waitingOutcomes.withLock { _ = $0.removeValue(forKey: test.id) }
+            throw error
+        }
+        metrics.send(format: notification.format.rawValue)
+        return await promise.value
+    }
+
+    private let waitingOutcomes = Mutex<[String: OutcomePromise]>([:])
+
+    /// A new notification id in the service's shape: `<32 hex>-<yyyyMMddHHmmss>-<n>`.
+    public func makeNotificationId(now: Date = Date()) -> String {
+        let n = sequence.withLock { value -> UInt64 in
+            value += 1
+            return value
+        }
+        let stamp = W3CDate.format(now).prefix(19).filter(\.isNumber)
+        let hex = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return "\(hex)-\(stamp)-\(n)"
+    }
+
+    /// A new registration id in the service's shape: three dash-separated numbers.
+    public static func makeRegistrationId() -> String {
+        "\(UInt64.random(in: 1_000_000_000_000_000_000...9_000_000_000_000_000_000))-\(UInt64.random(in: 1_000_000_000_000_000_000...9_000_000_000_000_000_000))-\(Int.random(in: 1...99))"
+    }
+
+    func runWriter() async {
+        for await _ in writes.wakeups {
+            while true {
+                let batch = writes.take(limit: 2048)
+                if batch.isEmpty { break }
+                await commit(batch)
+            }
+        }
+    }
+
+    private struct Overlay {
+        var installations: [String: Installation?] = [:]
+        var registrations: [String: StoredRegistration?] = [:]
+
+        static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
+    }
+
+    /// Resolves a batch against memory plus the batch's own earlier changes, commits the
+    /// mutations in one transaction, then publishes them and answers each writer.
+    private func commit(_ batch: [PendingWrite]) async {
+        var overlay = Overlay()
+        var mutations: [HubMutation] = []
+        var results: [WriteResult] = []
+        var published: [(kind: Int, hub: String, id: String)] = []
+        var enqueued: [StoredNotification] = []
+        let now = Date()
+        for pending in batch {
+            let result = resolve(pending.request, overlay: &overlay, mutations: &mutations, published: &published, now: now)
+            if case .enqueue(let notification) = pending.request { enqueued.append(notification) }
+            results.append(result)
+        }
+        do {
+            try await store.apply(mutations)
+        } catch {
+            logger.error("commit of \(mutations.count) changes failed: \(error)")
+            for pending in batch { pending.continuation.resume(throwing: error) }
+            return
+        }
+        directory.withLock { directory in
+            for change in published {
+                let key = Overlay.key(change.hub, change.id)
+                if change.kind == 0 {
+                    directory[change.hub]?.setInstallation(overlay.installations[key] ?? nil, id: change.id)
+                } else {
+                    directory[change.hub]?.setRegistration(overlay.registrations[key] ?? nil, id: change.id)
+                }
+            }
+        }
+        for notification in enqueued {
+            let waiting = notification.isTest ? waitingOutcomes.withLock { $0.removeValue(forKey: notification.id) } : nil
+            if !dispatches.push(DispatchJob(notification: notification, outcome: waiting)) {
+                waiting?.fulfil(NotificationOutcome(success: 0, failure: 0, results: []))
+            }
+        }
+        for (pending, result) in zip(batch, results) { pending.continuation.resume(returning: result) }
+    }
+
+    private func resolve(
+        _ request: WriteRequest, overlay: inout Overlay, mutations: inout [HubMutation],
+        published: inout [(kind: Int, hub: String, id: String)], now: Date
+    ) -> WriteResult {
+        func currentInstallation(_ hub: String, _ id: String) -> Installation? {
+            if let pending = overlay.installations[Overlay.key(hub, id)] { return pending }
+            return installation(hub: hub, id: id)
+        }
+        func currentRegistration(_ hub: String, _ id: String) -> StoredRegistration? {
+            if let pending = overlay.registrations[Overlay.key(hub, id)] { return pending }
+            return registration(hub: hub, id: id)
+        }
+        switch request {
+        case .putInstallation(let hub, let installation):
+            overlay.installations[Overlay.key(hub, installation.installationId)] = .some(installation)
+            mutations.append(.upsertInstallation(hub: hub, installation))
+            published.append((0, hub, installation.installationId))
+            return .installation(installation)
+        case .patchInstallation(let hub, let id, let operations):
+            guard var installation = currentInstallation(hub, id) else { return .notFound("Installation not found") }
+            do {
+                try installation.apply(operations)
+                installation = try installation.validatedForStorage(lastUpdate: W3CDate.format(now))
+            } catch {
+                return .invalid(error.description)
+            }
+            overlay.installations[Overlay.key(hub, id)] = .some(installation)
+            mutations.append(.upsertInstallation(hub: hub, installation))
+            published.append((0, hub, id))
+            return .installation(installation)
+        case .deleteInstallation(let hub, let id):
+            guard currentInstallation(hub, id) != nil else { return .done }
+            overlay.installations[Overlay.key(hub, id)] = .some(nil)
+            mutations.append(.deleteInstallation(hub: hub, id: id))
+            published.append((0, hub, id))
+            return .done
+        case .putRegistration(let hub, let requestedId, var registration, let ifMatch):
+            let id = requestedId ?? Self.makeRegistrationId()
+            let existing = currentRegistration(hub, id)
+            if let ifMatch, ifMatch != "*" {
+                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\" "))
+                guard let existing, existing.registration.etag == wanted else {
+                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+                }
+            }
+            registration.registrationId = id
+            registration.etag = String((Int(existing?.registration.etag ?? "0") ?? 0) + 1)
+            registration.expirationTime = registration.expirationTime.flatMap(W3CDate.normalize) ?? W3CDate.never
+            let stored = StoredRegistration(hub: hub, registration: registration, created: existing?.created ?? now, updated: now)
+            overlay.registrations[Overlay.key(hub, id)] = .some(stored)
+            mutations.append(.upsertRegistration(stored))
+            published.append((1, hub, id))
+            return .registration(stored)
+        case .deleteRegistration(let hub, let id, let ifMatch):
+            guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
+            if let ifMatch, ifMatch != "*" {
+                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\" "))
+                guard existing.registration.etag == wanted else {
+                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+                }
+            }
+            overlay.registrations[Overlay.key(hub, id)] = .some(nil)
+            mutations.append(.deleteRegistration(hub: hub, id: id))
+            published.append((1, hub, id))
+            return .done
+        case .enqueue(let notification):
+            mutations.append(.insertNotification(notification))
+            return .done
+        }
+    }
+}
+
+/// A test send's outcome, set once by the dispatcher and awaited by the request.
+final class OutcomePromise: Sendable {
+    private let state = Mutex<(value: NotificationOutcome?, waiters: [CheckedContinuation<NotificationOutcome, Never>])>(
+        (nil, []))
+
+    func fulfil(_ outcome: NotificationOutcome) {
+        let waiters = state.withLock { state -> [CheckedContinuation<NotificationOutcome, Never>] in
+            guard state.value == nil else { return [] }
+            state.value = outcome
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: outcome) }
+    }
+
+    var value: NotificationOutcome {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> NotificationOutcome? in
+                    if let value = state.value { return value }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import NotificationHubs
+
+/// The in-memory state of one hub: installations, registrations and their tag index,
+/// rebuilt from the store at start and changed only after a change is durable.
+struct HubTables: Sendable {
+    /// The hub's name as configured.
+    let name: String
+    var installations: [String: Installation] = [:]
+    var registrations: [String: StoredRegistration] = [:]
+    var index = TagIndex()
+
+    init(name: String) {
+        self.name = name
+    }
+
+    mutating func setInstallation(_ installation: Installation?, id: String) {
+        installations[id] = installation
+        index.setInstallation(installation, id: id, hub: name)
+    }
+
+    mutating func setRegistration(_ stored: StoredRegistration?, id: String) {
+        registrations[id] = stored
+        index.setRegistration(stored?.registration, id: id)
+    }
+}
+
+/// The hubs a server serves, looked up by name ignoring case.
+struct HubDirectory: Sendable {
+    private(set) var tables: [String: HubTables] = [:]
+
+    init(names: [String]) {
+        for name in names { tables[name.lowercased()] = HubTables(name: name) }
+    }
+
+    /// The configured name of a hub, from a path segment in any case.
+    func canonicalName(_ name: String) -> String? { tables[name.lowercased()]?.name }
+
+    subscript(hub: String) -> HubTables? {
+        get { tables[hub.lowercased()] }
+        set { tables[hub.lowercased()] = newValue }
+    }
+
+    var installationCount: Int { tables.values.reduce(0) { $0 + $1.installations.count } }
+    var registrationCount: Int { tables.values.reduce(0) { $0 + $1.registrations.count } }
+}

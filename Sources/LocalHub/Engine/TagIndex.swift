@@ -1,0 +1,189 @@
+import NotificationHubs
+
+/// Something a send can reach: an installation's template, an installation itself (native
+/// sends), or a legacy registration.
+public struct DeliveryTarget: Sendable {
+    public let owner: String
+    /// The registration id reported in test-send outcomes (projected for installations).
+    public let registrationId: String
+    /// The device handle, lower-cased.
+    public let device: String
+    public let platform: Platform
+    /// The template's name for template targets.
+    public let templateName: String?
+    /// The compiled template for template targets on JSON platforms.
+    public let template: Template?
+    /// A small number shared by every target with the same template body.
+    public let templateNumber: Int32
+}
+
+/// The tag index of one hub: which targets carry which tag. Template sends reach only
+/// template targets and native sends only native ones.
+public struct TagIndex: Sendable {
+    private(set) var targets: [DeliveryTarget?] = []
+    private var freeSlots: [Int32] = []
+    private var templatePostings: [String: Set<Int32>] = [:]
+    private var nativePostings: [String: Set<Int32>] = [:]
+    private var allTemplate: Set<Int32> = []
+    private var allNative: Set<Int32> = []
+    private var slotsByOwner: [String: [Int32]] = [:]
+    private var templateNumbers: [String: (Template?, Int32)] = [:]
+    private var tagsBySlot: [Int32: [String]] = [:]
+
+    public init() {}
+
+    /// How many distinct template bodies have been numbered.
+    public var templateCount: Int { templateNumbers.count }
+    /// How many targets the index holds.
+    public var targetCount: Int { allTemplate.count + allNative.count }
+
+    public func target(_ slot: Int32) -> DeliveryTarget { targets[Int(slot)]! }
+
+    static func ownerKey(installation id: String) -> String { "i:" + id }
+    static func ownerKey(registration id: String) -> String { "r:" + id }
+
+    /// Indexes an installation, replacing what it had; `nil` removes it.
+    public mutating func setInstallation(_ installation: Installation?, id: String, hub: String) {
+        let owner = Self.ownerKey(installation: id)
+        removeOwner(owner)
+        guard let installation, let handle = installation.pushChannel?.handle else { return }
+        let device = handle.lowercased()
+        let baseTags = installation.effectiveTags
+        let native = DeliveryTarget(
+            owner: owner, registrationId: Self.projectedRegistrationId(hub: hub, owner: id, template: ""), device: device,
+            platform: installation.platform, templateName: nil, template: nil, templateNumber: -1)
+        add(native, tags: baseTags, isTemplate: false)
+        for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let body = template.body else { continue }
+            let (compiled, number) = number(body: body, platform: installation.platform)
+            let target = DeliveryTarget(
+                owner: owner, registrationId: Self.projectedRegistrationId(hub: hub, owner: id, template: name), device: device,
+                platform: installation.platform, templateName: name, template: compiled, templateNumber: number)
+            add(target, tags: baseTags + (template.tags ?? [name]), isTemplate: true)
+        }
+    }
+
+    /// Indexes a legacy registration, replacing what it had; `nil` removes it.
+    public mutating func setRegistration(_ registration: Registration?, id: String) {
+        let owner = Self.ownerKey(registration: id)
+        removeOwner(owner)
+        guard let registration else { return }
+        if registration.kind == .appleTemplate, let body = registration.bodyTemplate {
+            let (compiled, number) = number(body: body, platform: .apns)
+            let target = DeliveryTarget(
+                owner: owner, registrationId: id, device: registration.deviceToken.lowercased(), platform: .apns,
+                templateName: registration.templateName ?? "", template: compiled, templateNumber: number)
+            add(target, tags: registration.tags, isTemplate: true)
+        } else {
+            let target = DeliveryTarget(
+                owner: owner, registrationId: id, device: registration.deviceToken.lowercased(), platform: .apns,
+                templateName: nil,
+                template: nil, templateNumber: -1)
+            add(target, tags: registration.tags, isTemplate: false)
+        }
+    }
+
+    /// The slots a send reaches: template targets for template sends, native ones otherwise;
+    /// everyone of that kind when `expression` is nil.
+    public func resolve(_ expression: TagExpression?, templates: Bool) -> Set<Int32> {
+        let postings = templates ? templatePostings : nativePostings
+        let universe = templates ? allTemplate : allNative
+        guard let expression else { return universe }
+        return evaluate(expression, postings: postings, universe: universe)
+    }
+
+    private func evaluate(_ e: TagExpression, postings: [String: Set<Int32>], universe: Set<Int32>) -> Set<Int32> {
+        switch e {
+        case .tag(let tag):
+            return postings[tag] ?? []
+        case .or(let terms):
+            var result = Set<Int32>()
+            for term in terms { result.formUnion(evaluate(term, postings: postings, universe: universe)) }
+            return result
+        case .not(let inner):
+            return universe.subtracting(evaluate(inner, postings: postings, universe: universe))
+        case .and(let terms):
+            var positive: [Set<Int32>] = []
+            var negative: [Set<Int32>] = []
+            for term in terms {
+                if case .not(let inner) = term {
+                    negative.append(evaluate(inner, postings: postings, universe: universe))
+                } else {
+                    positive.append(evaluate(term, postings: postings, universe: universe))
+                }
+            }
+            positive.sort { $0.count < $1.count }
+            var result = positive.first ?? universe
+            for set in positive.dropFirst() {
+                if result.isEmpty { break }
+                result.formIntersection(set)
+            }
+            for set in negative { result.subtract(set) }
+            return result
+        }
+    }
+
+    private mutating func number(body: String, platform: Platform) -> (Template?, Int32) {
+        let key = (platform.usesJSONTemplates ? "j" : "x") + body
+        if let known = templateNumbers[key] { return known }
+        let compiled = platform.usesJSONTemplates ? try? Template(body: body) : nil
+        let entry = (compiled, Int32(templateNumbers.count))
+        templateNumbers[key] = entry
+        return entry
+    }
+
+    private mutating func add(_ target: DeliveryTarget, tags: [String], isTemplate: Bool) {
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
+            targets[Int(slot)] = target
+        } else {
+            slot = Int32(targets.count)
+            targets.append(target)
+        }
+        slotsByOwner[target.owner, default: []].append(slot)
+        tagsBySlot[slot] = tags
+        if isTemplate {
+            allTemplate.insert(slot)
+            for tag in tags { templatePostings[tag, default: []].insert(slot) }
+        } else {
+            allNative.insert(slot)
+            for tag in tags { nativePostings[tag, default: []].insert(slot) }
+        }
+    }
+
+    private mutating func removeOwner(_ owner: String) {
+        guard let slots = slotsByOwner.removeValue(forKey: owner) else { return }
+        for slot in slots {
+            let isTemplate = allTemplate.remove(slot) != nil
+            if !isTemplate { allNative.remove(slot) }
+            for tag in tagsBySlot.removeValue(forKey: slot) ?? [] {
+                if isTemplate {
+                    templatePostings[tag]?.remove(slot)
+                    if templatePostings[tag]?.isEmpty == true { templatePostings[tag] = nil }
+                } else {
+                    nativePostings[tag]?.remove(slot)
+                    if nativePostings[tag]?.isEmpty == true { nativePostings[tag] = nil }
+                }
+            }
+            targets[Int(slot)] = nil
+            freeSlots.append(slot)
+        }
+    }
+
+    /// A stable registration id for an installation's projection, shaped like the service's
+    /// (three dash-separated numbers).
+    static func projectedRegistrationId(hub: String, owner: String, template: String) -> String {
+        func fnv(_ text: String) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x100_0000_01b3
+            }
+            return hash
+        }
+        let a = fnv(hub + "/" + owner) % 9_000_000_000_000_000_000 + 1_000_000_000_000_000_000
+        let b = fnv(owner + "/" + template) % 9_000_000_000_000_000_000 + 1_000_000_000_000_000_000
+        return "\(a)-\(b)-\(template.isEmpty ? 1 : 2)"
+    }
+}

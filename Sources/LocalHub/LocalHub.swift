@@ -1,1 +1,0 @@
-// LocalHub: the embedded hub server.

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotificationHubs
+
+extension HubResponder {
+    /// The sandbox push service, the APNs stand-in that delivers to terminals, under
+    /// `/_sandbox/apns/{hub}/devices`. Every call needs a token of the hub (Listen suffices).
+    ///
+    /// - `GET …/devices`: devices with deliveries and their counts.
+    /// - `GET …/devices/{token}/stream`: Server-Sent Events, resuming after `Last-Event-ID`.
+    /// - `GET …/devices/{token}/inbox?since=N&limit=M`: the same deliveries by polling.
+    /// - `GET | DELETE …/devices/{token}/deliveries`: inspect or reset a device (tests).
+    func sandbox(_ r: HubRequest, route: inout String) async throws -> Response {
+        let s = r.lowered
+        guard s.count >= 4, s[1] == "apns", s[3] == "devices" else {
+            route = "/_sandbox"
+            throw HubRefusal(.notFound, "The sandbox serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries")
+        }
+        guard let hub = engine.hubName(r.segments[2]) else {
+            route = "/_sandbox/apns/{hub}"
+            throw HubRefusal(.notFound, "The messaging entity '\(r.segments[2])' could not be found")
+        }
+        try authorize(r, hub: hub, needs: .listen, audiencePath: "/\(hub)/")
+        if s.count == 4 {
+            route = "/_sandbox/apns/{hub}/devices"
+            guard r.method == .get else { throw HubRefusal(.methodNotAllowed, "Use GET") }
+            let devices = try await engine.store.devices(hub: hub)
+            let json = JSONValue.array(
+                devices.map { .object([("device", .string($0.device)), ("deliveries", .number(String($0.count)))]) })
+            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+        }
+        guard s.count == 6 else {
+            route = "/_sandbox"
+            throw HubRefusal(.notFound, "No sandbox resource at \(r.rawPath)")
+        }
+        let device = s[4]
+        guard DeviceToken.isValid(device) else {
+            throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
+        }
+        switch (r.method, s[5]) {
+        case (.get, "stream"):
+            route = "/_sandbox/apns/{hub}/devices/{token}/stream"
+            let since = try resumePoint(r)
+            return stream(hub: hub, device: device, after: since, request: r.request, trackingId: r.trackingId)
+        case (.get, "inbox"):
+            route = "/_sandbox/apns/{hub}/devices/{token}/inbox"
+            let since = try resumePoint(r)
+            let limit = max(1, min(r.query["limit"].flatMap(Int.init) ?? 100, 1000))
+            let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: since, limit: limit)
+            let json = JSONValue.object([
+                ("deliveries", .array(deliveries.map(Self.eventJSON))),
+                ("next", .number(String(deliveries.last?.seq ?? since))),
+            ])
+            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+        case (.get, "deliveries"):
+            route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
+            let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: 0, limit: 100_000)
+            let json = JSONValue.array(deliveries.map(Self.eventJSON))
+            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+        case (.delete, "deliveries"):
+            route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
+            let deleted = try await engine.store.deleteDeliveries(hub: hub, device: device)
+            let json = JSONValue.object([("deleted", .number(String(deleted)))])
+            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+        default:
+            route = "/_sandbox"
+            throw HubRefusal(.notFound, "No sandbox resource \(r.method) \(r.rawPath)")
+        }
+    }
+
+    /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything.
+    private func resumePoint(_ r: HubRequest) throws -> Int64 {
+        guard let text = r.header("Last-Event-ID") ?? r.query["since"] ?? r.query["lasteventid"], !text.isEmpty else { return 0 }
+        guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+            throw HubRefusal.badRequest("The resume point '\(text)' is not a delivery sequence number")
+        }
+        return value
+    }
+
+    /// One delivery as the stream and the inbox show it.
+    static func eventJSON(_ d: Delivery) -> JSONValue { d.sandboxDelivery.json }
+
+    static func sseEvent(_ d: Delivery) -> String { d.sandboxDelivery.serverSentEvent }
+
+    /// The device stream: the backlog after `since`, then live deliveries as they become
+    /// durable, with keep-alive comments while idle. Ends when the client goes away or the
+    /// hub shuts down.
+    private func stream(hub: String, device: String, after since: Int64, request: Request, trackingId: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
+        headers[HTTPField.Name("TrackingId")!] = trackingId
+        let engine = self.engine
+        let keepAlive = configuration.keepAliveInterval
+        let body = ResponseBody { writer in
+            // Stop as soon as the client goes away, not at the next keep-alive.
+            try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await Self.writeStream(
+                    to: &writer, engine: engine, hub: hub, device: device, after: since, keepAlive: keepAlive)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    private static func writeStream(
+        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64,
+        keepAlive: Double
+    ) async throws {
+        let listener = engine.streams.listen(hub: hub, device: device)
+        defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
+        var last = since
+        try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
+        while true {
+            let backlog = try await engine.store.deliveries(hub: hub, device: device, after: last, limit: 500)
+            guard let newest = backlog.last else { break }
+            try await writer.write(ByteBuffer(string: backlog.map(Self.sseEvent).joined()))
+            last = newest.seq
+            if backlog.count < 500 { break }
+        }
+        let (merged, input) = AsyncStream<Delivery?>.makeStream()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await delivery in listener.deliveries { input.yield(delivery) }
+                input.finish()
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(nanoseconds: UInt64(keepAlive * 1_000_000_000))
+                    input.yield(nil)
+                }
+            }
+            for await item in merged {
+                if let delivery = item {
+                    guard delivery.seq > last else { continue }
+                    try await writer.write(ByteBuffer(string: Self.sseEvent(delivery)))
+                    last = delivery.seq
+                } else {
+                    try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+                }
+            }
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotificationHubs
+
+extension HubResponder {
+    /// `POST /{hub}/messages` (Send): template or native sends to a tag expression or to
+    /// everyone, `direct` sends to one handle, `test` sends answered with their outcome.
+    /// Every accepted send is durable before its 201.
+    func send(_ r: HubRequest, hub: String) async throws -> Response {
+        try authorize(r, hub: hub, needs: .send)
+        guard let formatText = r.header("ServiceBusNotification-Format") else {
+            throw HubRefusal.badRequest("The ServiceBusNotification-Format header is missing (template, apple, gcm, fcmv1, …)")
+        }
+        guard let format = NotificationFormat(wireValue: formatText) else {
+            throw HubRefusal.badRequest("The ServiceBusNotification-Format '\(formatText)' is not a known format")
+        }
+        let isDirect = r.flag("direct")
+        let isTest = r.flag("test")
+        let handle = r.header("ServiceBusNotification-DeviceHandle")
+        let tagsHeader = r.header("ServiceBusNotification-Tags")
+        if isDirect {
+            guard let handle, !handle.isEmpty else {
+                throw HubRefusal.badRequest("A direct send needs the ServiceBusNotification-DeviceHandle header")
+            }
+            guard format != .template else { throw HubRefusal.badRequest("A direct send takes a native format, not template") }
+            guard tagsHeader == nil else {
+                throw HubRefusal.badRequest(
+                    "A direct send goes to one device handle; it cannot also have ServiceBusNotification-Tags")
+            }
+            guard format == .apple, DeviceToken.isValid(handle) else {
+                throw HubRefusal.badRequest("The local hub sends direct only to APNs device tokens (hex) with format apple")
+            }
+        } else if handle != nil {
+            throw HubRefusal.badRequest("ServiceBusNotification-DeviceHandle is only for direct sends (add ?direct)")
+        }
+        var expression: TagExpression?
+        if let tagsHeader {
+            do {
+                expression = try TagExpression(parsing: tagsHeader)
+            } catch {
+                throw HubRefusal.badRequest("The ServiceBusNotification-Tags header is invalid: \(error)")
+            }
+        }
+        if let contentType = r.contentType, !contentType.contains("json"), format == .template || format == .apple {
+            throw HubRefusal.badRequest("A \(format.rawValue) send needs a JSON body, but Content-Type is '\(contentType)'")
+        }
+        let bytes = try await body(r)
+        if format == .template {
+            do {
+                _ = try TemplateProperties(json: JSONValue(parsing: bytes))
+            } catch let error as JSONParseError {
+                throw HubRefusal.badRequest("A template send's body must be a JSON object of string properties: \(error)")
+            } catch {
+                throw HubRefusal.badRequest("\(error)")
+            }
+        }
+        var headers: [String: String] = [:]
+        for field in r.request.headers where field.name.canonicalName.hasPrefix("apns-") {
+            headers[field.name.canonicalName] = field.value
+        }
+        let notification = StoredNotification(
+            hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: expression.map { _ in tagsHeader! },
+            body: String(decoding: bytes, as: UTF8.self), headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
+        var fields = HTTPFields()
+        fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
+        if isTest {
+            let outcome = try await engine.enqueueTest(notification)
+            return HubReply.body(
+                .created, outcome.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId, headers: fields)
+        }
+        try await engine.enqueue(notification)
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
+    }
+
+    /// `GET /{hub}/messages/{id}` (Send or Manage): the notification's state and outcomes.
+    func notificationDetails(_ r: HubRequest, hub: String, id: String) async throws -> Response {
+        try authorize(r, hub: hub, needs: .send)
+        guard let n = try await engine.store.notification(hub: hub, id: id) else {
+            throw HubRefusal(.notFound, "The notification '\(id)' was not found")
+        }
+        let details = NotificationDetails(
+            notificationId: n.id, location: "\(baseURL(r))/\(hub)/messages/\(n.id)", state: n.state,
+            enqueueTime: W3CDate.format(n.enqueued), startTime: n.started.map(W3CDate.format),
+            endTime: n.ended.map(W3CDate.format),
+            notificationBody: n.body, tags: n.tagExpression, targetPlatforms: n.format == .template ? "apple" : n.format.rawValue,
+            apnsOutcomeCounts: n.outcomeCounts)
+        return HubReply.body(.ok, details.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId)
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotificationHubs
+
+extension HubResponder {
+    static let atomEntryType = "application/atom+xml;type=entry;charset=utf-8"
+    static let atomFeedType = "application/atom+xml;type=feed;charset=utf-8"
+
+    /// `POST /{hub}/registrations` (create, Listen) and `GET` (list: Manage, or Listen when
+    /// filtered by the caller's own handle).
+    func registrations(_ r: HubRequest, hub: String) async throws -> Response {
+        switch r.method {
+        case .post:
+            try authorize(r, hub: hub, needs: .listen)
+            let registration = try await readRegistration(r)
+            return try await store(registration, hub: hub, id: nil, ifMatch: nil, r: r)
+        case .get:
+            let handle = try deviceTokenFilter(r)
+            try authorize(r, hub: hub, needs: handle == nil ? .manage : .listen)
+            return registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
+        default:
+            throw HubRefusal(.methodNotAllowed, "Registrations take POST and GET")
+        }
+    }
+
+    /// `PUT | GET | DELETE /{hub}/registrations/{id}` (Listen).
+    func registration(_ r: HubRequest, hub: String, id: String) async throws -> Response {
+        try authorize(r, hub: hub, needs: .listen)
+        switch r.method {
+        case .put:
+            let registration = try await readRegistration(r)
+            return try await store(registration, hub: hub, id: id, ifMatch: r.header("If-Match"), r: r)
+        case .get:
+            guard let stored = engine.registration(hub: hub, id: id) else {
+                throw HubRefusal(.notFound, "Registration not found")
+            }
+            return entryResponse(stored, hub: hub, status: .ok, r: r)
+        case .delete:
+            switch try await engine.write(.deleteRegistration(hub: hub, id: id, ifMatch: r.header("If-Match"))) {
+            case .notFound(let detail): throw HubRefusal(.notFound, detail)
+            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
+            default: return HubReply.empty(.ok, trackingId: r.trackingId)
+            }
+        default:
+            throw HubRefusal(.methodNotAllowed, "A registration takes PUT, GET and DELETE")
+        }
+    }
+
+    private func store(_ registration: Registration, hub: String, id: String?, ifMatch: String?, r: HubRequest) async throws
+        -> Response
+    {
+        switch try await engine.write(.putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch)) {
+        case .registration(let stored):
+            return entryResponse(stored, hub: hub, status: .ok, r: r)
+        case .preconditionFailed(let detail):
+            throw HubRefusal(.preconditionFailed, detail)
+        case .notFound(let detail):
+            throw HubRefusal(.notFound, detail)
+        case .invalid(let detail):
+            throw HubRefusal.badRequest(detail)
+        default:
+            throw HubRefusal(.internalServerError, "The registration was not stored")
+        }
+    }
+
+    /// Reads and checks an Atom entry: device token, tags, template body and name.
+    private func readRegistration(_ r: HubRequest) async throws -> Registration {
+        let bytes = try await body(r)
+        var registration: Registration
+        do {
+            registration = try Registration(atom: String(decoding: bytes, as: UTF8.self))
+        } catch {
+            throw HubRefusal.badRequest("The registration is invalid: \(error)")
+        }
+        let token = registration.deviceToken
+        guard DeviceToken.isValid(token) else {
+            throw HubRefusal.badRequest("The DeviceToken '\(token.prefix(80))' is not a device token in hexadecimal")
+        }
+        do {
+            registration.tags = try Tag.validateList(registration.tags)
+        } catch {
+            throw HubRefusal.badRequest(error.description)
+        }
+        if registration.kind == .appleTemplate {
+            let name = registration.templateName ?? ""
+            do {
+                _ = try InstallationTemplate(body: registration.bodyTemplate, expiry: registration.expiry).validated(
+                    name: name.isEmpty ? "template" : name, platform: .apns)
+            } catch {
+                throw HubRefusal.badRequest(error.description)
+            }
+        }
+        return registration
+    }
+
+    func entryResponse(_ stored: StoredRegistration, hub: String, status: HTTPResponse.Status, r: HubRequest) -> Response {
+        let selfURL = "\(baseURL(r))/\(hub)/registrations/\(stored.id)?api-version=\(r.apiVersion ?? "2015-01")"
+        let entry =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+            + stored.registration.responseEntryXML(
+                selfURL: selfURL, published: W3CDate.format(stored.created), updated: W3CDate.format(stored.updated))
+        var headers = HTTPFields()
+        headers[.eTag] = "W/\"\(stored.registration.etag ?? "1")\""
+        headers[HTTPField.Name("Content-Location")!] = selfURL
+        return HubReply.body(status, entry, contentType: Self.atomEntryType, trackingId: r.trackingId, headers: headers)
+    }
+
+    /// A feed of legacy registrations plus installations projected as registrations, paged
+    /// by `$top` and `continuationtoken`.
+    func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) -> Response {
+        let stored = engine.registrations(hub: hub, tag: tag, deviceToken: deviceToken)
+        let now = W3CDate.format(Date())
+        let base = "\(baseURL(r))/\(hub)/registrations"
+        var entries = stored.map { s in
+            s.registration.responseEntryXML(
+                selfURL: "\(base)/\(s.id)?api-version=\(r.apiVersion ?? "2015-01")", published: W3CDate.format(s.created),
+                updated: W3CDate.format(s.updated))
+        }
+        entries += engine.projectedRegistrations(hub: hub, tag: tag, deviceToken: deviceToken).map { registration in
+            registration.responseEntryXML(
+                selfURL: "\(base)/\(registration.registrationId ?? "")?api-version=\(r.apiVersion ?? "2015-01")", published: now,
+                updated: now)
+        }
+        let start = r.query["continuationtoken"].flatMap(Int.init) ?? 0
+        let top = max(1, min(r.query["$top"].flatMap(Int.init) ?? 100, 100))
+        let page = Array(entries.dropFirst(start).prefix(top))
+        var headers = HTTPFields()
+        if start + page.count < entries.count {
+            headers[HTTPField.Name("x-ms-continuationtoken")!] = String(start + page.count)
+        }
+        let feed = Registration.feedXML(selfURL: base, updated: now, entries: page)
+        return HubReply.body(.ok, feed, contentType: Self.atomFeedType, trackingId: r.trackingId, headers: headers)
+    }
+
+    /// The handle of `$filter=ChannelUri eq '…'` (or DeviceToken, GcmRegistrationId…).
+    private func deviceTokenFilter(_ r: HubRequest) throws -> String? {
+        guard let filter = r.query["$filter"], !filter.isEmpty else { return nil }
+        let parts = filter.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count >= 3, parts[1].lowercased() == "eq",
+            ["channeluri", "devicetoken", "gcmregistrationid", "fcmv1registrationid"].contains(parts[0].lowercased())
+        else {
+            throw HubRefusal.badRequest("The $filter '\(filter)' is not supported; use ChannelUri eq '<handle>'")
+        }
+        return parts[2...].joined(separator: " ").trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import NotificationHubs
+
+/// How a local hub server runs.
+public struct LocalHubConfiguration: Sendable {
+    /// The fixed port clients look for the embedded hub on.
+    public static let defaultPort = LocalHubDefaults.port
+    /// The hub every terminal uses unless told otherwise.
+    public static let defaultHubName = LocalHubDefaults.hubName
+
+    public var host: String
+    /// 0 picks a free port (tests).
+    public var port: Int
+    /// Folder of the database, keys, state file and certificate.
+    public var dataDirectory: URL
+    public var hubs: [String]
+    /// Serve HTTPS with a self-signed certificate made beside the keys.
+    public var tls: Bool
+    public var logLevel: Logger.Level
+    /// Seconds between `:keepalive` comments on idle device streams.
+    public var keepAliveInterval: Double
+    /// Largest request body accepted (413 above).
+    public var maximumBodyBytes: Int
+    /// How far past `se` a token is still accepted.
+    public var clockSkew: TimeInterval
+
+    public init(
+        host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
+        hubs: [String] = [LocalHubConfiguration.defaultHubName], tls: Bool = false, logLevel: Logger.Level = .info,
+        keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.hubs = hubs
+        self.tls = tls
+        self.logLevel = logLevel
+        self.keepAliveInterval = keepAliveInterval
+        self.maximumBodyBytes = maximumBodyBytes
+        self.clockSkew = clockSkew
+    }
+
+    public var databaseURL: URL { dataDirectory.appendingPathComponent("hub.sqlite") }
+    public var stateURL: URL { dataDirectory.appendingPathComponent(LocalHubState.fileName) }
+}

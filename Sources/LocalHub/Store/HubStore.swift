@@ -1,0 +1,122 @@
+import Foundation
+import NotificationHubs
+
+/// A registration as the hub keeps it.
+public struct StoredRegistration: Sendable, Hashable {
+    public var hub: String
+    /// The registration; its `registrationId` and `etag` are always set.
+    public var registration: Registration
+    public var created: Date
+    public var updated: Date
+
+    public var id: String { registration.registrationId ?? "" }
+}
+
+/// A notification the hub accepted.
+public struct StoredNotification: Sendable, Hashable {
+    public var hub: String
+    public var id: String
+    public var format: NotificationFormat
+    /// The `ServiceBusNotification-Tags` expression, `nil` for a broadcast.
+    public var tagExpression: String?
+    public var body: String
+    /// Headers passed to the push service (`apns-*`).
+    public var headers: [String: String]
+    /// The device handle of a direct send.
+    public var directHandle: String?
+    public var isTest: Bool
+    public var enqueued: Date
+    public var state: NotificationDetails.State
+    public var started: Date?
+    public var ended: Date?
+    /// Outcome name (`Success`, `InvalidNotificationSize`…) → count.
+    public var outcomeCounts: [String: Int]
+
+    public init(
+        hub: String, id: String, format: NotificationFormat, tagExpression: String?, body: String,
+        headers: [String: String] = [:],
+        directHandle: String? = nil, isTest: Bool = false, enqueued: Date = Date()
+    ) {
+        self.hub = hub
+        self.id = id
+        self.format = format
+        self.tagExpression = tagExpression
+        self.body = body
+        self.headers = headers
+        self.directHandle = directHandle
+        self.isTest = isTest
+        self.enqueued = enqueued
+        self.state = .enqueued
+        self.outcomeCounts = [:]
+    }
+}
+
+/// A notification delivered to one device by the sandbox push service.
+public struct Delivery: Sendable, Hashable {
+    /// Position in the hub's delivery log; the stream's event id.
+    public var seq: Int64
+    public var hub: String
+    /// The device token, lower-cased.
+    public var device: String
+    public var notificationId: String
+    /// The template that rendered it; empty for native sends.
+    public var template: String
+    /// The APNs payload.
+    public var payload: String
+    public var delivered: Date
+    /// The send's tag expression, when it had one.
+    public var tags: String?
+}
+
+extension Delivery {
+    /// The delivery as the sandbox push service shows it.
+    public var sandboxDelivery: SandboxDelivery {
+        SandboxDelivery(
+            seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,
+            tags: tags,
+            deliveredAt: W3CDate.format(delivered), payload: (try? JSONValue(parsing: payload)) ?? .string(payload))
+    }
+}
+
+/// A change to installations, registrations or the notification queue.
+public enum HubMutation: Sendable {
+    case upsertInstallation(hub: String, Installation)
+    case deleteInstallation(hub: String, id: String)
+    case upsertRegistration(StoredRegistration)
+    case deleteRegistration(hub: String, id: String)
+    case insertNotification(StoredNotification)
+}
+
+/// The outcome of dispatching one notification, written in one step.
+public struct DispatchRecord: Sendable {
+    public var notification: StoredNotification
+    /// Deliveries to write; their `seq` is assigned by the store.
+    public var deliveries: [Delivery]
+}
+
+/// Everything the hub loads at start.
+public struct HubSnapshot: Sendable {
+    public var installations: [(hub: String, installation: Installation)] = []
+    public var registrations: [StoredRegistration] = []
+    public init() {}
+}
+
+/// Durable storage of a hub. Every method returns only once its writes are durable.
+public protocol HubStore: Sendable {
+    /// Installations and registrations, to rebuild the in-memory tables and tag index.
+    func load() async throws -> HubSnapshot
+    /// Applies mutations atomically, in order.
+    func apply(_ mutations: [HubMutation]) async throws
+    /// Writes deliveries and final notification states atomically; returns the deliveries
+    /// written with their sequence numbers (a delivery already present is not repeated).
+    func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery]
+    /// Notifications accepted but not yet dispatched, oldest first.
+    func unfinishedNotifications() async throws -> [StoredNotification]
+    func notification(hub: String, id: String) async throws -> StoredNotification?
+    /// Deliveries to a device after `seq`, oldest first.
+    func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery]
+    /// Removes a device's deliveries; returns how many there were.
+    func deleteDeliveries(hub: String, device: String) async throws -> Int
+    /// Devices with deliveries, with their counts.
+    func devices(hub: String) async throws -> [(device: String, count: Int)]
+}

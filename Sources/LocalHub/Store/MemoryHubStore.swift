@@ -1,0 +1,86 @@
+import Foundation
+import NotificationHubs
+
+/// A store that keeps everything in memory: for tests and throwaway hubs.
+public actor MemoryHubStore: HubStore {
+    private var installations: [String: Installation] = [:]
+    private var installationHubs: [String: String] = [:]
+    private var registrations: [String: StoredRegistration] = [:]
+    private var notifications: [String: StoredNotification] = [:]
+    private var notificationOrder: [String] = []
+    private var deliveryLog: [Delivery] = []
+    private var deliveryKeys: Set<String> = []
+
+    public init() {}
+
+    private func key(_ hub: String, _ id: String) -> String { "\(hub)\u{0}\(id)" }
+
+    public func load() -> HubSnapshot {
+        var snapshot = HubSnapshot()
+        for (key, installation) in installations {
+            snapshot.installations.append((installationHubs[key] ?? "", installation))
+        }
+        snapshot.registrations = Array(registrations.values)
+        return snapshot
+    }
+
+    public func apply(_ mutations: [HubMutation]) {
+        for mutation in mutations {
+            switch mutation {
+            case .upsertInstallation(let hub, let installation):
+                let k = key(hub, installation.installationId)
+                installations[k] = installation
+                installationHubs[k] = hub
+            case .deleteInstallation(let hub, let id):
+                installations[key(hub, id)] = nil
+            case .upsertRegistration(let stored):
+                registrations[key(stored.hub, stored.id)] = stored
+            case .deleteRegistration(let hub, let id):
+                registrations[key(hub, id)] = nil
+            case .insertNotification(let notification):
+                notifications[notification.id] = notification
+                notificationOrder.append(notification.id)
+            }
+        }
+    }
+
+    public func record(_ dispatches: [DispatchRecord]) -> [Delivery] {
+        var written: [Delivery] = []
+        for dispatch in dispatches {
+            for var delivery in dispatch.deliveries {
+                let k = [delivery.hub, delivery.device, delivery.notificationId, delivery.template].joined(separator: "\u{0}")
+                guard deliveryKeys.insert(k).inserted else { continue }
+                delivery.seq = Int64(deliveryLog.count + 1)
+                deliveryLog.append(delivery)
+                written.append(delivery)
+            }
+            notifications[dispatch.notification.id] = dispatch.notification
+        }
+        return written
+    }
+
+    public func unfinishedNotifications() -> [StoredNotification] {
+        notificationOrder.compactMap { notifications[$0] }.filter { $0.state == .enqueued || $0.state == .processing }
+    }
+
+    public func notification(hub: String, id: String) -> StoredNotification? {
+        notifications[id].flatMap { $0.hub == hub ? $0 : nil }
+    }
+
+    public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) -> [Delivery] {
+        Array(deliveryLog.lazy.filter { $0.hub == hub && $0.device == device && $0.seq > seq }.prefix(limit))
+    }
+
+    public func deleteDeliveries(hub: String, device: String) -> Int {
+        let before = deliveryLog.count
+        deliveryLog.removeAll { $0.hub == hub && $0.device == device }
+        deliveryKeys = deliveryKeys.filter { !$0.hasPrefix("\(hub)\u{0}\(device)\u{0}") }
+        return before - deliveryLog.count
+    }
+
+    public func devices(hub: String) -> [(device: String, count: Int)] {
+        var counts: [String: Int] = [:]
+        for delivery in deliveryLog where delivery.hub == hub { counts[delivery.device, default: 0] += 1 }
+        return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}

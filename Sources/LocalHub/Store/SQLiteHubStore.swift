@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+import NotificationHubs
+
+/// The hub's durable store: SQLite through GRDB, WAL, `synchronous=FULL`, named migrations.
+public final class SQLiteHubStore: HubStore {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: installations, registrations, notifications, deliveries") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE installation (
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        json TEXT NOT NULL,
+                        PRIMARY KEY (hub, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE registration (
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        xml TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        updated REAL NOT NULL,
+                        PRIMARY KEY (hub, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE notification (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL UNIQUE,
+                        format TEXT NOT NULL,
+                        tags TEXT,
+                        body TEXT NOT NULL,
+                        headers TEXT NOT NULL,
+                        direct_handle TEXT,
+                        test INTEGER NOT NULL,
+                        enqueued REAL NOT NULL,
+                        state TEXT NOT NULL,
+                        started REAL,
+                        ended REAL,
+                        outcome TEXT NOT NULL
+                    );
+                    CREATE INDEX notification_unfinished ON notification(state) WHERE state IN ('Enqueued', 'Processing');
+                    CREATE TABLE delivery (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        template TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        delivered REAL NOT NULL,
+                        tags TEXT,
+                        UNIQUE (hub, device, notification_id, template)
+                    );
+                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
+                    """)
+        }
+        return migrator
+    }
+
+    public func load() async throws -> HubSnapshot {
+        try await pool.read { db in
+            var snapshot = HubSnapshot()
+            let installations = try Row.fetchCursor(db, sql: "SELECT hub, json FROM installation")
+            while let row = try installations.next() {
+                let json: String = row["json"]
+                snapshot.installations.append((row["hub"], try Installation(jsonText: json.utf8)))
+            }
+            let registrations = try Row.fetchCursor(db, sql: "SELECT hub, xml, created, updated FROM registration")
+            while let row = try registrations.next() {
+                let registration = try Registration(atom: row["xml"] as String)
+                snapshot.registrations.append(
+                    StoredRegistration(
+                        hub: row["hub"], registration: registration, created: Date(timeIntervalSince1970: row["created"]),
+                        updated: Date(timeIntervalSince1970: row["updated"])))
+            }
+            return snapshot
+        }
+    }
+
+    public func apply(_ mutations: [HubMutation]) async throws {
+        guard !mutations.isEmpty else { return }
+        try await pool.write { db in
+            for mutation in mutations {
+                switch mutation {
+                case .upsertInstallation(let hub, let installation):
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO installation (hub, id, json) VALUES (?, ?, ?)",
+                        arguments: [hub, installation.installationId, installation.json.text])
+                case .deleteInstallation(let hub, let id):
+                    try db.execute(sql: "DELETE FROM installation WHERE hub = ? AND id = ?", arguments: [hub, id])
+                case .upsertRegistration(let stored):
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO registration (hub, id, xml, created, updated) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [
+                            stored.hub, stored.id, stored.registration.descriptionXML, stored.created.timeIntervalSince1970,
+                            stored.updated.timeIntervalSince1970,
+                        ])
+                case .deleteRegistration(let hub, let id):
+                    try db.execute(sql: "DELETE FROM registration WHERE hub = ? AND id = ?", arguments: [hub, id])
+                case .insertNotification(let n):
+                    try db.execute(
+                        sql: """
+                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: Self.notificationArguments(n))
+                }
+            }
+        }
+    }
+
+    static func notificationArguments(_ n: StoredNotification) -> StatementArguments {
+        [
+            n.hub, n.id, n.format.rawValue, n.tagExpression, n.body, Self.encode(n.headers), n.directHandle, n.isTest,
+            n.enqueued.timeIntervalSince1970, n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
+            Self.encode(n.outcomeCounts.mapValues(String.init)),
+        ]
+    }
+
+    static func encode(_ map: [String: String]) -> String {
+        JSONValue.object(map.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).text
+    }
+
+    static func decode(_ text: String) -> [String: String] {
+        guard let members = (try? JSONValue(parsing: text))?.objectMembers else { return [:] }
+        return Dictionary(members.compactMap { key, value in value.stringValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
+    }
+
+    public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
+        guard !dispatches.isEmpty else { return [] }
+        return try await pool.write { db in
+            var written: [Delivery] = []
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT OR IGNORE INTO delivery (hub, device, notification_id, template, payload, delivered, tags)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for dispatch in dispatches {
+                for var delivery in dispatch.deliveries {
+                    try insert.execute(arguments: [
+                        delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
+                        delivery.delivered.timeIntervalSince1970, delivery.tags,
+                    ])
+                    if db.changesCount > 0 {
+                        delivery.seq = db.lastInsertedRowID
+                        written.append(delivery)
+                    }
+                }
+                let n = dispatch.notification
+                try db.execute(
+                    sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?",
+                    arguments: [
+                        n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
+                        Self.encode(n.outcomeCounts.mapValues(String.init)), n.id,
+                    ])
+            }
+            return written
+        }
+    }
+
+    static func notification(from row: Row) -> StoredNotification {
+        var n = StoredNotification(
+            hub: row["hub"], id: row["id"], format: NotificationFormat(wireValue: row["format"]) ?? .template,
+            tagExpression: row["tags"],
+            body: row["body"], headers: decode(row["headers"]), directHandle: row["direct_handle"], isTest: row["test"],
+            enqueued: Date(timeIntervalSince1970: row["enqueued"]))
+        n.state = NotificationDetails.State(rawValue: row["state"]) ?? .unknown
+        n.started = (row["started"] as Double?).map(Date.init(timeIntervalSince1970:))
+        n.ended = (row["ended"] as Double?).map(Date.init(timeIntervalSince1970:))
+        n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
+        return n
+    }
+
+    public func unfinishedNotifications() async throws -> [StoredNotification] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
+                .map(Self.notification(from:))
+        }
+    }
+
+    public func notification(hub: String, id: String) async throws -> StoredNotification? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE hub = ? AND id = ?", arguments: [hub, id])
+                .map(Self.notification(from:))
+        }
+    }
+
+    public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM delivery WHERE hub = ? AND device = ? AND seq > ? ORDER BY seq LIMIT ?",
+                arguments: [hub, device, seq, limit]
+            ).map { row in
+                Delivery(
+                    seq: row["seq"], hub: row["hub"], device: row["device"], notificationId: row["notification_id"],
+                    template: row["template"], payload: row["payload"], delivered: Date(timeIntervalSince1970: row["delivered"]),
+                    tags: row["tags"])
+            }
+        }
+    }
+
+    public func deleteDeliveries(hub: String, device: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM delivery WHERE hub = ? AND device = ?", arguments: [hub, device])
+            return db.changesCount
+        }
+    }
+
+    public func devices(hub: String) async throws -> [(device: String, count: Int)] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT device, COUNT(*) AS n FROM delivery WHERE hub = ? GROUP BY device ORDER BY device",
+                arguments: [hub]
+            ).map { ($0["device"], $0["n"]) }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// The local hub's well-known defaults, shared by the hub and its clients.
+public enum LocalHubDefaults {
+    /// The fixed loopback port of the embedded hub.
+    public static let port = 47474
+    /// The hub every terminal uses unless told otherwise.
+    public static let hubName = "breakingnews"
+    /// The hub's data folder files.
+    public static let stateFileName = "hub.json"
+    public static let keyFileName = "keys.json"
+}
+
+/// What a running hub writes to `hub.json` in its data folder, for clients and for
+/// `hub status` / `hub stop`.
+public struct LocalHubState: Sendable, Equatable {
+    public static let fileName = "hub.json"
+
+    public var pid: Int32
+    /// Base URL, e.g. `http://127.0.0.1:47474`.
+    public var url: String
+    public var hubs: [String]
+    public var tls: Bool
+    public var started: String
+
+    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String) {
+        self.pid = pid
+        self.url = url
+        self.hubs = hubs
+        self.tls = tls
+        self.started = started
+    }
+}
+
+extension LocalHubState {
+    public var json: JSONValue {
+        .object([
+            ("pid", .number(String(pid))), ("url", .string(url)), ("hubs", .strings(hubs)), ("tls", .bool(tls)),
+            ("started", .string(started)),
+        ])
+    }
+
+    /// Reads a state file; `nil` when it is missing or not one.
+    public static func read(_ url: URL) -> LocalHubState? {
+        guard let data = try? Data(contentsOf: url), let json = try? JSONValue(parsing: data),
+            let pid = json["pid"].flatMap({ if case .number(let n) = $0 { return Int32(n) } else { return nil } }),
+            let base = json["url"]?.stringValue
+        else { return nil }
+        let hubs = json["hubs"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let tls = json["tls"] == .bool(true)
+        return LocalHubState(pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "")
+    }
+}
+
+/// The local hub's key file, `keys.json`: `{"hubs": {hub: {rule name: key}}}`.
+public enum LocalHubKeyFile {
+    public static let fileName = "keys.json"
+
+    /// Reads the keys: hub name → rule name → key.
+    public static func read(_ url: URL) throws -> [String: [String: String]] {
+        let data = try Data(contentsOf: url)
+        guard let hubs = (try? JSONValue(parsing: data))?["hubs"]?.objectMembers else {
+            throw AtomicFileError(description: "\(url.path) is not a key file ({\"hubs\": {…}}); move it aside to make new keys")
+        }
+        var keys: [String: [String: String]] = [:]
+        for (hub, rules) in hubs {
+            keys[hub] = Dictionary(
+                (rules.objectMembers ?? []).compactMap { name, value in value.stringValue.map { (name, $0) } },
+                uniquingKeysWith: { $1 })
+        }
+        return keys
+    }
+
+    public static func encode(_ keys: [String: [String: String]]) -> String {
+        JSONValue.object([
+            (
+                "hubs",
+                .object(
+                    keys.sorted { $0.key < $1.key }.map { hub, rules in
+                        (hub, .object(rules.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
+                    })
+            )
+        ]).text
+    }
+
+    /// The connection string of one rule of a local hub at `baseURL` (`http://127.0.0.1:47474`).
+    public static func connectionString(baseURL: String, hub: String, rule: String, key: String) -> String {
+        let endpoint = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
+        return "Endpoint=\(endpoint);SharedAccessKeyName=\(rule);SharedAccessKey=\(key);EntityPath=\(hub)"
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// A notification the local hub's sandbox push service delivered to a device, as its stream
+/// and inbox carry it. The sandbox lives under `/_sandbox/apns/{hub}/devices/{token}/`.
+public struct SandboxDelivery: Sendable, Hashable {
+    /// Position in the hub's delivery log: the stream's event id, the resume point.
+    public var seq: Int64
+    public var notificationId: String
+    public var hub: String
+    public var device: String
+    /// The template that rendered it; nil for native sends.
+    public var template: String?
+    /// The send's tag expression.
+    public var tags: String?
+    public var deliveredAt: String
+    /// The APNs payload.
+    public var payload: JSONValue
+
+    public init(
+        seq: Int64, notificationId: String, hub: String, device: String, template: String?, tags: String?, deliveredAt: String,
+        payload: JSONValue
+    ) {
+        self.seq = seq
+        self.notificationId = notificationId
+        self.hub = hub
+        self.device = device
+        self.template = template
+        self.tags = tags
+        self.deliveredAt = deliveredAt
+        self.payload = payload
+    }
+
+    /// The key a receiver dedupes on: one delivery per notification and template.
+    public var dedupeKey: String { notificationId + "/" + (template ?? "") }
+
+    /// `aps.alert` as text: the string, or the `body` (and `title`) of an alert dictionary.
+    public var alertText: String? {
+        guard let alert = payload["aps"]?["alert"] else { return nil }
+        if let text = alert.stringValue { return text }
+        let title = alert["title"]?.stringValue
+        let body = alert["body"]?.stringValue
+        switch (title, body) {
+        case (let t?, let b?): return "\(t): \(b)"
+        case (let t?, nil): return t
+        case (nil, let b?): return b
+        default: return nil
+        }
+    }
+
+    public var json: JSONValue {
+        .object(dropping: [
+            ("seq", .number(String(seq))),
+            ("notificationId", .string(notificationId)),
+            ("hub", .string(hub)),
+            ("device", .string(device)),
+            ("template", template.map(JSONValue.string)),
+            ("tags", tags.map(JSONValue.string)),
+            ("deliveredAt", .string(deliveredAt)),
+            ("payload", payload),
+        ])
+    }
+
+    /// Reads one delivery's JSON.
+    public init(json: JSONValue) throws(SandboxError) {
+        guard case .number(let seqText)? = json["seq"], let seq = Int64(seqText),
+            let notificationId = json["notificationId"]?.stringValue, let payload = json["payload"]
+        else { throw SandboxError(description: "a delivery needs seq, notificationId and payload") }
+        self.init(
+            seq: seq, notificationId: notificationId, hub: json["hub"]?.stringValue ?? "",
+            device: json["device"]?.stringValue ?? "",
+            template: json["template"]?.stringValue, tags: json["tags"]?.stringValue,
+            deliveredAt: json["deliveredAt"]?.stringValue ?? "", payload: payload)
+    }
+
+    /// The Server-Sent Events frame of this delivery.
+    public var serverSentEvent: String {
+        "id: \(seq)\nevent: notification\ndata: \(json.text)\n\n"
+    }
+
+    /// The sandbox path of a device's resource (`stream`, `inbox`, `deliveries`).
+    public static func path(hub: String, device: String, resource: String) -> String {
+        "/_sandbox/apns/\(PercentEncoding.encode(hub))/devices/\(device.lowercased())/\(resource)"
+    }
+}
+
+/// A sandbox message that could not be read.
+public struct SandboxError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+}
+
+/// One Server-Sent Event.
+public struct ServerSentEvent: Sendable, Hashable {
+    public var id: String?
+    public var event: String?
+    public var data: String
+}
+
+/// Reads a Server-Sent Events stream chunk by chunk (any split, LF or CRLF), per the HTML
+/// specification: `data` lines joined with newlines, `id` and `event` fields, comments skipped.
+public struct ServerSentEventParser: Sendable {
+    private var pending: [UInt8] = []
+    private var data: [String] = []
+    private var id: String?
+    private var event: String?
+    /// The last `id` seen, kept across events as the spec asks.
+    public private(set) var lastEventId: String?
+    /// `retry` in milliseconds, when the server sent one.
+    public private(set) var retry: Int?
+
+    public init() {}
+
+    /// Feeds bytes; returns the events they complete.
+    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        for byte in bytes {
+            if byte == 0x0A {
+                if pending.last == 0x0D { pending.removeLast() }
+                if let event = line(String(decoding: pending, as: UTF8.self)) { events.append(event) }
+                pending.removeAll(keepingCapacity: true)
+            } else {
+                pending.append(byte)
+            }
+        }
+        return events
+    }
+
+    private mutating func line(_ line: String) -> ServerSentEvent? {
+        if line.isEmpty {
+            defer {
+                data = []
+                event = nil
+                id = nil
+            }
+            guard !data.isEmpty else { return nil }
+            return ServerSentEvent(id: id ?? lastEventId, event: event, data: data.joined(separator: "\n"))
+        }
+        if line.hasPrefix(":") { return nil }
+        let field: Substring
+        var value: Substring
+        if let colon = line.firstIndex(of: ":") {
+            field = line[..<colon]
+            value = line[line.index(after: colon)...]
+            if value.hasPrefix(" ") { value = value.dropFirst() }
+        } else {
+            field = Substring(line)
+            value = ""
+        }
+        switch field {
+        case "data": data.append(String(value))
+        case "event": event = String(value)
+        case "id":
+            if !value.contains("\u{0}") {
+                id = String(value)
+                lastEventId = String(value)
+            }
+        case "retry": retry = Int(value)
+        default: break
+        }
+        return nil
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+import LocalHub
+import Logging
+import NotificationHubs
+
+/// `breaking-news hub …`: the local Notification Hubs-compatible server.
+struct HubCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hub",
+        abstract: "Run and manage the local hub (a Notification Hubs emulator with a sandbox push service).",
+        subcommands: [Serve.self, Status.self, Stop.self, ConnectionStrings.self]
+    )
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the local hub in the foreground.",
+            discussion: """
+                Serves the Notification Hubs REST API at http://HOST:PORT/{hub}/… and the sandbox push service at \
+                /_sandbox/apns/{hub}/devices/{token}/stream. Defaults: 127.0.0.1, port \(LocalHubDefaults.port) \
+                (or BREAKING_NEWS_HUB_PORT), hub '\(LocalHubDefaults.hubName)', data in the Breaking News data folder. \
+                Keys are made on first start; print them with 'breaking-news hub connection-strings'.
+                """
+        )
+
+        @Option(help: "Address to listen on.")
+        var host = "127.0.0.1"
+
+        @Option(help: "Port to listen on (0 picks a free one).")
+        var port: Int?
+
+        @Option(help: "Folder for the database, keys and state file.")
+        var data: String?
+
+        @Option(name: .customLong("hub"), help: "A hub to serve (repeatable).")
+        var hubs: [String] = []
+
+        @Flag(help: "Serve HTTPS with a self-signed certificate kept beside the keys.")
+        var tls = false
+
+        @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+        var logLevel: String = "info"
+
+        func validate() throws {
+            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+            if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
+            for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+                throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
+            }
+        }
+
+        func run() async throws {
+            let paths = Paths()
+            let environmentPort = ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init)
+            let configuration = LocalHubConfiguration(
+                host: host, port: port ?? environmentPort ?? LocalHubDefaults.port,
+                dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
+                hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!)
+            var logger = Logger(label: "local-hub")
+            logger.logLevel = configuration.logLevel
+            do {
+                try await LocalHubServer.run(configuration: configuration, logger: logger)
+            } catch let error as LocalHubStartError {
+                throw CommandFailure(error.description, exitCode: .failure)
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Say whether the local hub is running, where, and since when.")
+
+        func run() async throws {
+            let hub = EmbeddedHub(paths: Paths())
+            guard let state = await hub.running() else {
+                throw CommandFailure(
+                    "the local hub is not running (it starts by itself when a command needs it)", exitCode: .hubUnreachable)
+            }
+            print("running: pid \(state.pid), \(state.url), hubs \(state.hubs.joined(separator: ", ")), since \(state.started)")
+        }
+    }
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the local hub.")
+
+        func run() async throws {
+            let hub = EmbeddedHub(paths: Paths())
+            if let state = await hub.stop() {
+                print("stopped the local hub (pid \(state.pid))")
+            } else {
+                print("the local hub was not running")
+            }
+        }
+    }
+
+    struct ConnectionStrings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "connection-strings",
+            abstract: "Print the local hub's Listen and Full connection strings."
+        )
+
+        @Flag(help: "Print {\"hub\", \"endpoint\", \"listen\", \"full\"} as JSON.")
+        var json = false
+
+        @Option(help: "The hub.")
+        var hub: String = LocalHubDefaults.hubName
+
+        func run() async throws {
+            let embedded = EmbeddedHub(paths: Paths(), hubName: hub)
+            let base = embedded.state()?.url ?? "http://127.0.0.1:\(embedded.port)"
+            let strings: (listen: String, full: String)
+            do {
+                strings = try embedded.connectionStrings(baseURL: base)
+            } catch {
+                throw CommandFailure("\(error)", exitCode: .failure)
+            }
+            if json {
+                print(
+                    JSONValue.object([
+                        ("hub", .string(hub)), ("endpoint", .string(base + "/")), ("listen", .string(strings.listen)),
+                        ("full", .string(strings.full)),
+                    ]).text)
+            } else {
+                print("Listen: \(strings.listen)")
+                print("Full:   \(strings.full)")
+            }
+        }
+    }
+}
