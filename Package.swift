@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "LocalHub", "NotificationHubs",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

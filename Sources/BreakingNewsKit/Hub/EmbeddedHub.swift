@@ -41,7 +41,7 @@ public struct EmbeddedHub: Sendable {
         var request = HTTPClientRequest(url: url + "/healthz")
         request.method = .GET
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(1))
+            let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(1))
             _ = try await response.body.collect(upTo: 1024)
             return response.status == .ok
         } catch {

@@ -66,6 +66,20 @@ public struct Delivery: Sendable, Hashable {
     public var delivered: Date
     /// The send's tag expression, when it had one.
     public var tags: String?
+
+    public init(
+        seq: Int64, hub: String, device: String, notificationId: String, template: String, payload: String, delivered: Date,
+        tags: String?
+    ) {
+        self.seq = seq
+        self.hub = hub
+        self.device = device
+        self.notificationId = notificationId
+        self.template = template
+        self.payload = payload
+        self.delivered = delivered
+        self.tags = tags
+    }
 }
 
 extension Delivery {
@@ -92,6 +106,11 @@ public struct DispatchRecord: Sendable {
     public var notification: StoredNotification
     /// Deliveries to write; their `seq` is assigned by the store.
     public var deliveries: [Delivery]
+
+    public init(notification: StoredNotification, deliveries: [Delivery]) {
+        self.notification = notification
+        self.deliveries = deliveries
+    }
 }
 
 /// Everything the hub loads at start.

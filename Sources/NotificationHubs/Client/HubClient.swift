@@ -54,7 +54,7 @@ public struct HubClient: Sendable {
     public init(
         connectionString: ConnectionString,
         hubName: String? = nil,
-        httpClient: HTTPClient = .shared,
+        httpClient: HTTPClient = HubClient.sharedHTTPClient,
         retryPolicy: RetryPolicy = RetryPolicy(),
         tokenLifetime: TimeInterval = 3600,
         apiVersion: String = "2020-06",
@@ -73,6 +73,16 @@ public struct HubClient: Sendable {
             resource: connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
             lifetime: tokenLifetime)
     }
+
+    /// The HTTP client hub calls use by default: a refused connection fails at once (the
+    /// retry policy, not the pool, decides about retries) and connecting gives up after 5 s.
+    public static let sharedHTTPClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 16
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// The hub's base URL, e.g. `https://ns.servicebus.windows.net/hub`.
     public var hubURL: String { connectionString.hubURL(hubName) }

@@ -1,0 +1,117 @@
+import Foundation
+import LocalHub
+import NIOHTTP1
+import NotificationHubs
+import Testing
+
+/// The built `breaking-news` binary next to this test runner.
+func builtBinary() -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(
+        "breaking-news")
+}
+
+/// A hub running as its own process, so that it can be killed.
+struct HubProcess {
+    let process: Process
+    let state: LocalHubState
+    let listen: ConnectionString
+    let full: ConnectionString
+
+    static func start(directory: URL, hub: String = "news") async throws -> HubProcess {
+        let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
+        try? FileManager.default.removeItem(at: stateFile)
+        let process = Process()
+        process.executableURL = builtBinary()
+        process.arguments = ["hub", "serve", "--port", "0", "--data", directory.path, "--hub", hub, "--log-level", "warning"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<300 {
+            if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
+                let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))[hub]!
+                func cs(_ rule: String) throws -> ConnectionString {
+                    try ConnectionString(
+                        parsing: LocalHubKeyFile.connectionString(baseURL: state.url, hub: hub, rule: rule, key: keys[rule]!))
+                }
+                return HubProcess(
+                    process: process, state: state, listen: try cs(AuthorizationRule.listenRuleName),
+                    full: try cs(AuthorizationRule.fullRuleName))
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        process.terminate()
+        throw TestHubError(description: "the hub process did not start")
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// Sends the hub acknowledged with 201.
+actor AckLog {
+    private(set) var entries: [(id: String, tag: String)] = []
+
+    /// Records one; returns how many there are now.
+    func acknowledge(id: String, tag: String) -> Int {
+        entries.append((id, tag))
+        return entries.count
+    }
+}
+
+@Suite struct CrashRecoveryTests {
+    @Test func everyAcknowledgedSendSurvivesASIGKILL() async throws {
+        let directory = TestHub.temporaryDirectory()
+        let first = try await HubProcess.start(directory: directory)
+        let devices = (world: randomDevice(), sports: randomDevice(), both: randomDevice())
+        let listen = try HubClient(connectionString: first.listen, retryPolicy: .none)
+        try await listen.createOrUpdateInstallation(newsInstallation("w", device: devices.world, tags: ["World"]))
+        try await listen.createOrUpdateInstallation(newsInstallation("s", device: devices.sports, tags: ["Sports"]))
+        try await listen.createOrUpdateInstallation(newsInstallation("b", device: devices.both, tags: ["World", "Sports"]))
+
+        // A burst of sends; the hub is SIGKILLed once 150 have been acknowledged.
+        let sender = try HubClient(connectionString: first.full, retryPolicy: .none)
+        let log = AckLog()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    for i in 0..<40 {
+                        let tag = (worker + i) % 2 == 0 ? "World" : "Sports"
+                        guard
+                            let receipt = try? await sender.send(
+                                .template(["messageParam": "\(tag) \(worker)-\(i)"]), tagExpression: tag),
+                            let id = receipt.notificationId
+                        else { return }
+                        if await log.acknowledge(id: id, tag: tag) == 150 { first.kill() }
+                    }
+                }
+            }
+        }
+        let acks = await log.entries
+        #expect(acks.count >= 150)
+
+        let second = try await HubProcess.start(directory: directory)
+        defer { second.stop() }
+        let token = SharedAccessSignature.make(
+            resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
+        for (device, tags) in [(devices.world, ["World"]), (devices.sports, ["Sports"]), (devices.both, ["World", "Sports"])] {
+            let expected = Set(acks.filter { tags.contains($0.tag) }.map(\.id))
+            let stream = try await readStream(
+                baseURL: second.state.url, hub: "news", device: device, token: token, count: expected.count, timeout: 15)
+            // A deduping reader, keyed by notification id and template, sees each exactly once.
+            var seen = Set<String>()
+            var deduped: [SandboxDelivery] = []
+            for delivery in stream where seen.insert(delivery.dedupeKey).inserted { deduped.append(delivery) }
+            let delivered = Set(deduped.map(\.notificationId))
+            #expect(expected.isSubset(of: delivered), "missing \(expected.subtracting(delivered).count) acknowledged sends")
+            #expect(deduped.count == Set(deduped.map(\.notificationId)).count)
+            #expect(deduped.allSatisfy { delivery in tags.contains(where: { delivery.alertText?.hasPrefix($0) == true }) })
+        }
+    }
+}

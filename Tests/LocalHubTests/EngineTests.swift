@@ -1,0 +1,90 @@
+import Foundation
+import LocalHub
+import NotificationHubs
+import Testing
+
+/// The engine without HTTP, on both stores.
+@Suite struct EngineTests {
+    static func stores() throws -> [any HubStore] {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        return [MemoryHubStore(), try SQLiteHubStore(path: path)]
+    }
+
+    @Test(arguments: [0, 1])
+    func undispatchedNotificationsAreDeliveredAfterARestart(storeIndex: Int) async throws {
+        let store = try Self.stores()[storeIndex]
+        let installation = try newsInstallation("i", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")
+        // As if the hub died after making the send durable but before dispatching it.
+        try await store.apply([
+            .upsertInstallation(hub: "news", installation),
+            .insertNotification(
+                StoredNotification(
+                    hub: "news", id: "n1", format: .template, tagExpression: "World", body: #"{"messageParam":"late"}"#)),
+        ])
+        let engine = HubEngine(store: store, hubs: ["news"])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        var delivered: [Delivery] = []
+        for _ in 0..<200 where delivered.isEmpty {
+            delivered = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(delivered.map(\.payload) == [#"{"aps":{"alert":"late"}}"#])
+        #expect(try await store.notification(hub: "news", id: "n1")?.state == .completed)
+        #expect(try await store.unfinishedNotifications().isEmpty)
+    }
+
+    @Test(arguments: [0, 1])
+    func recordingTwiceDoesNotDuplicate(storeIndex: Int) async throws {
+        let store = try Self.stores()[storeIndex]
+        var n = StoredNotification(hub: "news", id: "n", format: .apple, tagExpression: nil, body: "{}")
+        try await store.apply([.insertNotification(n)])
+        n.state = .completed
+        let delivery = Delivery(
+            seq: 0, hub: "news", device: "ab", notificationId: "n", template: "", payload: "{}", delivered: Date(), tags: nil)
+        let first = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
+        let second = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
+        #expect(first.count == 1)
+        #expect(second.isEmpty)
+        #expect(try await store.deliveries(hub: "news", device: "ab", after: 0, limit: 10).count == 1)
+        #expect(try await store.deleteDeliveries(hub: "news", device: "ab") == 1)
+        #expect(try await store.devices(hub: "news").isEmpty)
+    }
+
+    @Test func concurrentPatchesAreNotLost() async throws {
+        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        let base = try newsInstallation("p", device: "ab12", tags: []).validatedForStorage(lastUpdate: "x")
+        _ = try await engine.write(.putInstallation(hub: "news", base))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<50 {
+                group.addTask { _ = try await engine.write(.patchInstallation(hub: "news", id: "p", [.add("/tags", "t\(i)")])) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(engine.installation(hub: "news", id: "p")?.tags?.count == 50)
+    }
+
+    @Test func planRendersEachDistinctTemplateOnce() async throws {
+        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        for i in 0..<20 {
+            let installation = try newsInstallation(
+                "i\(i)", device: String(format: "%04x", i), tags: [i % 2 == 0 ? "World" : "Sports"]
+            )
+            .validatedForStorage(lastUpdate: "x")
+            _ = try await engine.write(.putInstallation(hub: "news", installation))
+        }
+        let plan = engine.plan(
+            StoredNotification(
+                hub: "news", id: "x", format: .template, tagExpression: "World", body: #"{"messageParam":"hi \"you\""}"#))
+        #expect(plan.record.deliveries.count == 10)
+        #expect(Set(plan.record.deliveries.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
+        #expect(plan.record.notification.outcomeCounts == ["Success": 10])
+    }
+}
