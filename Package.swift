@@ -63,6 +63,7 @@ let package = Package(
             dependencies: [
                 "NotificationHubs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

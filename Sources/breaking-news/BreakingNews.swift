@@ -11,7 +11,10 @@ struct BreakingNews: AsyncParsableCommand {
             abstract: "Breaking news by category through Notification Hubs, in your terminal.",
             discussion: (try? NewsCatalog.load().helpText) ?? "",
             version: "1.0.0",
-            subcommands: [HubCommand.self, TokenCommand.self]
+            subcommands: [
+                SubscribeCommand.self, CategoriesCommand.self, SendCommand.self, LogCommand.self, InstallationCommand.self,
+                TokenCommand.self, HubCommand.self,
+            ]
         )
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BreakingNewsKit
 import Foundation
 import NotificationHubs
 
@@ -6,7 +7,8 @@ import NotificationHubs
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Print a SAS Authorization header value for a hub (the tutorial's \"verify the SAS token\" step)."
+        abstract: "Print a SAS Authorization header value for a hub (the tutorial's \"verify the SAS token\" step).",
+        discussion: "Without --connection-string, the token is for the local hub's Listen rule."
     )
 
     @Option(
@@ -27,7 +29,13 @@ struct TokenCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let text = connectionString ?? environment["BREAKING_NEWS_CONNECTION_STRING"] else {
-            throw CommandFailure.usage("give --connection-string (or set BREAKING_NEWS_CONNECTION_STRING)")
+            // No connection string: the embedded hub's Listen key.
+            let endpoint = try await HubFlags().endpoint(paths: Paths())
+            print(
+                SharedAccessSignature.make(
+                    resource: endpoint.hubURL, keyName: endpoint.listen.keyName, key: endpoint.listen.key,
+                    lifetime: TimeInterval(expiry)))
+            return
         }
         let parsed: ConnectionString
         do {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOSSL
 import NotificationHubs
 
 /// The local hub every terminal of a user shares: found through the state file in its data
@@ -36,12 +37,23 @@ public struct EmbeddedHub: Sendable {
         return await Self.isHealthy(state.url) ? state : nil
     }
 
+    /// Checks liveness of a local hub that serves its own self-signed certificate.
+    static let selfSignedHealthClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        configuration.tlsConfiguration = tls
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
     /// Whether a hub answers `GET /healthz` at `url` within a second.
     public static func isHealthy(_ url: String) async -> Bool {
         var request = HTTPClientRequest(url: url + "/healthz")
         request.method = .GET
+        let client = url.hasPrefix("https:") ? selfSignedHealthClient : HubClient.sharedHTTPClient
         do {
-            let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(1))
+            let response = try await client.execute(request, timeout: .seconds(1))
             _ = try await response.body.collect(upTo: 1024)
             return response.status == .ok
         } catch {

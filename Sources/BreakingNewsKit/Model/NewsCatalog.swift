@@ -58,6 +58,19 @@ public struct NewsCatalog: Sendable {
         categories.first { $0.name.lowercased() == name.lowercased() }
     }
 
+    /// The categories of `names` (any case) in screen order; an unknown name is refused.
+    public func resolve(_ names: [String]) throws(SubscribeError) -> [Category] {
+        var chosen = Set<String>()
+        for name in names {
+            guard let category = category(named: name) else {
+                throw SubscribeError(
+                    description: "'\(name)' is not a category; choose from \(categories.map(\.name).joined(separator: ", "))")
+            }
+            chosen.insert(category.name)
+        }
+        return categories.filter { chosen.contains($0.name) }
+    }
+
     /// The `messageParam` of one category's breaking news: `Breaking <Category> News : <text>`.
     public static func message(_ text: String, category: Category) -> String {
         "Breaking \(category.name) News : \(text)"

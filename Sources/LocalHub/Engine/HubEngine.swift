@@ -42,6 +42,10 @@ public final class HubEngine: Sendable {
     let dispatches = WorkQueue<DispatchJob>()
     let logger: Logger
     private let sequence = Mutex<UInt64>(0)
+    private let loadedEpoch = Mutex<String>("")
+
+    /// The store's epoch, read at start.
+    public var epoch: String { loadedEpoch.withLock { $0 } }
 
     struct PendingWrite: Sendable {
         let request: WriteRequest
@@ -65,6 +69,8 @@ public final class HubEngine: Sendable {
 
     /// Loads the stored state into memory and queues notifications left undispatched.
     public func start() async throws {
+        let storeEpoch = try await store.epoch()
+        loadedEpoch.withLock { $0 = storeEpoch }
         let snapshot = try await store.load()
         directory.withLock { directory in
             for (hub, installation) in snapshot.installations {

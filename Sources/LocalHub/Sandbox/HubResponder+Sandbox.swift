@@ -49,14 +49,15 @@ extension HubResponder {
             let limit = max(1, min(r.query["limit"].flatMap(Int.init) ?? 100, 1000))
             let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: since, limit: limit)
             let json = JSONValue.object([
-                ("deliveries", .array(deliveries.map(Self.eventJSON))),
+                ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
+                ("epoch", .string(engine.epoch)),
                 ("next", .number(String(deliveries.last?.seq ?? since))),
             ])
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         case (.get, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
             let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: 0, limit: 100_000)
-            let json = JSONValue.array(deliveries.map(Self.eventJSON))
+            let json = JSONValue.array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         case (.delete, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
@@ -69,19 +70,18 @@ extension HubResponder {
         }
     }
 
-    /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything.
+    /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything, and for a
+    /// resume point of another epoch (the log it counted in is gone).
     private func resumePoint(_ r: HubRequest) throws -> Int64 {
+        if let epoch = r.query[SandboxDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
+            return 0
+        }
         guard let text = r.header("Last-Event-ID") ?? r.query["since"] ?? r.query["lasteventid"], !text.isEmpty else { return 0 }
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
             throw HubRefusal.badRequest("The resume point '\(text)' is not a delivery sequence number")
         }
         return value
     }
-
-    /// One delivery as the stream and the inbox show it.
-    static func eventJSON(_ d: Delivery) -> JSONValue { d.sandboxDelivery.json }
-
-    static func sseEvent(_ d: Delivery) -> String { d.sandboxDelivery.serverSentEvent }
 
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
@@ -112,11 +112,12 @@ extension HubResponder {
         let listener = engine.streams.listen(hub: hub, device: device)
         defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
         var last = since
+        let epoch = engine.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
         while true {
             let backlog = try await engine.store.deliveries(hub: hub, device: device, after: last, limit: 500)
             guard let newest = backlog.last else { break }
-            try await writer.write(ByteBuffer(string: backlog.map(Self.sseEvent).joined()))
+            try await writer.write(ByteBuffer(string: backlog.map { $0.sandboxDelivery(epoch: epoch).serverSentEvent }.joined()))
             last = newest.seq
             if backlog.count < 500 { break }
         }
@@ -135,7 +136,7 @@ extension HubResponder {
             for await item in merged {
                 if let delivery = item {
                     guard delivery.seq > last else { continue }
-                    try await writer.write(ByteBuffer(string: Self.sseEvent(delivery)))
+                    try await writer.write(ByteBuffer(string: delivery.sandboxDelivery(epoch: epoch).serverSentEvent))
                     last = delivery.seq
                 } else {
                     try await writer.write(ByteBuffer(string: ": keepalive\n\n"))

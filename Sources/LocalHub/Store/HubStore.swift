@@ -84,11 +84,11 @@ public struct Delivery: Sendable, Hashable {
 
 extension Delivery {
     /// The delivery as the sandbox push service shows it.
-    public var sandboxDelivery: SandboxDelivery {
+    public func sandboxDelivery(epoch: String) -> SandboxDelivery {
         SandboxDelivery(
             seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,
             tags: tags,
-            deliveredAt: W3CDate.format(delivered), payload: (try? JSONValue(parsing: payload)) ?? .string(payload))
+            deliveredAt: W3CDate.format(delivered), payload: (try? JSONValue(parsing: payload)) ?? .string(payload), epoch: epoch)
     }
 }
 
@@ -138,4 +138,6 @@ public protocol HubStore: Sendable {
     func deleteDeliveries(hub: String, device: String) async throws -> Int
     /// Devices with deliveries, with their counts.
     func devices(hub: String) async throws -> [(device: String, count: Int)]
+    /// A value made when the store was created: sequence numbers compare only within it.
+    func epoch() async throws -> String
 }

@@ -11,7 +11,11 @@ public actor MemoryHubStore: HubStore {
     private var deliveryLog: [Delivery] = []
     private var deliveryKeys: Set<String> = []
 
+    private let madeEpoch = UUID().uuidString.lowercased()
+
     public init() {}
+
+    public func epoch() -> String { madeEpoch }
 
     private func key(_ hub: String, _ id: String) -> String { "\(hub)\u{0}\(id)" }
 

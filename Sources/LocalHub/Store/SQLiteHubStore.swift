@@ -67,7 +67,17 @@ public final class SQLiteHubStore: HubStore {
                     CREATE INDEX delivery_device ON delivery(hub, device, seq);
                     """)
         }
+        migrator.registerMigration("v2: epoch of the delivery log") { db in
+            try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [UUID().uuidString.lowercased()])
+        }
         return migrator
+    }
+
+    public func epoch() async throws -> String {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'") ?? ""
+        }
     }
 
     public func load() async throws -> HubSnapshot {

@@ -48,8 +48,8 @@ public struct HubClient: Sendable {
     let http: HTTPClient
     let tokens: TokenCache
 
+    /// A client of the hub named by the connection string's `EntityPath`, or `hubName`.
     /// - Parameters:
-    ///   - hubName: the hub; defaults to the connection string's `EntityPath`.
     ///   - tokenLifetime: seconds each SAS token is valid; it is renewed at 80 % of that.
     public init(
         connectionString: ConnectionString,
@@ -63,6 +63,22 @@ public struct HubClient: Sendable {
         guard let hub = hubName ?? connectionString.entityPath, !hub.isEmpty else {
             throw ConnectionStringError(.missing("EntityPath (or a hub name)"))
         }
+        self.init(
+            connectionString: connectionString, hub: hub, httpClient: httpClient, retryPolicy: retryPolicy,
+            tokenLifetime: tokenLifetime,
+            apiVersion: apiVersion, timeout: timeout)
+    }
+
+    /// A client of `hub`.
+    public init(
+        connectionString: ConnectionString,
+        hub: String,
+        httpClient: HTTPClient = HubClient.sharedHTTPClient,
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        tokenLifetime: TimeInterval = 3600,
+        apiVersion: String = "2020-06",
+        timeout: TimeAmount = .seconds(30)
+    ) {
         self.connectionString = connectionString
         self.hubName = hub
         self.http = httpClient
@@ -290,7 +306,8 @@ public struct HubClient: Sendable {
         return Response(status: status, body: text, location: response.headers.first(name: "Location"), trackingId: trackingId)
     }
 
-    static func describe(_ error: Error) -> String {
+    /// A short text for a transport error.
+    public static func describe(_ error: Error) -> String {
         let text = String(describing: error)
         if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
         if text.contains("connectTimeout") { return "connection timed out" }

@@ -77,3 +77,37 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension JSONValue {
+    /// The JSON text indented by two spaces per level, for people.
+    public var prettyText: String {
+        var out = ""
+        writePretty(to: &out, level: 0)
+        return out
+    }
+
+    private func writePretty(to out: inout String, level: Int) {
+        let pad = String(repeating: "  ", count: level + 1)
+        let closing = String(repeating: "  ", count: level)
+        switch self {
+        case .array(let elements) where !elements.isEmpty:
+            out += "[\n"
+            for (i, element) in elements.enumerated() {
+                out += pad
+                element.writePretty(to: &out, level: level + 1)
+                out += i < elements.count - 1 ? ",\n" : "\n"
+            }
+            out += closing + "]"
+        case .object(let members) where !members.isEmpty:
+            out += "{\n"
+            for (i, (key, value)) in members.enumerated() {
+                out += pad + JSONValue.quoted(key) + ": "
+                value.writePretty(to: &out, level: level + 1)
+                out += i < members.count - 1 ? ",\n" : "\n"
+            }
+            out += closing + "}"
+        default:
+            out += text
+        }
+    }
+}

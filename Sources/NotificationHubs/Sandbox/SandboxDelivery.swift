@@ -15,10 +15,13 @@ public struct SandboxDelivery: Sendable, Hashable {
     public var deliveredAt: String
     /// The APNs payload.
     public var payload: JSONValue
+    /// Identifies the hub's delivery log: sequence numbers only compare within one epoch
+    /// (a hub whose database was replaced starts a new one).
+    public var epoch: String?
 
     public init(
         seq: Int64, notificationId: String, hub: String, device: String, template: String?, tags: String?, deliveredAt: String,
-        payload: JSONValue
+        payload: JSONValue, epoch: String? = nil
     ) {
         self.seq = seq
         self.notificationId = notificationId
@@ -28,6 +31,7 @@ public struct SandboxDelivery: Sendable, Hashable {
         self.tags = tags
         self.deliveredAt = deliveredAt
         self.payload = payload
+        self.epoch = epoch
     }
 
     /// The key a receiver dedupes on: one delivery per notification and template.
@@ -57,6 +61,7 @@ public struct SandboxDelivery: Sendable, Hashable {
             ("tags", tags.map(JSONValue.string)),
             ("deliveredAt", .string(deliveredAt)),
             ("payload", payload),
+            ("epoch", epoch.map(JSONValue.string)),
         ])
     }
 
@@ -69,13 +74,17 @@ public struct SandboxDelivery: Sendable, Hashable {
             seq: seq, notificationId: notificationId, hub: json["hub"]?.stringValue ?? "",
             device: json["device"]?.stringValue ?? "",
             template: json["template"]?.stringValue, tags: json["tags"]?.stringValue,
-            deliveredAt: json["deliveredAt"]?.stringValue ?? "", payload: payload)
+            deliveredAt: json["deliveredAt"]?.stringValue ?? "", payload: payload, epoch: json["epoch"]?.stringValue)
     }
 
     /// The Server-Sent Events frame of this delivery.
     public var serverSentEvent: String {
         "id: \(seq)\nevent: notification\ndata: \(json.text)\n\n"
     }
+
+    /// The query parameter naming the epoch a resume point belongs to; a hub with another
+    /// epoch replays everything (receivers dedupe).
+    public static let epochParameter = "epoch"
 
     /// The sandbox path of a device's resource (`stream`, `inbox`, `deliveries`).
     public static func path(hub: String, device: String, resource: String) -> String {

@@ -1,0 +1,123 @@
+import Foundation
+import NotificationHubs
+
+/// Which hub this terminal talks to, with which keys.
+public struct HubEndpoint: Sendable {
+    /// Registers and receives (the app's key; Listen is enough).
+    public let listen: ConnectionString
+    /// Sends (needs Send).
+    public let send: ConnectionString
+    public let hubName: String
+    /// The embedded local hub this product started or found, when it is that one.
+    public let embedded: EmbeddedHub?
+
+    public var isEmbedded: Bool { embedded != nil }
+
+    public init(listen: ConnectionString, send: ConnectionString, hubName: String, embedded: EmbeddedHub? = nil) {
+        self.listen = listen
+        self.send = send
+        self.hubName = hubName
+        self.embedded = embedded
+    }
+
+    /// For the embedded hub, the endpoint at the address its state file gives now (it may
+    /// have been restarted elsewhere); otherwise this endpoint.
+    public func refreshed() -> HubEndpoint {
+        guard let embedded, let state = embedded.state(), let strings = try? embedded.connectionStrings(baseURL: state.url),
+            let listen = try? ConnectionString(parsing: strings.listen), let send = try? ConnectionString(parsing: strings.full)
+        else { return self }
+        return HubEndpoint(listen: listen, send: send, hubName: hubName, embedded: embedded)
+    }
+
+    /// `https://ns.servicebus.windows.net/hub`, or the local hub's URL.
+    public var hubURL: String { listen.hubURL(hubName) }
+
+    public func listenClient(retry: RetryPolicy = RetryPolicy()) -> HubClient {
+        HubClient(connectionString: listen, hub: hubName, retryPolicy: retry)
+    }
+
+    public func sendClient(retry: RetryPolicy = RetryPolicy()) -> HubClient {
+        HubClient(connectionString: send, hub: hubName, retryPolicy: retry)
+    }
+}
+
+/// Where the hub settings come from: flags first, then the environment.
+public struct HubOptions: Sendable {
+    public var connectionString: String?
+    public var sendConnectionString: String?
+    public var hub: String?
+
+    public init(connectionString: String? = nil, sendConnectionString: String? = nil, hub: String? = nil) {
+        self.connectionString = connectionString
+        self.sendConnectionString = sendConnectionString
+        self.hub = hub
+    }
+
+    /// Fills what the flags left out from `BREAKING_NEWS_CONNECTION_STRING`,
+    /// `BREAKING_NEWS_SEND_CONNECTION_STRING` and `BREAKING_NEWS_HUB`.
+    public func withEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> HubOptions {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        return HubOptions(
+            connectionString: connectionString ?? value("BREAKING_NEWS_CONNECTION_STRING"),
+            sendConnectionString: sendConnectionString ?? value("BREAKING_NEWS_SEND_CONNECTION_STRING"),
+            hub: hub ?? value("BREAKING_NEWS_HUB"))
+    }
+}
+
+/// Why no hub could be settled on. `kind` tells the command which exit code to use.
+public struct HubResolutionError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        case usage, rejected, unreachable
+    }
+
+    public let kind: Kind
+    public let description: String
+}
+
+extension HubEndpoint {
+    /// The hub to use: the one a connection string names, or the embedded local hub (found,
+    /// or started in the background when none answers).
+    public static func resolve(
+        _ options: HubOptions, paths: Paths, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
+        async throws(HubResolutionError) -> HubEndpoint
+    {
+        let options = options.withEnvironment(environment)
+        guard let text = options.connectionString else {
+            if options.sendConnectionString != nil {
+                throw HubResolutionError(
+                    kind: .usage, description: "a send connection string needs a connection string (and a hub) too")
+            }
+            let embedded = EmbeddedHub(paths: paths, environment: environment)
+            do {
+                let state = try await embedded.ensureRunning()
+                let strings = try embedded.connectionStrings(baseURL: state.url)
+                return HubEndpoint(
+                    listen: try ConnectionString(parsing: strings.listen), send: try ConnectionString(parsing: strings.full),
+                    hubName: embedded.hubName, embedded: embedded)
+            } catch {
+                throw HubResolutionError(kind: .unreachable, description: "\(error)")
+            }
+        }
+        let listen: ConnectionString
+        do {
+            listen = try ConnectionString(parsing: text)
+        } catch {
+            throw HubResolutionError(kind: .rejected, description: error.description)
+        }
+        var send = listen
+        if let sendText = options.sendConnectionString {
+            do {
+                send = try ConnectionString(parsing: sendText)
+            } catch {
+                throw HubResolutionError(kind: .rejected, description: "the send connection string: \(error.description)")
+            }
+        }
+        guard let hub = options.hub ?? listen.entityPath else {
+            throw HubResolutionError(
+                kind: .usage,
+                description: "name the hub with --hub (or BREAKING_NEWS_HUB, or EntityPath in the connection string)")
+        }
+        return HubEndpoint(listen: listen, send: send, hubName: hub)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import NotificationHubs
+
+/// The outcome of the last registration attempt, as kept in the user defaults.
+public struct RegistrationRecord: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable {
+        /// The hub accepted the installation with these categories.
+        case registered
+        /// The hub could not be reached; the selection is kept and registration retried.
+        case pending
+        /// The hub refused the installation (auth, input).
+        case failed
+    }
+
+    public var state: State
+    /// When this state was reached (W3C date).
+    public var at: String
+    public var categories: [String]
+    /// The hub it concerns, `<service root><hub>`.
+    public var hub: String
+    public var detail: String?
+
+    public init(state: State, at: String, categories: [String], hub: String, detail: String? = nil) {
+        self.state = state
+        self.at = at
+        self.categories = categories
+        self.hub = hub
+        self.detail = detail
+    }
+
+    var json: JSONValue {
+        .object(dropping: [
+            ("state", .string(state.rawValue)), ("at", .string(at)), ("categories", .strings(categories)), ("hub", .string(hub)),
+            ("detail", detail.map(JSONValue.string)),
+        ])
+    }
+
+    init?(json: JSONValue) {
+        guard let state = json["state"]?.stringValue.flatMap(State.init(rawValue:)), let at = json["at"]?.stringValue else {
+            return nil
+        }
+        self.init(
+            state: state, at: at, categories: json["categories"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            hub: json["hub"]?.stringValue ?? "", detail: json["detail"]?.stringValue)
+    }
+}
+
+/// The JSON user-defaults store, `defaults.json`: the tutorial's `BreakingNewsCategories`,
+/// this terminal's installation id and device token, and the last registration. Keys it does
+/// not know are kept. Writes are atomic; a corrupt file is moved aside, never overwritten.
+public final class DefaultsStore: Sendable {
+    /// The tutorial's key for the chosen categories.
+    public static let categoriesKey = "BreakingNewsCategories"
+    static let installationIdKey = "installationId"
+    static let deviceTokenKey = "deviceToken"
+    static let registrationKey = "lastRegistration"
+
+    public let url: URL
+
+    public init(url: URL) {
+        self.url = url
+    }
+
+    /// What the store holds.
+    public struct Values: Sendable, Hashable {
+        public var categories: [String]
+        public var installationId: String?
+        public var deviceToken: String?
+        public var lastRegistration: RegistrationRecord?
+        /// Members this version does not use, kept as they were.
+        var others: [(String, JSONValue)] = []
+
+        public init(
+            categories: [String] = [], installationId: String? = nil, deviceToken: String? = nil,
+            lastRegistration: RegistrationRecord? = nil
+        ) {
+            self.categories = categories
+            self.installationId = installationId
+            self.deviceToken = deviceToken
+            self.lastRegistration = lastRegistration
+        }
+
+        public static func == (a: Values, b: Values) -> Bool {
+            a.categories == b.categories && a.installationId == b.installationId && a.deviceToken == b.deviceToken
+                && a.lastRegistration == b.lastRegistration && JSONValue.object(a.others) == JSONValue.object(b.others)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(categories)
+            hasher.combine(installationId)
+        }
+    }
+
+    /// The result of reading the store.
+    public struct Loaded: Sendable {
+        public var values: Values
+        /// Set when the file was corrupt: what happened and where the old file went.
+        public var warning: String?
+    }
+
+    /// Reads the store. A missing file is empty; a corrupt one is renamed
+    /// `defaults.json.corrupt-<time>` and reported in `warning`, and the app starts with no selection.
+    public func load(now: Date = Date()) -> Loaded {
+        guard let data = try? Data(contentsOf: url) else { return Loaded(values: Values()) }
+        if let json = try? JSONValue(parsing: data), let members = json.objectMembers {
+            return Loaded(values: Self.values(from: members))
+        }
+        let stamp = W3CDate.format(now).prefix(19).filter(\.isNumber)
+        let aside = url.deletingLastPathComponent().appendingPathComponent("\(url.lastPathComponent).corrupt-\(stamp)")
+        do {
+            try FileManager.default.moveItem(at: url, to: aside)
+            return Loaded(
+                values: Values(),
+                warning:
+                    "\(url.path) was not valid JSON; it was kept as \(aside.lastPathComponent) and the selection starts empty")
+        } catch {
+            return Loaded(
+                values: Values(),
+                warning: "\(url.path) is not valid JSON and could not be moved aside (\(error.localizedDescription))")
+        }
+    }
+
+    static func values(from members: [(String, JSONValue)]) -> Values {
+        var values = Values()
+        for (key, value) in members {
+            switch key {
+            case categoriesKey: values.categories = value.arrayValue?.compactMap(\.stringValue) ?? []
+            case installationIdKey: values.installationId = value.stringValue
+            case deviceTokenKey: values.deviceToken = value.stringValue
+            case registrationKey: values.lastRegistration = RegistrationRecord(json: value)
+            default: values.others.append((key, value))
+            }
+        }
+        return values
+    }
+
+    /// Writes the store atomically (temporary file, then rename).
+    public func save(_ values: Values) throws {
+        let json = JSONValue.object(
+            dropping: [
+                (Self.categoriesKey, .strings(values.categories)),
+                (Self.installationIdKey, values.installationId.map(JSONValue.string)),
+                (Self.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
+                (Self.registrationKey, values.lastRegistration?.json),
+            ] + values.others.map { ($0.0, Optional($0.1)) })
+        try AtomicFile.write(Data((json.text + "\n").utf8), to: url, permissions: 0o600)
+    }
+
+    /// Reads, changes and writes the store.
+    @discardableResult
+    public func update(_ change: (inout Values) -> Void) throws -> Values {
+        var values = load().values
+        change(&values)
+        try save(values)
+        return values
+    }
+}

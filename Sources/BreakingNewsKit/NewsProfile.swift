@@ -1,0 +1,59 @@
+import Foundation
+import NotificationHubs
+
+/// This terminal's local side: where its files are, its categories, user defaults, identity
+/// and received log. Opening it never touches the network.
+public struct NewsProfile: Sendable {
+    public let paths: Paths
+    public let catalog: NewsCatalog
+    public let store: DefaultsStore
+    public let identity: DeviceIdentity
+    public let log: InboxLog
+    /// Set when `defaults.json` was corrupt and moved aside.
+    public let warning: String?
+
+    public init(paths: Paths = Paths(), catalog: NewsCatalog) throws {
+        self.paths = paths
+        self.catalog = catalog
+        let store = DefaultsStore(url: paths.defaultsFile)
+        // Reading first moves a corrupt file aside before the identity is saved.
+        let loaded = store.load()
+        self.store = store
+        self.warning = loaded.warning
+        self.identity = try DeviceIdentity.load(from: store)
+        self.log = InboxLog(url: paths.inboxFile)
+    }
+
+    /// The stored selection, in screen order (unknown names dropped).
+    public var selectedCategories: [Category] {
+        let names = Set(store.load().values.categories.map { $0.lowercased() })
+        return catalog.categories.filter { names.contains($0.name.lowercased()) }
+    }
+
+    public func subscriber(_ endpoint: HubEndpoint) -> Subscriber {
+        Subscriber(store: store, identity: identity, catalog: catalog, endpoint: endpoint)
+    }
+
+    public func publisher(_ endpoint: HubEndpoint) -> Publisher {
+        Publisher(endpoint: endpoint, catalog: catalog)
+    }
+
+    public func sandbox(_ endpoint: HubEndpoint) -> SandboxClient {
+        SandboxClient(endpoint: endpoint, device: identity.deviceToken)
+    }
+
+    /// Fetches what the hub delivered since the last message in the log and appends it.
+    /// Returns the new entries.
+    @discardableResult
+    public func sync(_ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
+        let sandbox = sandbox(endpoint)
+        let resume = log.resumePoint(hubName: endpoint.hubName)
+        let deliveries = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
+        do {
+            return try log.append(deliveries, hub: endpoint.hubURL, categoryOf: { catalog.category(of: $0)?.name })
+        } catch {
+            throw SandboxClient.Failure(
+                description: "cannot write \(log.url.path): \(error.localizedDescription)", isRefusal: false)
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import NotificationHubs
+import Synchronization
+
+/// One message this terminal received.
+public struct InboxEntry: Sendable, Hashable {
+    /// Position in the log, from 1.
+    public var index: Int
+    public var notificationId: String
+    public var template: String?
+    /// The hub's delivery sequence number: where a stream resumes.
+    public var seq: Int64
+    /// The hub it came from (its URL).
+    public var hub: String
+    /// The hub's name.
+    public var hubName: String
+    /// The epoch of the hub's delivery log `seq` counts in.
+    public var epoch: String?
+    public var receivedAt: String
+    public var category: String?
+    public var text: String
+    public var payload: JSONValue
+
+    public var dedupeKey: String { notificationId + "/" + (template ?? "") }
+
+    var json: JSONValue {
+        .object(dropping: [
+            ("id", .string(notificationId)), ("template", template.map(JSONValue.string)), ("seq", .number(String(seq))),
+            ("hub", .string(hub)), ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)),
+            ("receivedAt", .string(receivedAt)), ("category", category.map(JSONValue.string)),
+            ("text", .string(text)), ("payload", payload),
+        ])
+    }
+
+    init?(json: JSONValue, index: Int) {
+        guard let id = json["id"]?.stringValue, case .number(let seqText)? = json["seq"], let seq = Int64(seqText) else {
+            return nil
+        }
+        self.index = index
+        self.notificationId = id
+        self.template = json["template"]?.stringValue
+        self.seq = seq
+        self.hub = json["hub"]?.stringValue ?? ""
+        self.hubName = json["hubName"]?.stringValue ?? ""
+        self.epoch = json["epoch"]?.stringValue
+        self.receivedAt = json["receivedAt"]?.stringValue ?? ""
+        self.category = json["category"]?.stringValue
+        self.text = json["text"]?.stringValue ?? ""
+        self.payload = json["payload"] ?? .null
+    }
+
+    init(delivery: SandboxDelivery, hub: String, category: String?, receivedAt: String, index: Int) {
+        self.index = index
+        self.notificationId = delivery.notificationId
+        self.template = delivery.template
+        self.seq = delivery.seq
+        self.hub = hub
+        self.hubName = delivery.hub
+        self.epoch = delivery.epoch
+        self.receivedAt = receivedAt
+        self.category = category
+        self.text = delivery.alertText ?? delivery.payload.text
+        self.payload = delivery.payload
+    }
+
+    /// A JSON line for `log --json`.
+    public var jsonLine: String { json.text }
+}
+
+/// The received-message log, `inbox.jsonl` (one JSON object per line), and the unread marks
+/// beside it. Appends are deduplicated by notification id and template, also across processes
+/// sharing the file (an exclusive lock around each append), and flushed to disk.
+public final class InboxLog: Sendable {
+    public let url: URL
+    private let stateURL: URL
+    private let lockURL: URL
+
+    private struct State {
+        var entries: [InboxEntry] = []
+        var keys: Set<String> = []
+        /// Bytes of the file already read.
+        var offset: UInt64 = 0
+        /// Category ("" for none) → highest index read.
+        var readThrough: [String: Int] = [:]
+        var skippedLines = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init(url: URL) {
+        self.url = url
+        self.stateURL = url.deletingLastPathComponent().appendingPathComponent("inbox-state.json")
+        self.lockURL = url.deletingLastPathComponent().appendingPathComponent("inbox.lock")
+        state.withLock { state in
+            state.readThrough = Self.readMarks(stateURL)
+        }
+        catchUp()
+    }
+
+    /// Everything received, oldest first.
+    public var entries: [InboxEntry] { state.withLock { $0.entries } }
+
+    /// Lines that could not be read (for example a write cut short by a crash).
+    public var skippedLines: Int { state.withLock { $0.skippedLines } }
+
+    /// Where to resume receiving from the hub named `hubName`: the epoch of its newest
+    /// delivery here and the highest sequence number seen in that epoch.
+    public func resumePoint(hubName: String) -> (epoch: String?, seq: Int64)? {
+        state.withLock { state in
+            guard let newest = state.entries.last(where: { $0.hubName == hubName }) else { return nil }
+            let seq =
+                state.entries.lazy.filter { $0.hubName == hubName && $0.epoch == newest.epoch }.map(\.seq).max() ?? newest.seq
+            return (newest.epoch, seq)
+        }
+    }
+
+    /// Reads what other processes appended since the last read.
+    public func catchUp() {
+        withFileLock { _ = readNewLines() }
+    }
+
+    /// Adds deliveries not seen before; returns the new entries.
+    @discardableResult
+    public func append(_ deliveries: [SandboxDelivery], hub: String, categoryOf: (SandboxDelivery) -> String?, now: Date = Date())
+        throws
+        -> [InboxEntry]
+    {
+        guard !deliveries.isEmpty else { return [] }
+        return try withFileLock { () throws -> [InboxEntry] in
+            let endsWithNewline = readNewLines()
+            var added: [InboxEntry] = []
+            var text = endsWithNewline ? "" : "\n"
+            state.withLock { state in
+                for delivery in deliveries where state.keys.insert(delivery.dedupeKey).inserted {
+                    let entry = InboxEntry(
+                        delivery: delivery, hub: hub, category: categoryOf(delivery), receivedAt: W3CDate.format(now),
+                        index: state.entries.count + 1)
+                    state.entries.append(entry)
+                    added.append(entry)
+                    text += entry.json.text + "\n"
+                }
+            }
+            guard !added.isEmpty else { return [] }
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: url.path) {
+                FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.synchronize()
+            let end = try handle.offset()
+            state.withLock { $0.offset = end }
+            return added
+        }
+    }
+
+    /// Unread messages by category ("" for messages without one).
+    public var unreadCounts: [String: Int] {
+        state.withLock { state in
+            var counts: [String: Int] = [:]
+            for entry in state.entries where entry.index > (state.readThrough[entry.category ?? ""] ?? 0) {
+                counts[entry.category ?? "", default: 0] += 1
+            }
+            return counts
+        }
+    }
+
+    /// Whether an entry is still unread.
+    public func isUnread(_ entry: InboxEntry) -> Bool {
+        state.withLock { entry.index > ($0.readThrough[entry.category ?? ""] ?? 0) }
+    }
+
+    /// Marks everything received so far as read, in one category or in all.
+    public func markRead(category: String? = nil) {
+        let marks = state.withLock { state -> [String: Int] in
+            for entry in state.entries where category == nil || entry.category == category {
+                let key = entry.category ?? ""
+                state.readThrough[key] = max(state.readThrough[key] ?? 0, entry.index)
+            }
+            return state.readThrough
+        }
+        let json = JSONValue.object([
+            ("readThrough", .object(marks.sorted { $0.key < $1.key }.map { ($0.key, .number(String($0.value))) }))
+        ])
+        try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
+    }
+
+    private static func readMarks(_ url: URL) -> [String: Int] {
+        guard let data = try? Data(contentsOf: url), let members = (try? JSONValue(parsing: data))?["readThrough"]?.objectMembers
+        else {
+            return [:]
+        }
+        var marks: [String: Int] = [:]
+        for (key, value) in members { if case .number(let n) = value, let i = Int(n) { marks[key] = i } }
+        return marks
+    }
+
+    /// Reads lines appended after `offset`; a last line without its newline is left for later.
+    /// Returns whether the file ends with a newline (or is empty).
+    private func readNewLines() -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return true }
+        defer { try? handle.close() }
+        let start = state.withLock { $0.offset }
+        guard (try? handle.seek(toOffset: start)) != nil, let data = try? handle.readToEnd(), !data.isEmpty else {
+            return start == 0 || Self.lastByteIsNewline(handle)
+        }
+        let bytes = [UInt8](data)
+        guard let lastNewline = bytes.lastIndex(of: 0x0A) else { return false }
+        let complete = bytes[...lastNewline]
+        state.withLock { state in
+            for line in complete.split(separator: 0x0A, omittingEmptySubsequences: true) {
+                guard let json = try? JSONValue(parsing: line),
+                    let entry = InboxEntry(json: json, index: state.entries.count + 1)
+                else {
+                    state.skippedLines += 1
+                    continue
+                }
+                guard state.keys.insert(entry.dedupeKey).inserted else { continue }
+                state.entries.append(entry)
+            }
+            state.offset = start + UInt64(complete.count)
+        }
+        return lastNewline == bytes.count - 1
+    }
+
+    private static func lastByteIsNewline(_ handle: FileHandle) -> Bool {
+        guard let end = try? handle.seekToEnd(), end > 0 else { return true }
+        try? handle.seek(toOffset: end - 1)
+        return (try? handle.read(upToCount: 1))?.first == 0x0A
+    }
+
+    private func withFileLock<T>(_ body: () throws -> T) rethrows -> T {
+        try? FileManager.default.createDirectory(at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let fd = open(lockURL.path, O_CREAT | O_RDWR, 0o600)
+        if fd >= 0 { flock(fd, LOCK_EX) }
+        defer {
+            if fd >= 0 {
+                flock(fd, LOCK_UN)
+                close(fd)
+            }
+        }
+        return try body()
+    }
+}

@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotificationHubs
+
+/// What the receiver reports.
+public enum InboxUpdate: Sendable, Hashable {
+    case status(ConnectionStatus)
+    /// New messages, already in the log.
+    case received([InboxEntry])
+}
+
+/// Keeps this terminal's device stream open: resumes after the last delivery after any
+/// disconnect (backing off 1 s to 60 s), dedupes, appends to the log, and reports.
+public final class InboxReceiver: Sendable {
+    public let updates: AsyncStream<InboxUpdate>
+    private let task: Task<Void, Never>
+
+    /// Starts receiving at once.
+    public init(sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, backoff: Backoff = Backoff()) {
+        let (updates, continuation) = AsyncStream<InboxUpdate>.makeStream(bufferingPolicy: .unbounded)
+        self.updates = updates
+        let hubURL = sandbox.endpoint.hubURL
+        task = Task {
+            let resume = log.resumePoint(hubName: sandbox.endpoint.hubName)
+            var machine = StreamMachine(lastEventId: resume?.seq, backoff: backoff)
+            var epoch = resume?.epoch
+            var pending = machine.handle(.start)
+            while !pending.isEmpty {
+                let action = pending.removeFirst()
+                switch action {
+                case .report(let status):
+                    continuation.yield(.status(status))
+                case .close:
+                    break
+                case .wait(let seconds):
+                    do {
+                        try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                        pending += machine.handle(.retryTimerFired)
+                    } catch {
+                        pending += machine.handle(.stop)
+                    }
+                case .open(let lastEventId):
+                    let event = await Self.receive(
+                        sandbox: sandbox, after: lastEventId, epoch: &epoch, machine: &machine, log: log, catalog: catalog,
+                        hubURL: hubURL,
+                        continuation: continuation, pending: &pending)
+                    pending += machine.handle(Task.isCancelled ? .stop : event)
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { [task] _ in task.cancel() }
+    }
+
+    /// Stops receiving; `updates` ends after reporting `.stopped`.
+    public func stop() { task.cancel() }
+
+    /// Opens the stream and reads it until it ends; returns the event that ended it.
+    private static func receive(
+        sandbox: SandboxClient, after lastEventId: Int64?, epoch: inout String?, machine: inout StreamMachine, log: InboxLog,
+        catalog: NewsCatalog,
+        hubURL: String, continuation: AsyncStream<InboxUpdate>.Continuation, pending: inout [StreamMachine.Action]
+    ) async -> StreamMachine.Event {
+        let response: HTTPClientResponse
+        do {
+            response = try await sandbox.refreshed().openStream(after: lastEventId, epoch: epoch)
+        } catch {
+            return error.isRefusal ? .refused(reason: error.description) : .closed(reason: error.description)
+        }
+        pending += machine.handle(.opened)
+        // Report "online" before blocking on the stream.
+        while let first = pending.first, case .report(let status) = first {
+            continuation.yield(.status(status))
+            pending.removeFirst()
+        }
+        var parser = ServerSentEventParser()
+        do {
+            for try await chunk in response.body {
+                let deliveries = parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
+                    guard event.event == "notification" || event.event == nil else { return nil }
+                    return try? SandboxDelivery(json: JSONValue(parsing: event.data))
+                }
+                guard !deliveries.isEmpty else { continue }
+                let added = try log.append(deliveries, hub: hubURL, categoryOf: { catalog.category(of: $0)?.name })
+                for delivery in deliveries {
+                    if delivery.epoch != epoch {
+                        // A new delivery log: sequence numbers restart, so the resume point does too.
+                        epoch = delivery.epoch
+                        machine.resetResumePoint()
+                    }
+                    _ = machine.handle(.delivery(seq: delivery.seq))
+                }
+                if !added.isEmpty { continuation.yield(.received(added)) }
+            }
+            return .closed(reason: "the hub closed the stream")
+        } catch {
+            return .closed(reason: "the stream was cut: \(HubClient.describe(error))")
+        }
+    }
+}
+
+extension NewsCatalog {
+    /// The category of a delivery: its tag when that is one category, else the
+    /// `Breaking <Category> News : ` prefix of its text.
+    public func category(of delivery: SandboxDelivery) -> Category? {
+        if let tags = delivery.tags, let category = category(named: tags.trimmingCharacters(in: .whitespaces)) { return category }
+        guard let text = delivery.alertText, text.hasPrefix("Breaking "), let end = text.range(of: " News : ") else { return nil }
+        return category(named: String(text[text.index(text.startIndex, offsetBy: 9)..<end.lowerBound]))
+    }
+}

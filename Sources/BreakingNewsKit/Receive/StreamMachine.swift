@@ -1,0 +1,112 @@
+/// Exponential backoff: 1 s, 2 s, 4 s … capped at 60 s.
+public struct Backoff: Sendable, Hashable {
+    public var base: Double
+    public var maximum: Double
+    /// Failures since the last success.
+    public private(set) var failures = 0
+
+    public init(base: Double = 1, maximum: Double = 60) {
+        self.base = base
+        self.maximum = maximum
+    }
+
+    /// Counts a failure and returns how long to wait before the next try.
+    public mutating func fail() -> Double {
+        failures += 1
+        return min(maximum, base * Double(1 << min(failures - 1, 30)))
+    }
+
+    public mutating func reset() { failures = 0 }
+}
+
+/// How the connection to the device stream is doing, as the screen and `log --follow` say it.
+public enum ConnectionStatus: Sendable, Hashable {
+    case connecting
+    case online
+    /// Lost; the next try is in `seconds`.
+    case reconnecting(seconds: Double, reason: String)
+    /// Given up: the hub refused the stream or has no sandbox push service.
+    case offline(String)
+    case stopped
+}
+
+/// The device stream's connection as a pure state machine: events in, actions out. It
+/// resumes after the last delivery seen and backs off from 1 s to 60 s between tries.
+public struct StreamMachine: Sendable, Hashable {
+    public enum State: Sendable, Hashable {
+        case idle
+        case connecting
+        case live
+        case waiting
+        case stopped
+    }
+
+    public enum Event: Sendable, Hashable {
+        case start
+        /// The stream answered 200 and is open.
+        case opened
+        /// A delivery with this sequence number arrived.
+        case delivery(seq: Int64)
+        /// The stream ended or could not be opened; worth retrying.
+        case closed(reason: String)
+        /// The stream was refused for good (401, 403, no sandbox).
+        case refused(reason: String)
+        case retryTimerFired
+        case stop
+    }
+
+    public enum Action: Sendable, Hashable {
+        /// Open the stream, resuming after `lastEventId`.
+        case open(lastEventId: Int64?)
+        /// Wait, then send `retryTimerFired`.
+        case wait(seconds: Double)
+        case report(ConnectionStatus)
+        /// Close any open stream.
+        case close
+    }
+
+    public private(set) var state: State = .idle
+    /// The last delivery seen: where a new connection resumes.
+    public private(set) var lastEventId: Int64?
+    public private(set) var backoff: Backoff
+
+    public init(lastEventId: Int64? = nil, backoff: Backoff = Backoff()) {
+        self.lastEventId = lastEventId
+        self.backoff = backoff
+    }
+
+    /// Forgets the resume point: the hub's delivery log started again (a new epoch).
+    public mutating func resetResumePoint() { lastEventId = nil }
+
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch (state, event) {
+        case (.stopped, _):
+            return []
+        case (_, .stop):
+            state = .stopped
+            return [.close, .report(.stopped)]
+        case (.idle, .start):
+            state = .connecting
+            return [.report(.connecting), .open(lastEventId: lastEventId)]
+        case (.connecting, .opened):
+            state = .live
+            backoff.reset()
+            return [.report(.online)]
+        case (.connecting, .delivery(let seq)), (.live, .delivery(let seq)):
+            lastEventId = max(lastEventId ?? 0, seq)
+            return []
+        case (.connecting, .closed(let reason)), (.live, .closed(let reason)):
+            state = .waiting
+            let delay = backoff.fail()
+            return [.close, .report(.reconnecting(seconds: delay, reason: reason)), .wait(seconds: delay)]
+        case (.connecting, .refused(let reason)), (.live, .refused(let reason)), (.waiting, .refused(let reason)):
+            state = .stopped
+            return [.close, .report(.offline(reason))]
+        case (.waiting, .retryTimerFired):
+            state = .connecting
+            return [.report(.connecting), .open(lastEventId: lastEventId)]
+        default:
+            return []
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import NotificationHubs
+
+/// Why a subscription was refused before anything was stored.
+public struct SubscribeError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+}
+
+/// The result of one registration attempt.
+public struct RegistrationOutcome: Sendable {
+    public let record: RegistrationRecord
+    /// The hub's error when the attempt did not succeed.
+    public let error: HubError?
+}
+
+/// The registration core: stores the chosen categories, then registers this terminal's
+/// installation (`platform: apns`, tags = categories, template `simpleAPNSTemplate`).
+public struct Subscriber: Sendable {
+    public let store: DefaultsStore
+    public let identity: DeviceIdentity
+    public let catalog: NewsCatalog
+    public let endpoint: HubEndpoint
+
+    public init(store: DefaultsStore, identity: DeviceIdentity, catalog: NewsCatalog, endpoint: HubEndpoint) {
+        self.store = store
+        self.identity = identity
+        self.catalog = catalog
+        self.endpoint = endpoint
+    }
+
+    /// The categories of `names` in screen order; unknown names are refused.
+    public func categories(_ names: [String]) throws(SubscribeError) -> [Category] {
+        try catalog.resolve(names)
+    }
+
+    /// The installation this terminal registers for `categories`.
+    public func installation(_ categories: [Category]) -> Installation {
+        Installation(
+            installationId: identity.installationId, platform: .apns, pushChannel: identity.deviceToken,
+            tags: categories.map(\.tag),
+            templates: [catalog.templateName: InstallationTemplate(body: catalog.templateBody)])
+    }
+
+    /// Stores the selection, then registers it. The selection is kept whatever the hub says.
+    public func subscribe(_ names: [String]) async throws -> RegistrationOutcome {
+        let chosen = try categories(names)
+        try store.update { $0.categories = chosen.map(\.name) }
+        return await register(chosen)
+    }
+
+    /// Registers the stored selection again (every launch: device handles can change).
+    public func registerAtLaunch() async throws -> RegistrationOutcome {
+        await register(try categories(store.load().values.categories))
+    }
+
+    /// One registration attempt; its outcome is recorded in the user defaults: registered,
+    /// pending (the hub could not be reached) or failed (the hub refused).
+    public func register(_ categories: [Category], now: Date = Date()) async -> RegistrationOutcome {
+        let names = categories.map(\.name)
+        var error: HubError?
+        do throws(HubError) {
+            try await endpoint.refreshed().listenClient(retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.5, maximumDelay: 4))
+                .createOrUpdateInstallation(installation(categories))
+        } catch let hubError {
+            error = hubError
+        }
+        let state: RegistrationRecord.State =
+            error == nil ? .registered : (error!.isUnreachable || error!.isTransient ? .pending : .failed)
+        let record = RegistrationRecord(
+            state: state, at: W3CDate.format(now), categories: names, hub: endpoint.hubURL, detail: error.map { "\($0)" })
+        _ = try? store.update { $0.lastRegistration = record }
+        return RegistrationOutcome(record: record, error: error)
+    }
+
+    /// Registers, and while the hub cannot be reached keeps retrying with backoff (1 s to
+    /// 60 s), reporting each attempt. Ends when registered, refused, or cancelled.
+    public func registerUntilDone(_ categories: [Category], backoff initial: Backoff = Backoff()) -> AsyncStream<
+        RegistrationOutcome
+    > {
+        AsyncStream { continuation in
+            let task = Task {
+                var backoff = initial
+                while !Task.isCancelled {
+                    let outcome = await register(categories)
+                    continuation.yield(outcome)
+                    guard outcome.record.state == .pending else { break }
+                    try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

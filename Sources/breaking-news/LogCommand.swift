@@ -1,0 +1,108 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+import NotificationHubs
+
+/// `breaking-news log`: every message this terminal received; `--follow` keeps receiving.
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
+        abstract: "Show the messages this terminal received (fetching new ones first); --follow keeps listening.")
+
+    @Flag(name: .shortAndLong, help: "Keep the stream open and print messages as they arrive.")
+    var follow = false
+
+    @Option(help: "Only this category.")
+    var category: String?
+
+    @Flag(help: "Print JSON lines.")
+    var json = false
+
+    @OptionGroup var hubFlags: HubFlags
+
+    func run() async throws {
+        let profile = try openProfile()
+        var filter: String?
+        if let category {
+            guard let known = profile.catalog.category(named: category) else {
+                throw CommandFailure.rejected(
+                    "'\(category)' is not a category; choose from \(profile.catalog.categories.map(\.name).joined(separator: ", "))"
+                )
+            }
+            filter = known.name
+        }
+        let endpoint: HubEndpoint
+        do {
+            endpoint = try await hubFlags.endpoint(paths: profile.paths)
+        } catch let failure as CommandFailure where failure.exitCode == .hubUnreachable && !follow {
+            printError("note: \(failure.message); showing what was received before")
+            print(entries: profile.log.entries, filter: filter)
+            return
+        }
+        if !follow {
+            do {
+                try await profile.sync(endpoint)
+            } catch {
+                printError(
+                    error.isRefusal
+                        ? "note: \(error.description)" : "note: \(error.description); showing what was received before")
+            }
+            print(entries: profile.log.entries, filter: filter)
+            profile.log.markRead(category: filter)
+            return
+        }
+        print(entries: profile.log.entries, filter: filter)
+        let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog)
+        let signals = SignalStop { receiver.stop() }
+        defer { signals.cancel() }
+        var wasOnline = false
+        var offline: String?
+        for await update in receiver.updates {
+            switch update {
+            case .received(let entries):
+                print(entries: entries, filter: filter)
+            case .status(.online):
+                if wasOnline { printError("reconnected to the hub") }
+                wasOnline = true
+            case .status(.reconnecting(let seconds, let reason)):
+                printError("lost the hub (\(reason)); retrying in \(Int(seconds)) s")
+            case .status(.offline(let reason)):
+                offline = reason
+            case .status(.connecting), .status(.stopped):
+                break
+            }
+        }
+        if let offline { throw CommandFailure(offline, exitCode: offline.contains("refused") ? .refusedByAuth : .failure) }
+    }
+
+    func print(entries: [InboxEntry], filter: String?) {
+        for entry in entries where filter == nil || entry.category == filter {
+            if json {
+                Swift.print(entry.jsonLine)
+            } else {
+                let category = (entry.category ?? "—").padding(toLength: 10, withPad: " ", startingAt: 0)
+                Swift.print("\(displayTime(entry.receivedAt))  \(category)  \(entry.text)")
+            }
+        }
+        fflush(nil)
+    }
+}
+
+/// Calls `stop` on SIGINT or SIGTERM, so a following command ends cleanly.
+final class SignalStop {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { stop() }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,238 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+import NotificationHubs
+
+/// `breaking-news subscribe World Sports`: store the selection and register it.
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Choose categories and register this terminal's installation with them (none: unsubscribe from all).")
+
+    @Argument(help: "Categories: World, Politics, Business, Technology, Science, Sports.")
+    var categories: [String] = []
+
+    @OptionGroup var hubFlags: HubFlags
+
+    func run() async throws {
+        let profile = try openProfile()
+        let subscriber = profile.subscriber(try await hubFlags.endpoint(paths: profile.paths))
+        let chosen: [BreakingNewsKit.Category]
+        do {
+            chosen = try profile.catalog.resolve(categories)
+        } catch {
+            throw CommandFailure.rejected(error.description)
+        }
+        let outcome: RegistrationOutcome
+        do {
+            outcome = try await subscriber.subscribe(chosen.map(\.name))
+        } catch {
+            throw CommandFailure("cannot store the selection: \(error.localizedDescription)", exitCode: .failure)
+        }
+        let names = chosen.isEmpty ? "no categories" : chosen.map(\.name).joined(separator: ", ")
+        switch outcome.record.state {
+        case .registered:
+            print("Subscribed to \(names).")
+        case .pending:
+            throw CommandFailure(
+                "Saved \(names), but \(outcome.error.map { "\($0)" } ?? "the hub is unreachable"). It registers at the next launch; try again with 'breaking-news subscribe'.",
+                exitCode: .hubUnreachable)
+        case .failed:
+            throw CommandFailure.hub(
+                outcome.error ?? .status(0, detail: "unknown"), action: "Subscribing (the selection is saved)")
+        }
+    }
+}
+
+/// `breaking-news categories`: the stored selection and the registration state.
+struct CategoriesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "categories", abstract: "Show the chosen categories and whether they are registered.")
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        let profile = try openProfile()
+        let chosen = Set(profile.selectedCategories.map(\.name))
+        let values = profile.store.load().values
+        let unread = profile.log.unreadCounts
+        if json {
+            let record = values.lastRegistration
+            print(
+                JSONValue.object(dropping: [
+                    ("categories", .strings(profile.catalog.categories.map(\.name).filter(chosen.contains))),
+                    ("installationId", .string(profile.identity.installationId)),
+                    (
+                        "registration",
+                        record.map {
+                            .object(dropping: [
+                                ("state", .string($0.state.rawValue)), ("at", .string($0.at)), ("hub", .string($0.hub)),
+                                ("categories", .strings($0.categories)), ("detail", $0.detail.map(JSONValue.string)),
+                            ])
+                        }
+                    ),
+                ]).text)
+            return
+        }
+        for category in profile.catalog.categories {
+            let mark = chosen.contains(category.name) ? "[x]" : "[ ]"
+            let badge = unread[category.name].map { "  (\($0) unread)" } ?? ""
+            print("\(mark) \(category.name)\(badge)")
+        }
+        guard let record = values.lastRegistration else {
+            print("Not registered yet: run 'breaking-news subscribe <categories>'.")
+            return
+        }
+        let registered = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
+        switch record.state {
+        case .registered: print("Registered \(registered) at \(displayTime(record.at)) on \(record.hub).")
+        case .pending: print("Pending since \(displayTime(record.at)): \(record.detail ?? "the hub was unreachable").")
+        case .failed: print("Failed at \(displayTime(record.at)): \(record.detail ?? "refused").")
+        }
+        if record.state == .registered, Set(record.categories) != chosen {
+            print("The selection changed since; run 'breaking-news subscribe' to register it.")
+        }
+    }
+}
+
+/// `breaking-news send TEXT`: breaking news per category, or raw sends.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send breaking news to categories (all six by default), or a raw template or native send.",
+        discussion: """
+            breaking-news send "Markets rally"                      one template send per category
+            breaking-news send "Goal!" --category Sports           one category
+            breaking-news send --tags "World || Sports" --property messageParam=hi
+            breaking-news send --apple '{"aps":{"alert":"hi"}}' --tags World
+            Add --test to see the hub's outcome for each device reached.
+            """)
+
+    @Argument(help: "The news text (sent as 'Breaking <Category> News : <text>').")
+    var text: String?
+
+    @Option(name: .customLong("category"), help: "A category to send to (repeatable).")
+    var categories: [String] = []
+
+    @Option(help: "A tag expression, for a raw send.")
+    var tags: String?
+
+    @Option(name: .customLong("property"), help: "key=value, a template property for a raw send (repeatable).")
+    var properties: [String] = []
+
+    @Option(help: "A native APNs JSON payload.")
+    var apple: String?
+
+    @Flag(help: "A test send: print the hub's outcome for each device reached.")
+    var test = false
+
+    @OptionGroup var hubFlags: HubFlags
+
+    func validate() throws {
+        let raw = tags != nil || !properties.isEmpty || apple != nil
+        if raw, text != nil || !categories.isEmpty {
+            throw ValidationError("give either TEXT with --category, or a raw send with --tags/--property/--apple, not both")
+        }
+        if !raw, text == nil { throw ValidationError("give the news TEXT to send") }
+        if apple != nil, !properties.isEmpty { throw ValidationError("--apple sends a native payload; it takes no --property") }
+        for property in properties where !property.contains("=") {
+            throw ValidationError("--property takes key=value, not '\(property)'")
+        }
+    }
+
+    func run() async throws {
+        let profile = try openProfile()
+        if let text {
+            let chosen: [BreakingNewsKit.Category]
+            do {
+                chosen = categories.isEmpty ? profile.catalog.categories : try profile.catalog.resolve(categories)
+                _ = try Publisher.validate(text)
+            } catch let error as SubscribeError {
+                throw CommandFailure.rejected(error.description)
+            } catch {
+                throw CommandFailure.rejected("\(error)")
+            }
+            let endpoint = try await hubFlags.endpoint(paths: profile.paths)
+            let publisher = profile.publisher(endpoint)
+            let results: [CategoryResult]
+            do {
+                results = try await publisher.send(text, to: chosen, test: test)
+            } catch {
+                throw CommandFailure.rejected(error.description)
+            }
+            var firstError: HubError?
+            for result in results {
+                let name = result.category.name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                switch result.result {
+                case .success(let receipt):
+                    print("\(name) sent  \(receipt.notificationId ?? "")")
+                    if let outcome = receipt.outcome { printOutcome(outcome, indent: "           ") }
+                case .failure(let error):
+                    print("\(name) failed  \(error)")
+                    firstError = firstError ?? error
+                }
+            }
+            if endpoint.isEmbedded { await publisher.waitUntilDispatched(results.compactMap { try? $0.result.get() }) }
+            if let firstError { throw CommandFailure.hub(firstError, action: "Sending") }
+            return
+        }
+        var map: [String: String] = [:]
+        for property in properties {
+            let parts = property.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            map[String(parts[0])] = String(parts[1])
+        }
+        if let tags {
+            do { _ = try TagExpression(parsing: tags) } catch { throw CommandFailure.rejected(error.description) }
+        }
+        if let apple, (try? JSONValue(parsing: apple))?.objectMembers == nil {
+            throw CommandFailure.rejected("--apple must be a JSON object such as {\"aps\":{\"alert\":\"hi\"}}")
+        }
+        let endpoint = try await hubFlags.endpoint(paths: profile.paths)
+        let publisher = profile.publisher(endpoint)
+        do {
+            let receipt: SendReceipt
+            if let apple {
+                receipt = try await publisher.sendApple(apple, tags: tags, test: test)
+            } else {
+                receipt = try await publisher.sendTemplate(map, tags: tags, test: test)
+            }
+            print("sent  \(receipt.notificationId ?? "")")
+            if let outcome = receipt.outcome { printOutcome(outcome, indent: "      ") }
+            if endpoint.isEmbedded { await publisher.waitUntilDispatched([receipt]) }
+        } catch let error as HubError {
+            throw CommandFailure.hub(error, action: "Sending")
+        }
+    }
+
+    func printOutcome(_ outcome: NotificationOutcome, indent: String) {
+        print("\(indent)outcome: \(outcome.success) succeeded, \(outcome.failure) failed")
+        for result in outcome.results {
+            print("\(indent)  \(result.pnsHandle.prefix(16))…  \(result.outcome)")
+        }
+    }
+}
+
+/// `breaking-news installation`: this terminal's installation as the hub has it.
+struct InstallationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "installation", abstract: "Show this terminal's installation as the hub has it (the tutorial's check).")
+
+    @OptionGroup var hubFlags: HubFlags
+
+    func run() async throws {
+        let profile = try openProfile()
+        let endpoint = try await hubFlags.endpoint(paths: profile.paths)
+        do {
+            let installation = try await endpoint.listenClient().installation(id: profile.identity.installationId)
+            print(installation.json.prettyText)
+        } catch {
+            if error.isNotFound {
+                throw CommandFailure(
+                    "the hub has no installation \(profile.identity.installationId) yet: run 'breaking-news subscribe'",
+                    exitCode: .inputRejected)
+            }
+            throw CommandFailure.hub(error, action: "Reading the installation")
+        }
+    }
+}
