@@ -86,10 +86,19 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .target(
+            name: "HubTestSupport",
+            dependencies: [
+                "LocalHub", "NotificationHubs",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/HubTestSupport"
+        ),
         .testTarget(
             name: "LocalHubTests",
             dependencies: [
-                "LocalHub", "NotificationHubs",
+                "LocalHub", "NotificationHubs", "HubTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -97,7 +106,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BreakingNewsKitTests",
-            dependencies: ["BreakingNewsKit", "LocalHub", "NotificationHubs"]
+            dependencies: ["BreakingNewsKit", "LocalHub", "NotificationHubs", "HubTestSupport"]
         ),
         .testTarget(
             name: "NewsTerminalTests",
@@ -105,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NotificationHubs", "BreakingNewsKit"]
+            dependencies: ["NotificationHubs", "BreakingNewsKit", "HubTestSupport"]
         ),
     ]
 )

@@ -39,11 +39,13 @@ struct BreakingNews: AsyncParsableCommand {
             Foundation.exit(failure.exitCode.rawValue)
         }
         let code = exitCode(for: error)
-        let message = fullMessage(for: error)
         if code == .validationFailure {
-            FileHandle.standardError.write(Data("\(message)\n".utf8))
+            // One line: what is wrong and where help is.
+            let line = message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+            FileHandle.standardError.write(Data("breaking-news: \(line) (see 'breaking-news help')\n".utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
         }
+        let message = fullMessage(for: error)
         if code.isSuccess {
             if !message.isEmpty { print(message) }
             Foundation.exit(0)

@@ -16,13 +16,13 @@ struct SubscribeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let profile = try openProfile()
-        let subscriber = profile.subscriber(try await hubFlags.endpoint(paths: profile.paths))
         let chosen: [BreakingNewsKit.Category]
         do {
             chosen = try profile.catalog.resolve(categories)
         } catch {
             throw CommandFailure.rejected(error.description)
         }
+        let subscriber = profile.subscriber(try await hubFlags.endpoint(paths: profile.paths))
         let outcome: RegistrationOutcome
         do {
             outcome = try await subscriber.subscribe(chosen.map(\.name))
@@ -102,10 +102,11 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Send breaking news to categories (all six by default), or a raw template or native send.",
         discussion: """
-            breaking-news send "Markets rally"                      one template send per category
-            breaking-news send "Goal!" --category Sports           one category
-            breaking-news send --tags "World || Sports" --property messageParam=hi
-            breaking-news send --apple '{"aps":{"alert":"hi"}}' --tags World
+            Examples:
+              send "Markets rally"              (every category)
+              send "Goal!" --category Sports
+              send --tags "World || Sports" --property messageParam=hi
+              send --apple '{"aps":{"alert":"hi"}}' --tags World
             Add --test to see the hub's outcome for each device reached.
             """)
 

@@ -1,58 +1,9 @@
 import Foundation
+import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs
 import Testing
-
-/// The built `breaking-news` binary next to this test runner.
-func builtBinary() -> URL {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(
-        "breaking-news")
-}
-
-/// A hub running as its own process, so that it can be killed.
-struct HubProcess {
-    let process: Process
-    let state: LocalHubState
-    let listen: ConnectionString
-    let full: ConnectionString
-
-    static func start(directory: URL, hub: String = "news") async throws -> HubProcess {
-        let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
-        try? FileManager.default.removeItem(at: stateFile)
-        let process = Process()
-        process.executableURL = builtBinary()
-        process.arguments = ["hub", "serve", "--port", "0", "--data", directory.path, "--hub", hub, "--log-level", "warning"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        for _ in 0..<300 {
-            if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
-                let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))[hub]!
-                func cs(_ rule: String) throws -> ConnectionString {
-                    try ConnectionString(
-                        parsing: LocalHubKeyFile.connectionString(baseURL: state.url, hub: hub, rule: rule, key: keys[rule]!))
-                }
-                return HubProcess(
-                    process: process, state: state, listen: try cs(AuthorizationRule.listenRuleName),
-                    full: try cs(AuthorizationRule.fullRuleName))
-            }
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
-        process.terminate()
-        throw TestHubError(description: "the hub process did not start")
-    }
-
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
-    }
-}
 
 /// Sends the hub acknowledged with 201.
 actor AckLog {

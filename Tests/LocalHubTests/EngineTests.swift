@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import LocalHub
 import NotificationHubs
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs

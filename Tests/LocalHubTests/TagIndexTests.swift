@@ -1,3 +1,4 @@
+import HubTestSupport
 import LocalHub
 import NotificationHubs
 import PropertyBased

@@ -92,6 +92,7 @@ public struct EmbeddedHub: Sendable {
     /// Runs `argv` in a new session and waits for it (the shell backgrounds the real
     /// process and exits at once, so the hub is re-parented and outlives us).
     static func spawnDetached(_ argv: [String]) throws {
+        markDescriptorsCloseOnExec()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -105,6 +106,17 @@ public struct EmbeddedHub: Sendable {
         }
         var exitStatus: Int32 = 0
         _ = waitpid(pid, &exitStatus, 0)
+    }
+
+    /// Keeps every descriptor above standard error out of the hub: a parent that watches our
+    /// pipes (a shell, a test runner) must see them close when we exit, not when the hub does.
+    static func markDescriptorsCloseOnExec() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for name in names {
+            guard let fd = Int32(name), fd > 2 else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     /// The hub's keys: rule name → key, for this hub.

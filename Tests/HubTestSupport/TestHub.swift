@@ -5,18 +5,20 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationHubs
-import Testing
 
 /// A local hub running in this process on an ephemeral loopback port, with its own folder.
-final class TestHub: Sendable {
-    let directory: URL
-    let state: LocalHubState
-    let hub: String
-    let listen: ConnectionString
-    let full: ConnectionString
+public final class TestHub: Sendable {
+    public let directory: URL
+    public let state: LocalHubState
+    public let hub: String
+    public let listen: ConnectionString
+    public let full: ConnectionString
     private let task: Task<Void, Error>
 
-    var baseURL: String { state.url }
+    public var baseURL: String { state.url }
+
+    /// The port the hub listens on.
+    public var port: Int { Int(state.url.split(separator: ":").last ?? "0") ?? 0 }
 
     private init(
         directory: URL, state: LocalHubState, hub: String, listen: ConnectionString, full: ConnectionString,
@@ -30,20 +32,22 @@ final class TestHub: Sendable {
         self.task = task
     }
 
-    static func temporaryDirectory() -> URL {
+    public static func temporaryDirectory() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("hub-test-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 
     /// Starts a hub serving `hubs` (the first is the one `listen`/`full` are for).
-    static func start(hubs: [String] = ["news"], directory: URL = temporaryDirectory(), keepAlive: Double = 15) async throws
-        -> TestHub
+    public static func start(
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15
+    )
+        async throws -> TestHub
     {
         var logger = Logger(label: "test-hub")
         logger.logLevel = .critical
         let configuration = LocalHubConfiguration(
-            host: "127.0.0.1", port: 0, dataDirectory: directory, hubs: hubs, keepAliveInterval: keepAlive)
+            host: "127.0.0.1", port: port, dataDirectory: directory, hubs: hubs, keepAliveInterval: keepAlive)
         let (ready, readyContinuation) = AsyncStream<LocalHubState>.makeStream()
         let task = Task {
             try await LocalHubServer.run(configuration: configuration, logger: logger, handleSignals: false) { state in
@@ -69,38 +73,39 @@ final class TestHub: Sendable {
     }
 
     /// Stops the hub and waits for it to finish.
-    func stop() async {
+    public func stop() async {
         task.cancel()
         _ = try? await task.value
     }
 
-    func client(_ connectionString: ConnectionString, retry: RetryPolicy = .none) throws -> HubClient {
+    public func client(_ connectionString: ConnectionString, retry: RetryPolicy = .none) throws -> HubClient {
         try HubClient(connectionString: connectionString, retryPolicy: retry)
     }
 
     /// A token of `connectionString` for `resource` (default: the hub URL).
-    func token(_ connectionString: ConnectionString, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
+    public func token(_ connectionString: ConnectionString, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
         SharedAccessSignature.make(
             resource: resource ?? connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
             lifetime: lifetime)
     }
 }
 
-struct TestHubError: Error, CustomStringConvertible {
-    let description: String
+public struct TestHubError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A raw HTTP answer.
-struct RawResponse {
-    let status: Int
-    let headers: HTTPHeaders
-    let body: String
+public struct RawResponse {
+    public let status: Int
+    public let headers: HTTPHeaders
+    public let body: String
 
-    var errorDetail: String? { ServiceErrorBody(xml: body)?.detail }
+    public var errorDetail: String? { ServiceErrorBody(xml: body)?.detail }
 }
 
 /// Sends one raw request, as an SDK would shape it.
-func raw(
+public func raw(
     _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: String? = nil
 ) async throws -> RawResponse {
     var request = HTTPClientRequest(url: url)
@@ -113,7 +118,7 @@ func raw(
 }
 
 /// Reads a device stream until `count` deliveries arrived or `timeout` passed.
-func readStream(
+public func readStream(
     baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, count: Int, timeout: Double = 10
 ) async throws -> [SandboxDelivery] {
     var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
@@ -144,13 +149,68 @@ func readStream(
 }
 
 /// A valid APNs installation with the tutorial's template.
-func newsInstallation(_ id: String, device: String, tags: [String], userId: String? = nil) -> Installation {
+public func newsInstallation(_ id: String, device: String, tags: [String], userId: String? = nil) -> Installation {
     Installation(
         installationId: id, platform: .apns, pushChannel: device, tags: tags,
         templates: ["simpleAPNSTemplate": InstallationTemplate(body: #"{"aps":{"alert":"$(messageParam)"}}"#)], userId: userId)
 }
 
 /// A random 64-hex device token.
-func randomDevice() -> String {
+public func randomDevice() -> String {
     (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+}
+
+/// The built `breaking-news` binary next to this test runner.
+public func builtBinary() -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(
+        "breaking-news")
+}
+
+/// A hub running as its own process, so that it can be killed.
+public struct HubProcess: Sendable {
+    public let process: Process
+    public let state: LocalHubState
+    public let listen: ConnectionString
+    public let full: ConnectionString
+
+    public static func start(directory: URL, hub: String = "news", port: Int = 0) async throws -> HubProcess {
+        let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
+        try? FileManager.default.removeItem(at: stateFile)
+        let process = Process()
+        process.executableURL = builtBinary()
+        process.arguments = [
+            "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub, "--log-level", "warning",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<300 {
+            if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
+                let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))[hub]!
+                func cs(_ rule: String) throws -> ConnectionString {
+                    try ConnectionString(
+                        parsing: LocalHubKeyFile.connectionString(baseURL: state.url, hub: hub, rule: rule, key: keys[rule]!))
+                }
+                return HubProcess(
+                    process: process, state: state, listen: try cs(AuthorizationRule.listenRuleName),
+                    full: try cs(AuthorizationRule.fullRuleName))
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        process.terminate()
+        throw TestHubError(description: "the hub process did not start")
+    }
+
+    /// The port the hub listens on.
+    public var port: Int { Int(state.url.split(separator: ":").last ?? "0") ?? 0 }
+
+    public func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    public func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
 }

@@ -1,0 +1,145 @@
+import BreakingNewsKit
+import Foundation
+import NotificationHubs
+import Testing
+
+func temporaryFolder() -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("bn-kit-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+struct DefaultsStoreTests {
+    @Test func roundTripsAndKeepsUnknownKeys() throws {
+        let url = temporaryFolder().appendingPathComponent("defaults.json")
+        try Data(#"{"BreakingNewsCategories":["World"],"theme":{"dark":true}}"#.utf8).write(to: url)
+        let store = DefaultsStore(url: url)
+        #expect(store.load().values.categories == ["World"])
+        try store.update { $0.categories = ["Sports", "Science"] }
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.contains(#""BreakingNewsCategories":["Sports","Science"]"#))
+        #expect(text.contains(#""theme":{"dark":true}"#))
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+    }
+
+    @Test func aCorruptFileIsMovedAsideWithAWarning() throws {
+        let folder = temporaryFolder()
+        let url = folder.appendingPathComponent("defaults.json")
+        try Data(#"{"BreakingNewsCategories":["World""#.utf8).write(to: url)
+        let loaded = DefaultsStore(url: url).load(now: Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(loaded.values.categories.isEmpty)
+        let warning = try #require(loaded.warning)
+        #expect(warning.contains("defaults.json.corrupt-20270115080000"))
+        let aside = folder.appendingPathComponent("defaults.json.corrupt-20270115080000")
+        #expect(try String(contentsOf: aside, encoding: .utf8) == #"{"BreakingNewsCategories":["World""#)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test func identityIsMadeOnceAndStable() throws {
+        let store = DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json"))
+        let first = try DeviceIdentity.load(from: store)
+        let second = try DeviceIdentity.load(from: store)
+        #expect(first == second)
+        #expect(first.deviceToken.count == 64)
+        #expect(DeviceToken.isValid(first.deviceToken))
+        #expect(first.deviceToken == first.deviceToken.uppercased())
+        #expect(DeviceIdentity.token(for: first.installationId) == first.deviceToken)
+    }
+}
+
+struct InboxLogTests {
+    static func delivery(_ seq: Int64, _ id: String, text: String, tags: String? = "World", epoch: String = "e1")
+        -> SandboxDelivery
+    {
+        SandboxDelivery(
+            seq: seq, notificationId: id, hub: "news", device: "ab", template: "simpleAPNSTemplate", tags: tags, deliveredAt: "t",
+            payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: epoch)
+    }
+
+    static let catalog = try! NewsCatalog.load()
+
+    func append(_ log: InboxLog, _ deliveries: [SandboxDelivery]) throws -> [InboxEntry] {
+        try log.append(deliveries, hub: "http://h/news", categoryOf: { Self.catalog.category(of: $0)?.name })
+    }
+
+    @Test func appendsDedupesAndSurvivesReopening() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let log = InboxLog(url: url)
+        let added = try append(
+            log, [Self.delivery(1, "a", text: "Breaking World News : one"), Self.delivery(2, "b", text: "two")])
+        #expect(added.map(\.index) == [1, 2])
+        #expect(try append(log, [Self.delivery(1, "a", text: "again")]).isEmpty)
+        let reopened = InboxLog(url: url)
+        #expect(reopened.entries.map(\.text) == ["Breaking World News : one", "two"])
+        #expect(reopened.entries.map(\.category) == ["World", "World"])
+        #expect(reopened.resumePoint(hubName: "news")?.seq == 2)
+        #expect(reopened.resumePoint(hubName: "news")?.epoch == "e1")
+        #expect(reopened.resumePoint(hubName: "other") == nil)
+    }
+
+    @Test func twoWritersOnOneFileDoNotDuplicate() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let a = InboxLog(url: url)
+        let b = InboxLog(url: url)
+        _ = try append(a, [Self.delivery(1, "x", text: "x")])
+        // b has not read the file since; it must not write x again.
+        #expect(
+            try append(b, [Self.delivery(1, "x", text: "x"), Self.delivery(2, "y", text: "y")]).map(\.notificationId) == ["y"])
+        a.catchUp()
+        #expect(a.entries.map(\.notificationId) == ["x", "y"])
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+    }
+
+    @Test func aLineCutShortIsSkippedAndLaterWritesStayReadable() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        _ = try append(InboxLog(url: url), [Self.delivery(1, "a", text: "a")])
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"id":"b","seq":2,"te"#.utf8))
+        try handle.close()
+        let log = InboxLog(url: url)
+        #expect(log.entries.map(\.notificationId) == ["a"])
+        _ = try append(log, [Self.delivery(3, "c", text: "c")])
+        let reopened = InboxLog(url: url)
+        #expect(reopened.entries.map(\.notificationId) == ["a", "c"])
+        #expect(reopened.skippedLines == 1)
+    }
+
+    @Test func unreadCountsAndMarks() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let log = InboxLog(url: url)
+        _ = try append(
+            log,
+            [
+                Self.delivery(1, "a", text: "a", tags: "World"), Self.delivery(2, "b", text: "b", tags: "Sports"),
+                Self.delivery(3, "c", text: "c", tags: "Sports"),
+                Self.delivery(4, "d", text: "Breaking Science News : d", tags: "World || Science"),
+            ])
+        #expect(log.unreadCounts == ["World": 1, "Sports": 2, "Science": 1])
+        log.markRead(category: "Sports")
+        #expect(log.unreadCounts == ["World": 1, "Science": 1])
+        #expect(InboxLog(url: url).unreadCounts == ["World": 1, "Science": 1])
+        log.markRead()
+        #expect(log.unreadCounts.isEmpty)
+    }
+}
+
+struct CatalogTests {
+    @Test func resourcesHoldTheTutorialsFacts() throws {
+        let catalog = try NewsCatalog.load()
+        #expect(catalog.categories.map(\.name) == ["World", "Politics", "Business", "Technology", "Science", "Sports"])
+        #expect(catalog.templateName == "simpleAPNSTemplate")
+        #expect(catalog.templateBody == #"{"aps":{"alert":"$(messageParam)"}}"#)
+        #expect(NewsCatalog.message("hello", category: catalog.categories[0]) == "Breaking World News : hello")
+        #expect(try catalog.resolve(["sports", "WORLD"]).map(\.name) == ["World", "Sports"])
+        #expect(throws: SubscribeError.self) { try catalog.resolve(["Weather"]) }
+    }
+
+    @Test func messageTextLimits() throws {
+        #expect(throws: PublishError.self) { try Publisher.validate("   ") }
+        #expect(throws: PublishError.self) { try Publisher.validate(String(repeating: "é", count: 513)) }
+        #expect(try Publisher.validate(" \(String(repeating: "a", count: 1024))\n") == String(repeating: "a", count: 1024))
+    }
+}

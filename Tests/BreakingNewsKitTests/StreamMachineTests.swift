@@ -1,0 +1,89 @@
+import BreakingNewsKit
+import Testing
+
+/// The stream connection, transition by transition, without I/O.
+struct StreamMachineTests {
+    @Test func startOpensFromTheResumePoint() {
+        var machine = StreamMachine(lastEventId: 41)
+        #expect(machine.handle(.start) == [.report(.connecting), .open(lastEventId: 41)])
+        #expect(machine.state == .connecting)
+    }
+
+    @Test func openedGoesOnlineAndDeliveriesMoveTheResumePoint() {
+        var machine = StreamMachine()
+        _ = machine.handle(.start)
+        #expect(machine.handle(.opened) == [.report(.online)])
+        #expect(machine.state == .live)
+        #expect(machine.handle(.delivery(seq: 5)) == [])
+        #expect(machine.handle(.delivery(seq: 3)) == [])
+        #expect(machine.lastEventId == 5)
+    }
+
+    @Test func disconnectsBackOffFromOneToSixtySeconds() {
+        var machine = StreamMachine()
+        _ = machine.handle(.start)
+        var delays: [Double] = []
+        for _ in 0..<9 {
+            let actions = machine.handle(.closed(reason: "cut"))
+            #expect(machine.state == .waiting)
+            guard case .wait(let seconds)? = actions.last else {
+                Issue.record("no wait in \(actions)")
+                return
+            }
+            #expect(actions.contains(.report(.reconnecting(seconds: seconds, reason: "cut"))))
+            delays.append(seconds)
+            #expect(machine.handle(.retryTimerFired) == [.report(.connecting), .open(lastEventId: nil)])
+        }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 60, 60, 60])
+    }
+
+    @Test func aSuccessfulConnectionResetsTheBackoff() {
+        var machine = StreamMachine()
+        _ = machine.handle(.start)
+        _ = machine.handle(.closed(reason: "a"))
+        _ = machine.handle(.retryTimerFired)
+        _ = machine.handle(.closed(reason: "b"))
+        _ = machine.handle(.retryTimerFired)
+        _ = machine.handle(.opened)
+        _ = machine.handle(.delivery(seq: 9))
+        let actions = machine.handle(.closed(reason: "c"))
+        #expect(actions.last == .wait(seconds: 1))
+        // And the reconnection resumes after the last delivery.
+        #expect(machine.handle(.retryTimerFired) == [.report(.connecting), .open(lastEventId: 9)])
+    }
+
+    @Test func refusalStopsForGood() {
+        var machine = StreamMachine()
+        _ = machine.handle(.start)
+        #expect(machine.handle(.refused(reason: "no sandbox")) == [.close, .report(.offline("no sandbox"))])
+        #expect(machine.state == .stopped)
+        #expect(machine.handle(.retryTimerFired) == [])
+        #expect(machine.handle(.start) == [])
+    }
+
+    @Test func stopFromAnyStateClosesOnce() {
+        for setup in [[], [StreamMachine.Event.start], [.start, .opened], [.start, .closed(reason: "x")]] {
+            var machine = StreamMachine()
+            for event in setup { _ = machine.handle(event) }
+            #expect(machine.handle(.stop) == [.close, .report(.stopped)])
+            #expect(machine.handle(.stop) == [])
+        }
+    }
+
+    @Test func eventsThatDoNotFitAreIgnored() {
+        var machine = StreamMachine()
+        #expect(machine.handle(.opened) == [])
+        #expect(machine.handle(.retryTimerFired) == [])
+        _ = machine.handle(.start)
+        #expect(machine.handle(.retryTimerFired) == [])
+        #expect(machine.state == .connecting)
+    }
+
+    @Test func aNewEpochForgetsTheResumePoint() {
+        var machine = StreamMachine(lastEventId: 500)
+        machine.resetResumePoint()
+        _ = machine.handle(.start)
+        _ = machine.handle(.delivery(seq: 2))
+        #expect(machine.lastEventId == 2)
+    }
+}
