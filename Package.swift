@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NewsTerminalTests",
-            dependencies: ["NewsTerminal", "BreakingNewsKit"]
+            dependencies: ["NewsTerminal", "BreakingNewsKit", "NotificationHubs"]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -11,4 +11,20 @@
 #include <wchar.h>
 #include <ncursesw/curses.h>
 
+// Globals and macros of curses, as functions Swift can call without touching shared
+// mutable C globals.
+static inline WINDOW *bn_stdscr(void) { return stdscr; }
+static inline int bn_lines(void) { return getmaxy(stdscr); }
+static inline int bn_cols(void) { return getmaxx(stdscr); }
+static inline int bn_attr_bold(void) { return A_BOLD; }
+static inline int bn_attr_reverse(void) { return A_REVERSE; }
+static inline int bn_attr_underline(void) { return A_UNDERLINE; }
+static inline int bn_attr_dim(void) { return A_DIM; }
+static inline int bn_color_pair(int n) { return COLOR_PAIR(n); }
+static inline int bn_has_colors(void) { return has_colors(); }
+static inline int bn_key_code_yes(void) { return KEY_CODE_YES; }
+static inline int bn_wcwidth(wchar_t c) { return wcwidth(c); }
+static inline unsigned long bn_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
+static inline unsigned long bn_button1_clicked(void) { return BUTTON1_CLICKED | BUTTON1_PRESSED; }
+
 #endif

@@ -12,9 +12,11 @@ struct BreakingNews: AsyncParsableCommand {
             discussion: (try? NewsCatalog.load().helpText) ?? "",
             version: "1.0.0",
             subcommands: [
-                SubscribeCommand.self, CategoriesCommand.self, SendCommand.self, LogCommand.self, InstallationCommand.self,
+                UICommand.self, SubscribeCommand.self, CategoriesCommand.self, SendCommand.self, LogCommand.self,
+                InstallationCommand.self,
                 TokenCommand.self, HubCommand.self,
-            ]
+            ],
+            defaultSubcommand: UICommand.self
         )
     }
 

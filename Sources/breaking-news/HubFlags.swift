@@ -37,7 +37,7 @@ struct HubFlags: ParsableArguments {
 }
 
 /// The local side of every command, with its warning (a corrupt defaults file) printed once.
-func openProfile() throws -> NewsProfile {
+func openProfile(printingWarning: Bool = true) throws -> NewsProfile {
     let catalog: NewsCatalog
     do {
         catalog = try NewsCatalog.load()
@@ -50,7 +50,7 @@ func openProfile() throws -> NewsProfile {
     } catch {
         throw CommandFailure("cannot open the user defaults: \(error.localizedDescription)", exitCode: .failure)
     }
-    if let warning = profile.warning { printError("warning: \(warning)") }
+    if printingWarning, let warning = profile.warning { printError("warning: \(warning)") }
     return profile
 }
 
@@ -59,9 +59,4 @@ func printError(_ text: String) {
 }
 
 /// Local time of a W3C date, `HH:mm:ss` (with the date when it is not today).
-func displayTime(_ w3c: String) -> String {
-    guard let date = W3CDate.parse(w3c) else { return w3c }
-    let formatter = DateFormatter()
-    formatter.dateFormat = Calendar.current.isDateInToday(date) ? "HH:mm:ss" : "yyyy-MM-dd HH:mm"
-    return formatter.string(from: date)
-}
+func displayTime(_ w3c: String) -> String { DisplayTime.short(w3c) }

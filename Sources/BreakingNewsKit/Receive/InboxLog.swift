@@ -63,6 +63,12 @@ public struct InboxEntry: Sendable, Hashable {
         self.payload = delivery.payload
     }
 
+    /// An entry made directly, for tests and previews.
+    public init(testing delivery: SandboxDelivery, category: String?, index: Int, receivedAt: String) {
+        self.init(
+            delivery: delivery, hub: "http://localhost/\(delivery.hub)", category: category, receivedAt: receivedAt, index: index)
+    }
+
     /// A JSON line for `log --json`.
     public var jsonLine: String { json.text }
 }

@@ -1,0 +1,129 @@
+import BreakingNewsKit
+import Foundation
+
+/// The three screens.
+public enum ScreenID: Int, Sendable, Hashable, CaseIterable {
+    case categories, compose, log
+
+    public var title: String {
+        switch self {
+        case .categories: return "Categories"
+        case .compose: return "Compose"
+        case .log: return "Log"
+        }
+    }
+}
+
+/// A received message as the log screen shows it.
+public struct LogItem: Sendable, Hashable {
+    public var entry: InboxEntry
+    /// Shown with a dot until the log screen has been left.
+    public var unread: Bool
+}
+
+/// One category's outcome on the compose screen.
+public struct SendResultRow: Sendable, Hashable {
+    public var category: String
+    public var succeeded: Bool
+    public var detail: String
+}
+
+/// A modal box: the tutorial's alerts ("Subscribed", "Notification").
+public struct Dialog: Sendable, Hashable {
+    public var title: String
+    public var message: String
+    public var isError: Bool
+}
+
+/// A passing note at the top of the screen.
+public struct Toast: Sendable, Hashable {
+    public var text: String
+    public var expires: Date
+}
+
+/// Everything the screen shows; changed only by `reduce`.
+public struct AppState: Sendable, Hashable {
+    public enum ComposeFocus: Sendable, Hashable {
+        case text
+        case category(Int)
+        case send
+    }
+
+    public struct Compose: Sendable, Hashable {
+        public var text: [Character] = []
+        public var cursor = 0
+        public var focus: ComposeFocus = .text
+        public var checked: [Bool]
+        public var results: [SendResultRow] = []
+        public var sending = false
+        public var error: String?
+    }
+
+    public struct Log: Sendable, Hashable {
+        /// Position in the visible list (newest first).
+        public var cursor = 0
+        /// First visible row.
+        public var top = 0
+        public var filter: String?
+        public var search = ""
+        public var searching = false
+        var searchOrigin = 0
+    }
+
+    public var screen: ScreenID = .categories
+    public var categories: [String]
+    /// The switches as shown (stored only on Subscribe).
+    public var switches: Set<String>
+    /// The selection last stored.
+    public var storedSelection: Set<String>
+    /// 0..<categories.count are the switches; categories.count is the Subscribe button.
+    public var categoryCursor = 0
+    public var registration: RegistrationRecord?
+    public var registering = false
+    public var hub: String?
+    public var connection: ConnectionStatus = .connecting
+    public var reconnectAt: Date?
+    public var items: [LogItem] = []
+    public var compose: Compose
+    public var log = Log()
+    public var toast: Toast?
+    public var dialog: Dialog?
+    public var showHelp = false
+    public var rows: Int
+    public var columns: Int
+    public var now: Date
+    public var quitting = false
+
+    public init(
+        categories: [String], selection: [String], registration: RegistrationRecord?, items: [LogItem], rows: Int, columns: Int,
+        now: Date = Date(), warning: String? = nil
+    ) {
+        self.categories = categories
+        self.switches = Set(selection)
+        self.storedSelection = Set(selection)
+        self.registration = registration
+        self.items = items
+        self.compose = Compose(checked: Array(repeating: true, count: categories.count))
+        self.rows = rows
+        self.columns = columns
+        self.now = now
+        if let warning { dialog = Dialog(title: "Your settings were reset", message: warning, isError: true) }
+    }
+
+    /// Unread messages per category ("" for none).
+    public var unread: [String: Int] {
+        var counts: [String: Int] = [:]
+        for item in items where item.unread { counts[item.entry.category ?? "", default: 0] += 1 }
+        return counts
+    }
+
+    public var unreadTotal: Int { items.reduce(0) { $0 + ($1.unread ? 1 : 0) } }
+
+    /// The log screen's list: newest first, filtered by category.
+    public var visibleLog: [LogItem] {
+        items.reversed().filter { log.filter == nil || $0.entry.category == log.filter }
+    }
+
+    /// Whether the text field has the keys.
+    public var isEditingText: Bool { screen == .compose && compose.focus == .text && dialog == nil && !showHelp }
+}

@@ -1,0 +1,102 @@
+/// What a key does, independent of which key it is.
+public enum Command: Sendable, Hashable {
+    case nextScreen, previousScreen
+    case show(ScreenID)
+    case help, quit
+    case up, down, left, right, pageUp, pageDown, top, bottom
+    case toggle, subscribe, send, toggleAll
+    case search, nextMatch, previousMatch, cycleFilter, open
+}
+
+/// One line of the key map: the keys, what they do, where, and whether the footer shows it.
+public struct KeyBinding: Sendable {
+    public let keys: [Key]
+    /// How the keys are written in the footer and the help overlay.
+    public let label: String
+    public let command: Command
+    public let summary: String
+    /// The footer's shorter words for it.
+    public let hint: String
+    /// Screens where it applies; empty for everywhere.
+    public let screens: Set<ScreenID>
+    public let inFooter: Bool
+
+    init(
+        _ keys: [Key], _ label: String, _ command: Command, _ summary: String, hint: String? = nil,
+        on screens: Set<ScreenID> = [],
+        footer: Bool = false
+    ) {
+        self.keys = keys
+        self.label = label
+        self.command = command
+        self.summary = summary
+        self.hint = hint ?? summary
+        self.screens = screens
+        self.inFooter = footer
+    }
+}
+
+/// The key map: the single source of key handling, the footer hints and the help overlay.
+public enum KeyMap {
+    public static let bindings: [KeyBinding] = [
+        KeyBinding([.tab], "Tab", .nextScreen, "next screen", hint: "screens", footer: true),
+        KeyBinding([.backTab], "S-Tab", .previousScreen, "previous screen"),
+        KeyBinding([.character("1")], "1", .show(.categories), "Categories screen"),
+        KeyBinding([.character("2")], "2", .show(.compose), "Compose screen"),
+        KeyBinding([.character("3")], "3", .show(.log), "Log screen"),
+        KeyBinding([.up, .character("k")], "↑/k", .up, "move up", hint: "up", footer: true),
+        KeyBinding([.down, .character("j")], "↓/j", .down, "move down", hint: "down", footer: true),
+        KeyBinding(
+            [.character(" "), .enter], "Space", .toggle, "toggle the switch (Enter on Subscribe subscribes)", hint: "toggle",
+            on: [.categories], footer: true),
+        KeyBinding(
+            [.character("s")], "s", .subscribe, "store the selection and subscribe", hint: "subscribe", on: [.categories],
+            footer: true),
+        KeyBinding([.left, .character("h")], "←/h", .left, "previous category box", on: [.compose]),
+        KeyBinding([.right, .character("l")], "→/l", .right, "next category box", on: [.compose]),
+        KeyBinding(
+            [.character(" ")], "Space", .toggle, "check or uncheck the category", hint: "check", on: [.compose], footer: true),
+        KeyBinding([.character("a")], "a", .toggleAll, "check all categories, or none", on: [.compose]),
+        KeyBinding(
+            [.enter], "Enter", .send, "send the notification (from the text field too)", hint: "send", on: [.compose],
+            footer: true),
+        KeyBinding([.pageUp], "PgUp", .pageUp, "page up", on: [.log]),
+        KeyBinding([.pageDown], "PgDn", .pageDown, "page down", on: [.log]),
+        KeyBinding([.character("g"), .home], "g", .top, "first (newest in the log)", on: [.categories, .log]),
+        KeyBinding([.character("G"), .end], "G", .bottom, "last (oldest in the log)", on: [.categories, .log]),
+        KeyBinding([.character("/")], "/", .search, "search as you type", hint: "search", on: [.log], footer: true),
+        KeyBinding([.character("n")], "n/N", .nextMatch, "next / previous match", hint: "match", on: [.log], footer: true),
+        KeyBinding([.character("N")], "N", .previousMatch, "previous match", on: [.log]),
+        KeyBinding([.character("c")], "c", .cycleFilter, "filter by category", hint: "filter", on: [.log], footer: true),
+        KeyBinding([.enter], "Enter", .open, "show the whole message", on: [.log]),
+        KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
+        KeyBinding([.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
+    ]
+
+    /// The command of a key on a screen; screen-specific bindings win.
+    public static func command(for key: Key, on screen: ScreenID) -> Command? {
+        bindings.first { $0.screens.contains(screen) && $0.keys.contains(key) }?.command
+            ?? bindings.first { $0.screens.isEmpty && $0.keys.contains(key) }?.command
+    }
+
+    /// The footer hints of a screen.
+    public static func footer(for screen: ScreenID) -> [(label: String, summary: String)] {
+        bindings.filter { $0.inFooter && ($0.screens.isEmpty || $0.screens.contains(screen)) }.map { ($0.label, $0.hint) }
+    }
+
+    /// Help lines: the keys of every screen, then the text field's own.
+    public static var helpLines: [(label: String, summary: String, scope: String)] {
+        let global = bindings.filter(\.screens.isEmpty).map { ($0.label, $0.summary, "everywhere") }
+        let local = ScreenID.allCases.flatMap { screen in
+            bindings.filter { $0.screens.contains(screen) }.map { ($0.label, $0.summary, screen.title) }
+        }
+        let field = textFieldKeys.map { ($0.0, $0.1, "message field") }
+        return global + local + field
+    }
+
+    /// Keys of the compose screen's text field, which takes every printable key itself.
+    public static let textFieldKeys: [(String, String)] = [
+        ("←/→", "move the cursor"), ("Home/End", "start / end (Ctrl-A / Ctrl-E)"), ("Backspace/Del", "delete"),
+        ("Ctrl-U", "delete to the start"), ("Ctrl-K", "delete to the end"), ("Esc/↓", "leave the field"),
+    ]
+}

@@ -1,0 +1,203 @@
+import BreakingNewsKit
+import Foundation
+import Synchronization
+
+/// Messages from background work to the screen loop.
+final class MessageQueue: Sendable {
+    private let messages = Mutex<[Message]>([])
+
+    func push(_ message: Message) { messages.withLock { $0.append(message) } }
+
+    func drain() -> [Message] {
+        messages.withLock { messages in
+            defer { messages = [] }
+            return messages
+        }
+    }
+}
+
+/// The terminal UI: one thread owns the screen (keys, drawing); network work runs in tasks
+/// that answer with messages, so it never blocks a key or a frame.
+public final class TerminalApp: Sendable {
+    let profile: NewsProfile
+    let hubOptions: HubOptions
+    let queue = MessageQueue()
+    private let endpoint = Mutex<Task<HubEndpoint?, Never>?>(nil)
+
+    public init(profile: NewsProfile, hubOptions: HubOptions) {
+        self.profile = profile
+        self.hubOptions = hubOptions
+    }
+
+    /// The first state, from what is stored locally.
+    func initialState(rows: Int, columns: Int) -> AppState {
+        let log = profile.log
+        let items = log.entries.map { LogItem(entry: $0, unread: log.isUnread($0)) }
+        return AppState(
+            categories: profile.catalog.categories.map(\.name), selection: profile.selectedCategories.map(\.name),
+            registration: profile.store.load().values.lastRegistration, items: items, rows: rows, columns: columns,
+            warning: profile.warning)
+    }
+
+    /// Runs the UI on the curses terminal until the user quits; returns the exit status.
+    public func run(mouse: Bool = false) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                let terminal = CursesTerminal(mouse: mouse)
+                let status = self.loop(terminal: terminal)
+                terminal.shutdown()
+                continuation.resume(returning: status)
+            }
+            thread.name = "screen"
+            thread.start()
+        }
+    }
+
+    /// The screen loop; works on any terminal (tests use a virtual one).
+    func loop(terminal: Terminal, startBackground: Bool = true) -> Int32 {
+        var size = terminal.size
+        var state = initialState(rows: size.rows, columns: size.columns)
+        Layout.render(state, on: terminal)
+        let signals = SignalMessages(queue: queue)
+        defer { signals.cancel() }
+        if startBackground { start() }
+        var lastTick = Date()
+        while !state.quitting {
+            let key = terminal.readKey(milliseconds: 50)
+            var messages = queue.drain()
+            let newSize = terminal.size
+            if newSize != size {
+                size = newSize
+                messages.append(.resized(rows: size.rows, columns: size.columns))
+            }
+            if let key { messages.append(.key(key)) }
+            let now = Date()
+            if now.timeIntervalSince(lastTick) >= 0.25 {
+                lastTick = now
+                messages.append(.tick(now))
+            }
+            guard !messages.isEmpty else { continue }
+            let before = state
+            var effects: [Effect] = []
+            for message in messages { effects += state.reduce(message) }
+            for effect in effects { perform(effect) }
+            if state != before || messages.contains(where: { if case .resized = $0 { return true } else { return false } }) {
+                Layout.render(state, on: terminal)
+            }
+        }
+        return 0
+    }
+
+    /// Starts the background work: settle the hub, register at launch, receive.
+    func start() {
+        let profile = profile
+        let queue = queue
+        let options = hubOptions
+        let task = Task<HubEndpoint?, Never> {
+            do {
+                let endpoint = try await HubEndpoint.resolve(options, paths: profile.paths)
+                queue.push(.hubReady(Self.describe(endpoint)))
+                return endpoint
+            } catch {
+                queue.push(.hubFailed("\(error)"))
+                return nil
+            }
+        }
+        endpoint.withLock { $0 = task }
+        Task {
+            guard let endpoint = await task.value else { return }
+            let stored = profile.selectedCategories
+            // Every launch registers the stored selection again (device handles can change).
+            if !stored.isEmpty || profile.store.load().values.lastRegistration != nil {
+                Task {
+                    for await outcome in profile.subscriber(endpoint).registerUntilDone(stored) {
+                        queue.push(.registration(outcome.record, userInitiated: false))
+                    }
+                }
+            }
+            let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog)
+            for await update in receiver.updates { queue.push(.inbox(update)) }
+        }
+    }
+
+    static func describe(_ endpoint: HubEndpoint) -> String {
+        let root = endpoint.listen.serviceRoot.replacingOccurrences(of: "https://", with: "").replacingOccurrences(
+            of: "http://", with: "")
+        return "\(endpoint.hubName) @ \(root.hasSuffix("/") ? String(root.dropLast()) : root)"
+    }
+
+    func perform(_ effect: Effect) {
+        let profile = profile
+        let queue = queue
+        let endpointTask = endpoint.withLock { $0 }
+        switch effect {
+        case .subscribe(let names):
+            Task {
+                guard let endpoint = await endpointTask?.value else {
+                    try? profile.store.update { $0.categories = names }
+                    let record = RegistrationRecord(
+                        state: .pending, at: ISO8601DateFormatter().string(from: Date()), categories: names, hub: "",
+                        detail: "no hub")
+                    queue.push(.registration(record, userInitiated: true))
+                    return
+                }
+                do {
+                    let outcome = try await profile.subscriber(endpoint).subscribe(names)
+                    queue.push(.registration(outcome.record, userInitiated: true))
+                } catch {
+                    let record = RegistrationRecord(
+                        state: .failed, at: ISO8601DateFormatter().string(from: Date()), categories: names, hub: endpoint.hubURL,
+                        detail: "\(error)")
+                    queue.push(.registration(record, userInitiated: true))
+                }
+            }
+        case .send(let text, let names):
+            Task {
+                guard let endpoint = await endpointTask?.value else {
+                    queue.push(.sent(names.map { SendResultRow(category: $0, succeeded: false, detail: "no hub to send to") }))
+                    return
+                }
+                do {
+                    let categories = try profile.catalog.resolve(names)
+                    let results = try await profile.publisher(endpoint).send(text, to: categories)
+                    queue.push(
+                        .sent(
+                            results.map { result in
+                                switch result.result {
+                                case .success(let receipt):
+                                    return SendResultRow(
+                                        category: result.category.name, succeeded: true, detail: receipt.notificationId ?? "")
+                                case .failure(let error):
+                                    return SendResultRow(category: result.category.name, succeeded: false, detail: "\(error)")
+                                }
+                            }))
+                } catch {
+                    queue.push(.sent(names.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
+                }
+            }
+        case .markRead:
+            profile.log.markRead()
+        case .quit:
+            break
+        }
+    }
+}
+
+/// SIGINT and SIGTERM become a quit message, so the terminal is always restored.
+final class SignalMessages {
+    private let sources: [any DispatchSourceSignal]
+
+    init(queue: MessageQueue) {
+        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { queue.push(.quit) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,116 @@
+import CNcursesw
+import Foundation
+
+/// The real terminal, through ncursesw: wide characters in and out, default colours
+/// (none when `NO_COLOR` is set), the mouse only when asked for.
+public final class CursesTerminal: Terminal {
+    private let colors: Bool
+    private var active = true
+
+    /// Takes over the terminal. Call `shutdown()` to give it back.
+    public init(mouse: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        setlocale(LC_ALL, "")
+        if environment["ESCDELAY"] == nil { setenv("ESCDELAY", "25", 1) }
+        initscr()
+        cbreak()
+        noecho()
+        nonl()
+        keypad(bn_stdscr(), true)
+        intrflush(bn_stdscr(), false)
+        let noColor = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
+        colors = !noColor && bn_has_colors() != 0
+        if colors {
+            start_color()
+            use_default_colors()
+            init_pair(1, Int16(COLOR_CYAN), -1)
+            init_pair(2, Int16(COLOR_GREEN), -1)
+            init_pair(3, Int16(COLOR_YELLOW), -1)
+            init_pair(4, Int16(COLOR_RED), -1)
+        }
+        if mouse {
+            mousemask(mmask_t(bn_all_mouse_events()), nil)
+            mouseinterval(0)
+        }
+        curs_set(0)
+    }
+
+    /// Restores the terminal; safe to call more than once.
+    public func shutdown() {
+        guard active else { return }
+        active = false
+        curs_set(1)
+        endwin()
+    }
+
+    deinit { shutdown() }
+
+    public var size: (rows: Int, columns: Int) { (Int(bn_lines()), Int(bn_cols())) }
+
+    public func clear() { erase() }
+
+    public func draw(_ text: String, row: Int, column: Int, style: Style) {
+        var attributes: Int32 = 0
+        if style.bold { attributes |= bn_attr_bold() }
+        if style.reverse { attributes |= bn_attr_reverse() }
+        if style.underline { attributes |= bn_attr_underline() }
+        if style.dim || style.color == .muted { attributes |= bn_attr_dim() }
+        if colors {
+            switch style.color {
+            case .accent: attributes |= bn_color_pair(1)
+            case .good: attributes |= bn_color_pair(2)
+            case .warning: attributes |= bn_color_pair(3)
+            case .bad: attributes |= bn_color_pair(4)
+            case .normal, .muted: break
+            }
+        }
+        attrset(attributes)
+        var wide = text.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
+        mvaddwstr(Int32(row), Int32(column), &wide)
+        attrset(0)
+    }
+
+    public func placeCursor(row: Int, column: Int, visible: Bool) {
+        move(Int32(row), Int32(column))
+        curs_set(visible ? 1 : 0)
+    }
+
+    public func present() { refresh() }
+
+    public func readKey(milliseconds: Int) -> Key? {
+        wtimeout(bn_stdscr(), Int32(milliseconds))
+        var code: wint_t = 0
+        let result = get_wch(&code)
+        if result == ERR { return nil }
+        if result == bn_key_code_yes() {
+            switch Int32(code) {
+            case KEY_UP: return .up
+            case KEY_DOWN: return .down
+            case KEY_LEFT: return .left
+            case KEY_RIGHT: return .right
+            case KEY_HOME: return .home
+            case KEY_END: return .end
+            case KEY_PPAGE: return .pageUp
+            case KEY_NPAGE: return .pageDown
+            case KEY_BACKSPACE: return .backspace
+            case KEY_DC: return .delete
+            case KEY_ENTER: return .enter
+            case KEY_BTAB: return .backTab
+            case KEY_MOUSE:
+                var event = MEVENT()
+                guard getmouse(&event) == OK, event.bstate & mmask_t(bn_button1_clicked()) != 0 else { return nil }
+                return .click(row: Int(event.y), column: Int(event.x))
+            default: return nil  // KEY_RESIZE and others: the caller sees the new size.
+            }
+        }
+        switch code {
+        case 9: return .tab
+        case 10, 13: return .enter
+        case 27: return .escape
+        case 8, 127: return .backspace
+        case 1...26: return .control(Character(Unicode.Scalar(UInt8(code) + 96)))
+        default:
+            guard let scalar = Unicode.Scalar(UInt32(code)) else { return nil }
+            return .character(Character(scalar))
+        }
+    }
+}

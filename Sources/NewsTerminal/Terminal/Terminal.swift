@@ -1,0 +1,53 @@
+/// A key press, as the app understands it.
+public enum Key: Sendable, Hashable {
+    case character(Character)
+    case up, down, left, right
+    case home, end, pageUp, pageDown
+    case backspace, delete
+    case enter, tab, backTab, escape
+    /// Ctrl with a letter (`ctrl("u")`).
+    case control(Character)
+    /// A mouse click at a cell.
+    case click(row: Int, column: Int)
+}
+
+/// How a run of text is drawn. Colours are used only when the terminal has them and
+/// `NO_COLOR` is not set.
+public struct Style: Sendable, Hashable {
+    public enum Color: Sendable, Hashable {
+        case normal, accent, good, warning, bad, muted
+    }
+
+    public var bold = false
+    public var reverse = false
+    public var underline = false
+    public var dim = false
+    public var color: Color = .normal
+
+    public init(bold: Bool = false, reverse: Bool = false, underline: Bool = false, dim: Bool = false, color: Color = .normal) {
+        self.bold = bold
+        self.reverse = reverse
+        self.underline = underline
+        self.dim = dim
+        self.color = color
+    }
+
+    public static let plain = Style()
+}
+
+/// Where a screen is drawn: the curses terminal, or a virtual one in tests.
+public protocol Terminal: AnyObject {
+    /// Rows and columns.
+    var size: (rows: Int, columns: Int) { get }
+    /// Starts a new frame.
+    func clear()
+    /// Draws `text` at a cell; the caller has clipped it to fit.
+    func draw(_ text: String, row: Int, column: Int, style: Style)
+    /// Shows the cursor at a cell, or hides it.
+    func placeCursor(row: Int, column: Int, visible: Bool)
+    /// Makes the frame visible.
+    func present()
+    /// The next key, waiting at most `milliseconds`; `nil` on timeout. A resize is reported
+    /// through `size` changing.
+    func readKey(milliseconds: Int) -> Key?
+}

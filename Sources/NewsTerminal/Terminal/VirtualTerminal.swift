@@ -1,0 +1,81 @@
+/// A terminal in memory: screens draw onto it in tests exactly as onto curses, and the
+/// result is read back as text, cell by cell.
+public final class VirtualTerminal: Terminal {
+    /// Each cell holds one character; the cell after a wide character holds "".
+    public private(set) var cells: [[String]]
+    /// Styles, for the cells that were drawn with one.
+    public private(set) var styles: [[Style]]
+    public private(set) var cursor: (row: Int, column: Int, visible: Bool) = (0, 0, false)
+    public var size: (rows: Int, columns: Int)
+    /// Keys `readKey` hands out, first to last.
+    public var pendingKeys: [Key] = []
+    public private(set) var presentedFrames = 0
+
+    public init(rows: Int, columns: Int) {
+        size = (rows, columns)
+        cells = Array(repeating: Array(repeating: " ", count: columns), count: rows)
+        styles = Array(repeating: Array(repeating: .plain, count: columns), count: rows)
+    }
+
+    public func resize(rows: Int, columns: Int) {
+        size = (rows, columns)
+        clear()
+    }
+
+    public func clear() {
+        cells = Array(repeating: Array(repeating: " ", count: size.columns), count: size.rows)
+        styles = Array(repeating: Array(repeating: .plain, count: size.columns), count: size.rows)
+    }
+
+    public func draw(_ text: String, row: Int, column: Int, style: Style) {
+        guard row >= 0, row < size.rows else { return }
+        var col = column
+        for character in text {
+            let width = TextWidth.of(character)
+            guard width > 0 else { continue }
+            guard col >= 0, col + width <= size.columns else { break }
+            // Overwriting half of a wide character blanks its other half.
+            if cells[row][col] == "", col > 0 { cells[row][col - 1] = " " }
+            if col + width < size.columns, cells[row][col + width] == "" { cells[row][col + width] = " " }
+            cells[row][col] = String(character)
+            styles[row][col] = style
+            if width == 2 {
+                cells[row][col + 1] = ""
+                styles[row][col + 1] = style
+            }
+            col += width
+        }
+    }
+
+    public func placeCursor(row: Int, column: Int, visible: Bool) {
+        cursor = (row, column, visible)
+    }
+
+    public func present() { presentedFrames += 1 }
+
+    public func readKey(milliseconds: Int) -> Key? {
+        pendingKeys.isEmpty ? nil : pendingKeys.removeFirst()
+    }
+
+    /// The screen as lines of text, trailing spaces removed.
+    public var lines: [String] {
+        cells.map { row in
+            var line = row.joined()
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+    }
+
+    /// The whole screen as one string.
+    public var text: String { lines.joined(separator: "\n") }
+
+    /// The style of the first cell of the first occurrence of `text`, if it is on screen.
+    public func style(of text: String) -> Style? {
+        for (r, line) in lines.enumerated() {
+            guard let range = line.range(of: text) else { continue }
+            let prefix = String(line[..<range.lowerBound])
+            return styles[r][TextWidth.of(prefix)]
+        }
+        return nil
+    }
+}

@@ -1,0 +1,293 @@
+import BreakingNewsKit
+import Foundation
+import NotificationHubs
+import Testing
+
+@testable import NewsTerminal
+
+let names = ["World", "Politics", "Business", "Technology", "Science", "Sports"]
+
+func entry(_ index: Int, _ category: String, _ text: String, receivedAt: String = "2026-11-21T10:00:00Z") -> InboxEntry {
+    let delivery = SandboxDelivery(
+        seq: Int64(index), notificationId: "n\(index)", hub: "news", device: "ab", template: "simpleAPNSTemplate", tags: category,
+        deliveredAt: receivedAt, payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: "e")
+    return InboxEntry(testing: delivery, category: category, index: index, receivedAt: receivedAt)
+}
+
+func makeState(selection: [String] = [], items: [LogItem] = [], rows: Int = 30, columns: Int = 100) -> AppState {
+    AppState(
+        categories: names, selection: selection, registration: nil, items: items, rows: rows, columns: columns,
+        now: Date(timeIntervalSince1970: 1_000))
+}
+
+extension AppState {
+    /// Feeds keys; returns every effect they asked for.
+    mutating func press(_ keys: Key...) -> [Effect] {
+        keys.flatMap { reduce(.key($0)) }
+    }
+
+    mutating func type(_ text: String) -> [Effect] {
+        text.flatMap { reduce(.key(.character($0))) }
+    }
+}
+
+struct CategoriesReducerTests {
+    @Test func switchesToggleAndSubscribeStoresInScreenOrder() {
+        var state = makeState()
+        #expect(state.screen == .categories)
+        #expect(state.categoryCursor == 0)
+        #expect(state.press(.character(" ")) == [])
+        #expect(state.switches == ["World"])
+        _ = state.press(.character("j"), .down, .down, .down, .down)
+        #expect(state.categoryCursor == 5)
+        _ = state.press(.enter)
+        #expect(state.switches == ["World", "Sports"])
+        #expect(state.press(.character("s")) == [.subscribe(["World", "Sports"])])
+        #expect(state.registering)
+        #expect(state.press(.character("s")) == [], "no second subscribe while one runs")
+    }
+
+    @Test func enterOnTheSubscribeButtonSubscribes() {
+        var state = makeState(selection: ["Politics"])
+        _ = state.press(.character("G"))
+        #expect(state.categoryCursor == names.count)
+        #expect(state.press(.enter) == [.subscribe(["Politics"])])
+    }
+
+    @Test func aSuccessfulSubscribeShowsTheTutorialsAlert() {
+        var state = makeState()
+        _ = state.press(.character(" "), .character("s"))
+        let record = RegistrationRecord(state: .registered, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h")
+        _ = state.reduce(.registration(record, userInitiated: true))
+        #expect(state.dialog?.title == "Subscribed")
+        #expect(!state.registering)
+        // The dialog takes the keys until closed.
+        #expect(state.press(.character("j")) == [])
+        #expect(state.categoryCursor == 0)
+        _ = state.press(.enter)
+        #expect(state.dialog == nil)
+    }
+
+    @Test func failuresSayWhatToDo() {
+        var state = makeState()
+        let pending = RegistrationRecord(state: .pending, at: "t", categories: ["World"], hub: "h", detail: "connection refused")
+        _ = state.reduce(.registration(pending, userInitiated: true))
+        #expect(state.dialog?.title == "Error subscribing")
+        #expect(state.dialog?.message.contains("press s to try now") == true)
+        _ = state.press(.escape)
+        let failed = RegistrationRecord(state: .failed, at: "t", categories: ["World"], hub: "h", detail: "401 ExpiredToken")
+        _ = state.reduce(.registration(failed, userInitiated: true))
+        #expect(state.dialog?.message.contains("401 ExpiredToken") == true)
+        // A launch registration updates the status without a dialog.
+        _ = state.press(.enter)
+        _ = state.reduce(.registration(pending, userInitiated: false))
+        #expect(state.dialog == nil)
+        #expect(state.registration == pending)
+    }
+
+    @Test func screensCycleAndJump() {
+        var state = makeState()
+        _ = state.press(.tab)
+        #expect(state.screen == .compose)
+        _ = state.press(.tab)
+        #expect(state.screen == .log)
+        _ = state.press(.tab)
+        #expect(state.screen == .categories)
+        _ = state.press(.backTab)
+        #expect(state.screen == .log)
+        _ = state.press(.character("1"))
+        #expect(state.screen == .categories)
+        _ = state.press(.character("3"))
+        #expect(state.screen == .log)
+    }
+
+    @Test func quitAndHelp() {
+        var state = makeState()
+        _ = state.press(.character("?"))
+        #expect(state.showHelp)
+        #expect(state.press(.character("q")) == [])
+        #expect(!state.showHelp)
+        #expect(!state.quitting)
+        #expect(state.press(.character("q")) == [.quit])
+        #expect(state.quitting)
+        var other = makeState()
+        #expect(other.reduce(.quit) == [.quit])
+    }
+}
+
+struct ComposeReducerTests {
+    func composing() -> AppState {
+        var state = makeState()
+        _ = state.press(.character("2"))
+        return state
+    }
+
+    @Test func theTextFieldEditsWithWideCharacters() {
+        var state = composing()
+        #expect(state.isEditingText)
+        _ = state.type("Hello 世界")
+        _ = state.press(.left, .left)
+        _ = state.type("大")
+        #expect(String(state.compose.text) == "Hello 大世界")
+        _ = state.press(.home, .delete)
+        #expect(String(state.compose.text) == "ello 大世界")
+        _ = state.press(.end, .backspace)
+        #expect(String(state.compose.text) == "ello 大世")
+        _ = state.press(.left, .control("u"))
+        #expect(String(state.compose.text) == "世")
+        #expect(state.compose.cursor == 0)
+        _ = state.press(.control("k"))
+        #expect(state.compose.text.isEmpty)
+        // Keys that mean something elsewhere are text here.
+        _ = state.type("q1?")
+        #expect(String(state.compose.text) == "q1?")
+        #expect(state.screen == .compose)
+        #expect(!state.quitting)
+    }
+
+    @Test func enterSendsToTheCheckedCategories() {
+        var state = composing()
+        _ = state.type("  Goal!  ")
+        #expect(state.press(.enter) == [.send(text: "Goal!", categories: names)])
+        #expect(state.compose.sending)
+        _ = state.reduce(.sent(names.map { SendResultRow(category: $0, succeeded: true, detail: "id") }))
+        #expect(!state.compose.sending)
+        #expect(state.compose.text.isEmpty, "a fully sent message clears the field")
+        #expect(state.compose.results.count == 6)
+    }
+
+    @Test func categoryBoxesToggleAndOnlyCheckedOnesAreSent() {
+        var state = composing()
+        _ = state.type("news")
+        _ = state.press(.down)
+        #expect(state.compose.focus == .category(0))
+        _ = state.press(.character(" "), .right, .right, .character(" "))
+        #expect(state.compose.checked == [false, true, false, true, true, true])
+        _ = state.press(.down)
+        #expect(state.compose.focus == .send)
+        #expect(state.press(.enter) == [.send(text: "news", categories: ["Politics", "Technology", "Science", "Sports"])])
+    }
+
+    @Test func allOrNoneAndTheRefusals() {
+        var state = composing()
+        _ = state.press(.enter)
+        #expect(state.compose.error?.contains("empty") == true)
+        _ = state.type(String(repeating: "é", count: 513))
+        #expect(state.press(.enter) == [])
+        #expect(state.compose.error?.contains("1024") == true)
+        _ = state.press(.control("u"))
+        _ = state.type("ok")
+        _ = state.press(.escape, .character("a"))
+        #expect(state.compose.checked == Array(repeating: false, count: 6))
+        _ = state.press(.down)
+        #expect(state.press(.enter) == [])
+        #expect(state.compose.error?.contains("category") == true)
+        _ = state.press(.character("a"))
+        #expect(state.compose.checked == Array(repeating: true, count: 6))
+    }
+
+    @Test func outsideTheFieldScreenKeysWork() {
+        var state = composing()
+        _ = state.press(.escape)
+        #expect(!state.isEditingText)
+        _ = state.press(.character("3"))
+        #expect(state.screen == .log)
+    }
+}
+
+struct LogReducerTests {
+    static let items = (1...12).map { i in
+        LogItem(entry: entry(i, names[i % 6], "news \(i)\(i == 7 ? " Goal" : "")"), unread: i > 10)
+    }
+
+    @Test func newestFirstAndMoving() {
+        var state = makeState(items: Self.items, rows: 14)
+        #expect(state.press(.character("3")) == [.markRead])
+        #expect(state.visibleLog.first?.entry.text == "news 12")
+        _ = state.press(.character("j"), .down)
+        #expect(state.log.cursor == 2)
+        _ = state.press(.character("G"))
+        #expect(state.log.cursor == 11)
+        #expect(state.log.top == 11 - state.logPageSize + 1, "the cursor stays on screen")
+        _ = state.press(.character("g"))
+        #expect(state.log.cursor == 0)
+        #expect(state.log.top == 0)
+        _ = state.press(.pageDown)
+        #expect(state.log.cursor == state.logPageSize)
+        _ = state.press(.up, .up, .up, .up, .up, .up, .up, .up, .up, .up, .up, .up)
+        #expect(state.log.cursor == 0)
+    }
+
+    @Test func incrementalSearchAndMatches() {
+        var state = makeState(items: Self.items)
+        _ = state.press(.character("3"), .character("/"))
+        #expect(state.log.searching)
+        _ = state.type("goa")
+        #expect(state.visibleLog[state.log.cursor].entry.text == "news 7 Goal")
+        _ = state.press(.enter)
+        #expect(!state.log.searching)
+        _ = state.press(.character("g"))
+        _ = state.press(.character("/"))
+        _ = state.type("news 1")
+        // news 12, 11, 10, 1: newest first.
+        #expect(state.visibleLog[state.log.cursor].entry.text == "news 12")
+        _ = state.press(.enter, .character("n"))
+        #expect(state.visibleLog[state.log.cursor].entry.text == "news 11")
+        _ = state.press(.character("N"), .character("N"))
+        #expect(state.visibleLog[state.log.cursor].entry.text == "news 1")
+        _ = state.press(.character("/"))
+        _ = state.type("zzz")
+        _ = state.press(.escape)
+        #expect(state.log.search.isEmpty)
+        #expect(state.visibleLog[state.log.cursor].entry.text == "news 1")
+    }
+
+    @Test func categoryFilterCycles() {
+        var state = makeState(items: Self.items)
+        _ = state.press(.character("3"), .character("c"))
+        #expect(state.log.filter == "World")
+        #expect(state.visibleLog.allSatisfy { $0.entry.category == "World" })
+        for _ in 0..<6 { _ = state.press(.character("c")) }
+        #expect(state.log.filter == nil)
+    }
+
+    @Test func enterOpensTheWholeMessage() {
+        var state = makeState(items: Self.items)
+        _ = state.press(.character("3"), .enter)
+        #expect(state.dialog == Dialog(title: "Notification", message: "news 12", isError: false))
+    }
+}
+
+struct ArrivalReducerTests {
+    @Test func anArrivalElsewhereRaisesAToastAndBumpsCounters() {
+        var state = makeState()
+        #expect(state.reduce(.inbox(.received([entry(1, "World", "Breaking World News : hi")]))) == [])
+        #expect(state.toast?.text == "Notification: Breaking World News : hi")
+        #expect(state.unread == ["World": 1])
+        #expect(state.unreadTotal == 1)
+        _ = state.reduce(.tick(state.now.addingTimeInterval(6)))
+        #expect(state.toast == nil)
+    }
+
+    @Test func onTheLogItIsShownAndMarkedReadWhenLeft() {
+        var state = makeState(items: [LogItem(entry: entry(1, "World", "old"), unread: false)])
+        _ = state.press(.character("3"))
+        #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [.markRead])
+        #expect(state.toast == nil)
+        #expect(state.visibleLog.first?.unread == true, "dotted until left")
+        #expect(state.log.cursor == 1, "the cursor stays on the message it was on")
+        _ = state.press(.character("1"))
+        #expect(state.unreadTotal == 0)
+    }
+
+    @Test func connectionStates() {
+        var state = makeState()
+        _ = state.reduce(.inbox(.status(.reconnecting(seconds: 4, reason: "cut"))))
+        #expect(state.reconnectAt == state.now.addingTimeInterval(4))
+        _ = state.reduce(.inbox(.status(.online)))
+        #expect(state.connection == .online)
+        #expect(state.reconnectAt == nil)
+        _ = state.reduce(.hubFailed("the local hub did not start"))
+        #expect(state.connection == .offline("the local hub did not start"))
+    }
+}

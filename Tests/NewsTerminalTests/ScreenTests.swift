@@ -1,0 +1,169 @@
+import BreakingNewsKit
+import Foundation
+import Testing
+
+@testable import NewsTerminal
+
+/// Each screen drawn on the virtual terminal, read back as text.
+struct ScreenTests {
+    func render(_ state: AppState) -> VirtualTerminal {
+        let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
+        Layout.render(state, on: terminal)
+        return terminal
+    }
+
+    /// No line may be wider than the screen, whatever was drawn.
+    func expectFits(_ terminal: VirtualTerminal) {
+        for (i, line) in terminal.lines.enumerated() {
+            #expect(TextWidth.of(line) <= terminal.size.columns, "line \(i) overflows: \(line)")
+        }
+        #expect(terminal.lines.count == terminal.size.rows)
+    }
+
+    @Test func categoriesScreenIsTheTutorialsSwitchScreen() {
+        var state = makeState(selection: ["Sports"])
+        state.items = [
+            LogItem(entry: entry(1, "Sports", "x"), unread: true), LogItem(entry: entry(2, "Sports", "y"), unread: true),
+        ]
+        let screen = render(state)
+        let lines = screen.lines
+        #expect(lines[0].hasPrefix(" Breaking News"))
+        #expect(lines[0].contains("connecting"))
+        #expect(lines[1].contains("1 Categories") && lines[1].contains("2 Compose") && lines[1].contains("3 Log (2)"))
+        #expect(lines[5] == " ▸ [ OFF ] World")
+        #expect(lines[10] == "   [  ON ] Sports         2 unread")
+        #expect(lines[12] == "   [ Subscribe ]")
+        #expect(screen.text.contains("Not registered yet"))
+        #expect(lines[29].contains("Space toggle") && lines[29].contains("s subscribe") && lines[29].contains("q quit"))
+        #expect(screen.style(of: "[  ON ]")?.reverse == true)
+        #expect(screen.style(of: "Sports")?.bold == false)
+        expectFits(screen)
+    }
+
+    @Test func registrationStateIsAlwaysVisible() {
+        var state = makeState(selection: ["World"])
+        state.registration = RegistrationRecord(state: .registered, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h")
+        #expect(render(state).text.contains("✓ Registered World at"))
+        state.registration?.state = .pending
+        #expect(render(state).text.contains("Pending since"))
+        state.switches.insert("Science")
+        #expect(render(state).text.contains("Unsaved changes"))
+        state.connection = .online
+        state.hub = "breakingnews @ 127.0.0.1:47474"
+        #expect(render(state).lines[0].hasSuffix("● online  breakingnews @ 127.0.0.1:47474"))
+        state.connection = .reconnecting(seconds: 8, reason: "cut")
+        state.reconnectAt = state.now.addingTimeInterval(3.2)
+        #expect(render(state).lines[0].contains("◌ reconnecting in 4 s"))
+    }
+
+    @Test func composeShowsTheFieldBoxesAndResults() {
+        var state = makeState()
+        _ = state.press(.character("2"))
+        _ = state.type("世界 news 🎉")
+        state.compose.results = [
+            SendResultRow(category: "World", succeeded: true, detail: "abc-1"),
+            SendResultRow(category: "Sports", succeeded: false, detail: "the hub answered 403: Send claim is required"),
+        ]
+        let terminal = render(state)
+        let lines = terminal.lines
+        #expect(lines[6] == "  ▏世界 news 🎉")
+        // The cursor sits after the text: 3 + 4 (two wide) + 6 + 2 (emoji) cells.
+        #expect(terminal.cursor.visible)
+        #expect(terminal.cursor.column == 3 + TextWidth.of("世界 news 🎉"))
+        #expect(terminal.cursor.column == 15)
+        #expect(lines[7] == "   16/1024 bytes")
+        #expect(lines[10].contains("[x] World") && lines[10].contains("[x] Sports"))
+        #expect(lines[12] == "   [ Send Notification ]")
+        #expect(lines[14].hasPrefix("  World       ✓ sent  abc-1"))
+        #expect(lines[15].hasPrefix("  Sports      ✗ failed  the hub answered 403"))
+        expectFits(terminal)
+    }
+
+    @Test func aLongMessageScrollsInTheField() {
+        var state = makeState(rows: 20, columns: 50)
+        _ = state.press(.character("2"))
+        _ = state.type(String(repeating: "長い", count: 40))
+        let terminal = render(state)
+        #expect(terminal.cursor.column <= 49)
+        expectFits(terminal)
+    }
+
+    @Test func logIsNewestFirstWithUnreadMarks() {
+        var state = makeState(items: [
+            LogItem(entry: entry(1, "World", "Breaking World News : first"), unread: false),
+            LogItem(entry: entry(2, "Sports", "Breaking Sports News : ⚽ 決勝"), unread: true),
+        ])
+        _ = state.press(.character("3"))
+        let terminal = render(state)
+        let lines = terminal.lines
+        #expect(lines[3].contains("all categories · 2 messages"))
+        #expect(lines[5].hasPrefix(" ● ") && lines[5].hasSuffix("Sports      Breaking Sports News : ⚽ 決勝"))
+        #expect(lines[6].hasPrefix("   ") && lines[6].hasSuffix("World       Breaking World News : first"))
+        #expect(terminal.style(of: "Breaking Sports")?.reverse == true, "the cursor row")
+        #expect(lines[29].contains("/ search") && lines[29].contains("c filter"))
+        expectFits(terminal)
+    }
+
+    @Test func controlCharactersAndHugeTextsStayInTheirPlace() {
+        let nasty = "line1\nline2\tTAB\u{1B}[31mred\u{7}" + String(repeating: "👩‍👩‍👧 日本 ", count: 60)
+        var state = makeState(items: [LogItem(entry: entry(1, "World", nasty), unread: true)], rows: 16, columns: 60)
+        _ = state.reduce(.inbox(.received([entry(2, "Politics", nasty)])))
+        for _ in 0..<3 {
+            _ = state.press(.tab)
+            let terminal = render(state)
+            expectFits(terminal)
+            #expect(!terminal.text.contains("\u{1B}"))
+        }
+        #expect(state.screen == .categories)
+        _ = state.press(.character("3"), .enter)
+        let dialog = render(state)
+        #expect(dialog.text.contains("┌ Notification"))
+        expectFits(dialog)
+    }
+
+    @Test func tooSmallSaysSoAndResizingLeavesNoGarbage() {
+        var state = makeState()
+        let big = render(state).text
+        let terminal = VirtualTerminal(rows: 30, columns: 100)
+        Layout.render(state, on: terminal)
+        for (rows, columns) in [(12, 40), (5, 20), (1, 1)] {
+            terminal.resize(rows: rows, columns: columns)
+            _ = state.reduce(.resized(rows: rows, columns: columns))
+            Layout.render(state, on: terminal)
+            #expect(terminal.text.contains("small") || rows * columns < 40, "\(columns)×\(rows): \(terminal.text)")
+            #expect(!terminal.text.contains("Breaking News"))
+            expectFits(terminal)
+        }
+        terminal.resize(rows: 30, columns: 100)
+        _ = state.reduce(.resized(rows: 30, columns: 100))
+        Layout.render(state, on: terminal)
+        #expect(terminal.text == big)
+    }
+
+    @Test func helpIsGeneratedFromTheKeyMap() {
+        var state = makeState()
+        _ = state.press(.character("?"))
+        let text = render(state).text
+        for binding in KeyMap.bindings {
+            #expect(text.contains(binding.summary.prefix(20)), "help lacks \(binding.summary)")
+        }
+        #expect(text.contains("Ctrl-U"))
+    }
+
+    @Test func toastShowsOverTheContent() {
+        var state = makeState()
+        _ = state.reduce(.inbox(.received([entry(1, "World", "Breaking World News : hello")])))
+        let lines = render(state).lines
+        #expect(lines[3] == " ▶ Notification: Breaking World News : hello")
+    }
+
+    @Test func textWidthsAreThoseOfTheTerminal() {
+        #expect(TextWidth.of("abc") == 3)
+        #expect(TextWidth.of("日本語") == 6)
+        #expect(TextWidth.of("🎉") == 2)
+        #expect(TextWidth.of("👩‍👩‍👧") == 2)
+        #expect(TextWidth.of("e\u{301}") == 1)
+        #expect(TextWidth.truncate("日本語テキスト", to: 7) == "日本語…")
+        #expect(TextWidth.pad("日本", to: 6) == "日本  ")
+    }
+}
