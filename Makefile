@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux
-BENCH_PACKAGES := nginx-light libnginx-mod-nchan wrk valgrind
+BENCH_PACKAGES := nginx-light libnginx-mod-nchan bsdutils
 BIN := .build/debug/breaking-news
 
 .PHONY: all deps build run test lint format install bench bench-deps clean
@@ -51,9 +51,15 @@ install: deps
 bench-deps: deps
 	$(call ensure_packages,$(BENCH_PACKAGES))
 
+# Release build, the C fan-out client, then every scenario; the table is printed and
+# written to .build/bench/results.json.
 bench: bench-deps
-	$(SWIFT) build -c release
-	./Scripts/bench.sh
+	$(SWIFT) build -c release --product breaking-news
+	$(SWIFT) build -c release --product breaking-news-bench
+	mkdir -p .build/bench
+	cc -O2 -Wall -o .build/bench/fanout Benchmarks/fanout/fanout.c
+	cc -O2 -Wall -o .build/bench/loadgen Benchmarks/loadgen/loadgen.c
+	"$$($(SWIFT) build -c release --show-bin-path)/breaking-news-bench" $(BENCH_FLAGS)
 
 clean:
 	rm -rf .build

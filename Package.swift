@@ -79,6 +79,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "breaking-news-bench",
+            dependencies: [
+                "NotificationHubs", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/BreakingNewsBench"
+        ),
         .testTarget(
             name: "NotificationHubsTests",
             dependencies: [

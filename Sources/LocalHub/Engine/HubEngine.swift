@@ -74,10 +74,10 @@ public final class HubEngine: Sendable {
         let snapshot = try await store.load()
         directory.withLock { directory in
             for (hub, installation) in snapshot.installations {
-                directory[hub]?.setInstallation(installation, id: installation.installationId)
+                directory.modify(hub) { $0.setInstallation(installation, id: installation.installationId) }
             }
             for stored in snapshot.registrations {
-                directory[stored.hub]?.setRegistration(stored, id: stored.id)
+                directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
             }
         }
         let unfinished = try await store.unfinishedNotifications()
@@ -263,9 +263,9 @@ public final class HubEngine: Sendable {
             for change in published {
                 let key = Overlay.key(change.hub, change.id)
                 if change.kind == 0 {
-                    directory[change.hub]?.setInstallation(overlay.installations[key] ?? nil, id: change.id)
+                    directory.modify(change.hub) { $0.setInstallation(overlay.installations[key] ?? nil, id: change.id) }
                 } else {
-                    directory[change.hub]?.setRegistration(overlay.registrations[key] ?? nil, id: change.id)
+                    directory.modify(change.hub) { $0.setRegistration(overlay.registrations[key] ?? nil, id: change.id) }
                 }
             }
         }

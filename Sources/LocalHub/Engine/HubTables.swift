@@ -36,9 +36,15 @@ struct HubDirectory: Sendable {
     /// The configured name of a hub, from a path segment in any case.
     func canonicalName(_ name: String) -> String? { tables[name.lowercased()]?.name }
 
-    subscript(hub: String) -> HubTables? {
-        get { tables[hub.lowercased()] }
-        set { tables[hub.lowercased()] = newValue }
+    /// A hub's tables, for reading.
+    subscript(hub: String) -> HubTables? { tables[hub.lowercased()] }
+
+    /// Changes a hub's tables in place. (A get-then-set through a subscript would copy the
+    /// whole tag index on every change.)
+    mutating func modify(_ hub: String, _ change: (inout HubTables) -> Void) {
+        let key = hub.lowercased()
+        guard tables[key] != nil else { return }
+        change(&tables[key]!)
     }
 
     var installationCount: Int { tables.values.reduce(0) { $0 + $1.installations.count } }

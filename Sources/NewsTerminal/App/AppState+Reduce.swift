@@ -282,7 +282,7 @@ extension AppState {
     var logPageSize: Int { max(1, rows - 8) }
 
     private mutating func logCommand(_ command: Command) -> [Effect] {
-        let count = visibleLog.count
+        let count = visibleCount
         switch command {
         case .up: log.cursor -= 1
         case .down: log.cursor += 1
@@ -303,7 +303,7 @@ extension AppState {
             log.cursor = 0
             log.top = 0
         case .open:
-            if let item = visibleLog[safe: log.cursor] {
+            if let item = visibleItems(log.cursor..<(log.cursor + 1)).first {
                 dialog = Dialog(title: "Notification", message: item.entry.text, isError: false)
             }
         default: break
@@ -335,8 +335,9 @@ extension AppState {
     /// Moves the cursor to the nearest entry containing the search text (any case),
     /// wrapping around.
     private mutating func jumpToMatch(from start: Int, forward: Bool) {
+        guard !log.search.isEmpty else { return }
         let list = visibleLog
-        guard !log.search.isEmpty, !list.isEmpty else { return }
+        guard !list.isEmpty else { return }
         let needle = log.search.lowercased()
         for step in 0..<list.count {
             let i = ((forward ? start + step : start - step) % list.count + list.count) % list.count
@@ -353,7 +354,7 @@ extension AppState {
     }
 
     mutating func clampLog() {
-        let count = visibleLog.count
+        let count = visibleCount
         log.cursor = max(0, min(log.cursor, count - 1))
         let page = logPageSize
         if log.cursor < log.top { log.top = log.cursor }

@@ -19,6 +19,11 @@ public struct LogItem: Sendable, Hashable {
     public var entry: InboxEntry
     /// Shown with a dot until the log screen has been left.
     public var unread: Bool
+
+    public init(entry: InboxEntry, unread: Bool) {
+        self.entry = entry
+        self.unread = unread
+    }
 }
 
 /// One category's outcome on the compose screen.
@@ -120,8 +125,30 @@ public struct AppState: Sendable, Hashable {
     public var unreadTotal: Int { items.reduce(0) { $0 + ($1.unread ? 1 : 0) } }
 
     /// The log screen's list: newest first, filtered by category.
-    public var visibleLog: [LogItem] {
-        items.reversed().filter { log.filter == nil || $0.entry.category == log.filter }
+    public var visibleLog: [LogItem] { visibleItems(0..<visibleCount) }
+
+    /// How many messages the log screen lists.
+    public var visibleCount: Int {
+        guard let filter = log.filter else { return items.count }
+        return items.reduce(0) { $0 + ($1.entry.category == filter ? 1 : 0) }
+    }
+
+    /// Positions `range` of the log screen's list, without building the whole list: a
+    /// redraw costs the rows on screen, not the size of the log.
+    public func visibleItems(_ range: Range<Int>) -> [LogItem] {
+        guard let filter = log.filter else {
+            let upper = min(range.upperBound, items.count)
+            guard range.lowerBound < upper else { return [] }
+            return (range.lowerBound..<upper).map { items[items.count - 1 - $0] }
+        }
+        var result: [LogItem] = []
+        var position = 0
+        for index in items.indices.reversed() where items[index].entry.category == filter {
+            if position >= range.upperBound { break }
+            if position >= range.lowerBound { result.append(items[index]) }
+            position += 1
+        }
+        return result
     }
 
     /// Whether the text field has the keys.

@@ -62,7 +62,7 @@ public final class TerminalApp: Sendable {
         defer { signals.cancel() }
         if startBackground { start() }
         var lastTick = Date()
-        while !state.quitting {
+        while !state.quitting, !terminal.isClosed {
             let key = terminal.readKey(milliseconds: 50)
             var messages = queue.drain()
             let newSize = terminal.size

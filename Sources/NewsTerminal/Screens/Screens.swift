@@ -130,20 +130,21 @@ enum ComposeScreen {
 /// The received messages, newest first.
 enum LogScreen {
     static func draw(_ state: AppState, _ c: Canvas) {
-        let list = state.visibleLog
+        let count = state.visibleCount
         let filter = state.log.filter ?? "all categories"
         c.text("  Received", row: Layout.contentTop, column: 0, style: Style(bold: true))
-        var title = "\(filter) · \(list.count) message\(list.count == 1 ? "" : "s")"
+        var title = "\(filter) · \(count) message\(count == 1 ? "" : "s")"
         if !state.log.search.isEmpty { title += " · search “\(state.log.search)”" }
         c.text(title, row: Layout.contentTop, column: 12, style: Style(color: .muted))
         let top = Layout.contentTop + 2
-        guard !list.isEmpty else {
+        guard count > 0 else {
             c.text(
                 "  Nothing received yet. Subscribe on screen 1; messages appear here as they arrive.", row: top, column: 0,
                 style: Style(color: .muted))
             return
         }
-        for (offset, item) in list.dropFirst(state.log.top).prefix(state.logPageSize).enumerated() {
+        let page = state.visibleItems(state.log.top..<(state.log.top + state.logPageSize))
+        for (offset, item) in page.enumerated() {
             let row = top + offset
             let index = state.log.top + offset
             let selected = index == state.log.cursor
@@ -154,8 +155,8 @@ enum LogScreen {
             let style = Style(bold: item.unread || match, reverse: selected, color: match ? .warning : .normal)
             c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)
         }
-        if list.count > state.logPageSize {
-            let position = "\(state.log.cursor + 1)/\(list.count)"
+        if count > state.logPageSize {
+            let position = "\(state.log.cursor + 1)/\(count)"
             c.text(position, row: c.rows - 3, column: c.columns - TextWidth.of(position) - 1, style: Style(color: .muted))
         }
     }

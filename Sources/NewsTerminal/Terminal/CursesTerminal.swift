@@ -6,6 +6,9 @@ import Foundation
 public final class CursesTerminal: Terminal {
     private let colors: Bool
     private var active = true
+    /// Reads that failed at once, in a row: a closed terminal answers every read immediately.
+    private var immediateFailures = 0
+    public private(set) var isClosed = false
 
     /// Takes over the terminal. Call `shutdown()` to give it back.
     public init(mouse: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -79,8 +82,21 @@ public final class CursesTerminal: Terminal {
     public func readKey(milliseconds: Int) -> Key? {
         wtimeout(bn_stdscr(), Int32(milliseconds))
         var code: wint_t = 0
+        let started = ContinuousClock.now
+        errno = 0
         let result = get_wch(&code)
-        if result == ERR { return nil }
+        if result == ERR {
+            if errno == EIO || errno == EBADF || errno == ENXIO {
+                isClosed = true
+            } else if milliseconds > 0, ContinuousClock.now - started < .milliseconds(1) {
+                immediateFailures += 1
+                if immediateFailures > 100 { isClosed = true }
+            } else {
+                immediateFailures = 0
+            }
+            return nil
+        }
+        immediateFailures = 0
         if result == bn_key_code_yes() {
             switch Int32(code) {
             case KEY_UP: return .up

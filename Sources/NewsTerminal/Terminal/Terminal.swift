@@ -50,4 +50,6 @@ public protocol Terminal: AnyObject {
     /// The next key, waiting at most `milliseconds`; `nil` on timeout. A resize is reported
     /// through `size` changing.
     func readKey(milliseconds: Int) -> Key?
+    /// True once the terminal went away (its window closed): the app must end.
+    var isClosed: Bool { get }
 }

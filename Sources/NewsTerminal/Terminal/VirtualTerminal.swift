@@ -10,6 +10,7 @@ public final class VirtualTerminal: Terminal {
     /// Keys `readKey` hands out, first to last.
     public var pendingKeys: [Key] = []
     public private(set) var presentedFrames = 0
+    public var isClosed = false
 
     public init(rows: Int, columns: Int) {
         size = (rows, columns)

@@ -1,0 +1,126 @@
+import Foundation
+import Hummingbird
+import Logging
+import NotificationHubs
+
+// `make bench`: every scenario on loopback, medians of several runs, peers measured in
+// the same run. Prints a table and writes .build/bench/results.json.
+
+let arguments = CommandLine.arguments
+let quick = arguments.contains("--quick")
+let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+let binary = binDirectory.appendingPathComponent("breaking-news").path
+let scripts = root.appendingPathComponent("Benchmarks/scripts")
+let output = root.appendingPathComponent(".build/bench")
+let fanoutClient = output.appendingPathComponent("fanout").path
+let loadgen = output.appendingPathComponent("loadgen").path
+let runs = quick ? 2 : 5
+
+/// A bare Hummingbird route answering 200 to everything: the framework's own ceiling.
+struct BareResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    func respond(to request: Request, context: Context) async throws -> Response {
+        _ = try await request.body.collect(upTo: 1 << 20)
+        return Response(status: .ok)
+    }
+}
+
+func startBareServer() async throws -> (Task<Void, Error>, Int) {
+    let (ready, continuation) = AsyncStream<Int>.makeStream()
+    var logger = Logger(label: "bare")
+    logger.logLevel = .error
+    let app = Application(
+        responder: BareResponder(), configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), backlog: 1024),
+        onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+    let task = Task { try await app.run() }
+    var iterator = ready.makeAsyncIterator()
+    return (task, await iterator.next() ?? 0)
+}
+
+func startNchan() throws -> (Process, Int)? {
+    guard let nginx = which("nginx"), FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_nchan_module.so") else {
+        log("nginx with nchan is not installed; the fan-out peer is skipped")
+        return nil
+    }
+    let directory = output.appendingPathComponent("nchan")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let port = 48_000 + Int.random(in: 0..<1000)
+    let config = """
+        load_module /usr/lib/nginx/modules/ngx_nchan_module.so;
+        worker_processes 2;
+        pid \(directory.path)/nginx.pid;
+        error_log \(directory.path)/error.log warn;
+        events { worker_connections 8192; }
+        http {
+          access_log off;
+          server {
+            listen 127.0.0.1:\(port);
+            location = /sub { nchan_subscriber eventsource; nchan_channel_id world; }
+            location = /pub { nchan_publisher; nchan_channel_id world; }
+          }
+        }
+        """
+    try Data(config.utf8).write(to: directory.appendingPathComponent("nginx.conf"))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: nginx)
+    process.arguments = ["-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    Thread.sleep(forTimeInterval: 0.5)
+    return (process, port)
+}
+
+func main() async throws {
+    try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+    for tool in [fanoutClient, loadgen] where !FileManager.default.isExecutableFile(atPath: tool) {
+        throw BenchError(description: "\(tool) is missing (make bench builds it)")
+    }
+    var rows: [BenchRow] = []
+
+    log("1/5 match and render")
+    rows.append(try await matchAndRender(installations: quick ? 2_000 : 100_000, runs: runs))
+
+    let hub = try await BenchHub.start(binary: binary, directory: output.appendingPathComponent("hub"))
+    defer { hub.stop() }
+    let (bareTask, barePort) = try await startBareServer()
+    defer { bareTask.cancel() }
+
+    log("2/5 registration ingest")
+    rows += try registrationIngest(loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
+
+    log("3/5 fan-out")
+    let nchan = try startNchan()
+    defer {
+        if let (process, _) = nchan {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+    rows += try await fanout(client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs)
+
+    log("4/5 durable sends")
+    rows.append(try durableSends(loadgen: loadgen, hub: hub, scripts: scripts, total: 20_000, runs: quick ? 1 : 3))
+
+    log("5/5 terminal")
+    let home = output.appendingPathComponent("home")
+    try? FileManager.default.removeItem(at: home)
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BREAKING_NEWS_") }
+    environment["BREAKING_NEWS_HOME"] = home.path
+    environment["BREAKING_NEWS_CONNECTION_STRING"] = hub.full.description
+    rows += try terminalLaunch(binary: binary, environment: environment, runs: runs)
+    rows.append(logRedraw(entries: 10_000, runs: 200))
+
+    print("")
+    printTable(rows)
+    let json = "[\n" + rows.map { "  " + $0.json }.joined(separator: ",\n") + "\n]\n"
+    try Data(json.utf8).write(to: output.appendingPathComponent("results.json"))
+    print("\nwritten to .build/bench/results.json")
+}
+
+do {
+    try await main()
+} catch {
+    log("failed: \(error)")
+    exit(1)
+}
