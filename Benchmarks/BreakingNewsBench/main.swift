@@ -16,6 +16,9 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
+/// `--only match,ingest,fanout,sends,terminal` runs a subset (for profiling).
+let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
+func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 
 /// A bare Hummingbird route answering 200 to everything: the framework's own ceiling.
 struct BareResponder: HTTPResponder {
@@ -78,31 +81,48 @@ func main() async throws {
     }
     var rows: [BenchRow] = []
 
-    log("1/5 match and render")
-    rows.append(try await matchAndRender(installations: quick ? 2_000 : 100_000, runs: runs))
+    if wanted("match") {
+        log("1/5 match and render")
+        rows.append(try await matchAndRender(installations: 100_000, runs: runs))
+    }
+    guard wanted("ingest") || wanted("fanout") || wanted("sends") || wanted("terminal") else {
+        printTable(rows)
+        return
+    }
 
     let hub = try await BenchHub.start(binary: binary, directory: output.appendingPathComponent("hub"))
     defer { hub.stop() }
     let (bareTask, barePort) = try await startBareServer()
     defer { bareTask.cancel() }
 
-    log("2/5 registration ingest")
-    rows += try registrationIngest(loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
+    if wanted("ingest") {
+        log("2/5 registration ingest")
+        rows += try registrationIngest(loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
+    }
 
-    log("3/5 fan-out")
-    let nchan = try startNchan()
+    let nchan = wanted("fanout") ? try startNchan() : nil
     defer {
         if let (process, _) = nchan {
             process.terminate()
             process.waitUntilExit()
         }
     }
-    rows += try await fanout(client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs)
+    if wanted("fanout") {
+        log("3/5 fan-out")
+        rows += try await fanout(client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs)
+    }
+    if wanted("sends") {
+        log("4/5 durable sends")
+        rows.append(try durableSends(loadgen: loadgen, hub: hub, scripts: scripts, total: 20_000, runs: quick ? 1 : 3))
+    }
+    if wanted("terminal") {
+        log("5/5 terminal")
+        try terminal(&rows, hub: hub)
+    }
+    finish(rows)
+}
 
-    log("4/5 durable sends")
-    rows.append(try durableSends(loadgen: loadgen, hub: hub, scripts: scripts, total: 20_000, runs: quick ? 1 : 3))
-
-    log("5/5 terminal")
+func terminal(_ rows: inout [BenchRow], hub: BenchHub) throws {
     let home = output.appendingPathComponent("home")
     try? FileManager.default.removeItem(at: home)
     var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BREAKING_NEWS_") }
@@ -110,12 +130,18 @@ func main() async throws {
     environment["BREAKING_NEWS_CONNECTION_STRING"] = hub.full.description
     rows += try terminalLaunch(binary: binary, environment: environment, runs: runs)
     rows.append(logRedraw(entries: 10_000, runs: 200))
+}
 
+func finish(_ rows: [BenchRow]) {
     print("")
     printTable(rows)
     let json = "[\n" + rows.map { "  " + $0.json }.joined(separator: ",\n") + "\n]\n"
-    try Data(json.utf8).write(to: output.appendingPathComponent("results.json"))
-    print("\nwritten to .build/bench/results.json")
+    do {
+        try Data(json.utf8).write(to: output.appendingPathComponent("results.json"))
+        print("\nwritten to .build/bench/results.json")
+    } catch {
+        log("cannot write results.json: \(error)")
+    }
 }
 
 do {

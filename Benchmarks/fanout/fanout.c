@@ -148,7 +148,12 @@ int main(int argc, char **argv) {
             for (;;) {
                 if (s->used == sizeof s->buffer - 1) s->used = 0; /* keep only recent bytes */
                 ssize_t got = read(s->fd, s->buffer + s->used, sizeof s->buffer - 1 - s->used);
-                if (got <= 0) break;
+                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+                    /* The server closed the stream: stop watching it. */
+                    epoll_ctl(epoll, EPOLL_CTL_DEL, s->fd, NULL);
+                    break;
+                }
+                if (got < 0) break;
                 s->used += (size_t)got;
                 s->buffer[s->used] = 0;
                 if (!s->headers_done && strstr(s->buffer, "\r\n\r\n")) {

@@ -152,7 +152,11 @@ int main(int argc, char **argv) {
             connection *c = &connections[events[e].data.u32];
             for (;;) {
                 ssize_t r = read(c->fd, c->in + c->in_length, sizeof c->in - 1 - c->in_length);
-                if (r <= 0) break;
+                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+                    fprintf(stderr, "loadgen: the server closed a connection after %ld answers\n", finished);
+                    return 1;
+                }
+                if (r < 0) break;
                 c->in_length += (size_t)r;
                 c->in[c->in_length] = 0;
                 char *head_end = strstr(c->in, "\r\n\r\n");

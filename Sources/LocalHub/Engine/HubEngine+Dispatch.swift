@@ -62,41 +62,47 @@ extension HubEngine {
         var deliveries: [Delivery] = []
         let reportLimit = n.isTest ? testLimit : 0
 
-        func deliver(device: String, template: String, payload: String, registrationId: String, handle: String) {
+        var succeeded = 0
+        // Registration ids are worked out only for the results a test send reports.
+        func deliver(device: String, template: String, payload: String, registrationId: @autoclosure () -> String, handle: String)
+        {
             deliveries.append(
                 Delivery(
                     seq: 0, hub: n.hub, device: device, notificationId: n.id, template: template, payload: payload,
                     delivered: now,
                     tags: n.tagExpression))
-            counts["Success", default: 0] += 1
+            succeeded += 1
             if results.count < reportLimit {
                 results.append(
                     .init(
-                        applicationPlatform: "apple", pnsHandle: handle, registrationId: registrationId,
+                        applicationPlatform: "apple", pnsHandle: handle, registrationId: registrationId(),
                         outcome: NotificationOutcome.sent))
             }
         }
-        func refuse(_ outcomeName: String, text: String, platform: Platform, registrationId: String, handle: String) {
+        func refuse(
+            _ outcomeName: String, text: String, platform: Platform, registrationId: @autoclosure () -> String, handle: String
+        ) {
             counts[outcomeName, default: 0] += 1
             if results.count < reportLimit {
                 results.append(
                     .init(
-                        applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle, registrationId: registrationId,
+                        applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle, registrationId: registrationId(),
                         outcome: text))
             }
         }
 
         if let handle = n.directHandle {
-            let payload = Array(n.body.utf8)
-            if let violation = APNsPayloadRules.check(payload) {
+            if let violation = APNsPayloadRules.check(Array(n.body.utf8)) {
                 refuse(violation.outcomeName, text: violation.outcomeText, platform: .apns, registrationId: "", handle: handle)
             } else {
-                deliver(device: handle.lowercased(), template: "", payload: n.body, registrationId: "", handle: handle)
+                let compact = (try? JSONValue(parsing: n.body))?.text ?? n.body
+                deliver(device: handle.lowercased(), template: "", payload: compact, registrationId: "", handle: handle)
             }
         } else if let tables {
             let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }
             let isTemplate = n.format == .template
             var slots = Array(tables.index.resolve(expression, templates: isTemplate))
+            deliveries.reserveCapacity(slots.count)
             if !isTemplate {
                 let platform = n.format.platform
                 slots.removeAll { tables.index.target($0).platform != platform }
@@ -109,6 +115,8 @@ extension HubEngine {
             var rendered = [(payload: String, violation: APNsPayloadRules.Violation?)?](
                 repeating: nil, count: isTemplate ? tables.index.templateCount : 0)
             let nativeViolation = isTemplate ? nil : APNsPayloadRules.check(Array(n.body.utf8))
+            // Deliveries carry compact JSON: a payload is one line of a stream frame.
+            let nativePayload = isTemplate ? "" : ((try? JSONValue(parsing: n.body))?.text ?? n.body)
             for slot in slots {
                 let target = tables.index.target(slot)
                 guard target.platform == .apns else {
@@ -132,7 +140,7 @@ extension HubEngine {
                         (payload, violation) = ("", APNsPayloadRules.invalid)
                     }
                 } else {
-                    payload = n.body
+                    payload = nativePayload
                     violation = nativeViolation
                 }
                 if let violation {
@@ -147,6 +155,7 @@ extension HubEngine {
                 }
             }
         }
+        if succeeded > 0 { counts["Success"] = succeeded }
         n.ended = Date()
         n.outcomeCounts = counts
         n.state = counts.isEmpty ? .noTargetFound : .completed

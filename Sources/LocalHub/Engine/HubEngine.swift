@@ -57,8 +57,15 @@ public final class HubEngine: Sendable {
         let outcome: OutcomePromise?
     }
 
-    public init(store: any HubStore, hubs: [String], testSendLimit: Int = 10, logger: Logger = Logger(label: "local-hub")) {
+    /// Seconds between keep-alive comments on idle device streams.
+    public let keepAliveInterval: Double
+
+    public init(
+        store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
+        logger: Logger = Logger(label: "local-hub")
+    ) {
         self.store = store
+        self.keepAliveInterval = keepAliveInterval
         self.hubNames = hubs
         self.directory = Mutex(HubDirectory(names: hubs))
         self.testSendLimit = testSendLimit
@@ -90,6 +97,8 @@ public final class HubEngine: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.runWriter() }
             group.addTask { await self.runDispatcher() }
+            let ticker = Task { await self.streams.runKeepAlive(every: self.keepAliveInterval) }
+            keepAliveTicker.withLock { $0 = ticker }
             await withTaskCancellationHandler {
                 await group.waitForAll()
             } onCancel: {
@@ -98,8 +107,11 @@ public final class HubEngine: Sendable {
         }
     }
 
+    private let keepAliveTicker = Mutex<Task<Void, Never>?>(nil)
+
     /// Stops taking work; waiting writers get an error.
     public func stop() {
+        keepAliveTicker.withLock { $0?.cancel() }
         for pending in writes.close() { pending.continuation.resume(throwing: EngineStopped()) }
         for job in dispatches.close() { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
     }

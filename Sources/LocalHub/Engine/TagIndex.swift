@@ -2,10 +2,16 @@ import NotificationHubs
 
 /// Something a send can reach: an installation's template, an installation itself (native
 /// sends), or a legacy registration.
-public struct DeliveryTarget: Sendable {
+public final class DeliveryTarget: Sendable {
     public let owner: String
-    /// The registration id reported in test-send outcomes (projected for installations).
-    public let registrationId: String
+    /// The hub, for installations' projected registration ids.
+    let hub: String
+    /// The registration id reported in test-send outcomes (projected for installations,
+    /// computed only when asked for).
+    public var registrationId: String {
+        guard owner.hasPrefix("i:") else { return String(owner.dropFirst(2)) }
+        return TagIndex.projectedRegistrationId(hub: hub, owner: String(owner.dropFirst(2)), template: templateName ?? "")
+    }
     /// The device handle, lower-cased.
     public let device: String
     public let platform: Platform
@@ -15,6 +21,19 @@ public struct DeliveryTarget: Sendable {
     public let template: Template?
     /// A small number shared by every target with the same template body.
     public let templateNumber: Int32
+
+    init(
+        owner: String, hub: String, device: String, platform: Platform, templateName: String?, template: Template?,
+        templateNumber: Int32
+    ) {
+        self.owner = owner
+        self.hub = hub
+        self.device = device
+        self.platform = platform
+        self.templateName = templateName
+        self.template = template
+        self.templateNumber = templateNumber
+    }
 }
 
 /// The tag index of one hub: which targets carry which tag. Template sends reach only
@@ -50,15 +69,15 @@ public struct TagIndex: Sendable {
         let device = handle.lowercased()
         let baseTags = installation.effectiveTags
         let native = DeliveryTarget(
-            owner: owner, registrationId: Self.projectedRegistrationId(hub: hub, owner: id, template: ""), device: device,
-            platform: installation.platform, templateName: nil, template: nil, templateNumber: -1)
+            owner: owner, hub: hub, device: device, platform: installation.platform, templateName: nil, template: nil,
+            templateNumber: -1)
         add(native, tags: baseTags, isTemplate: false)
         for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let body = template.body else { continue }
             let (compiled, number) = number(body: body, platform: installation.platform)
             let target = DeliveryTarget(
-                owner: owner, registrationId: Self.projectedRegistrationId(hub: hub, owner: id, template: name), device: device,
-                platform: installation.platform, templateName: name, template: compiled, templateNumber: number)
+                owner: owner, hub: hub, device: device, platform: installation.platform, templateName: name, template: compiled,
+                templateNumber: number)
             add(target, tags: baseTags + (template.tags ?? [name]), isTemplate: true)
         }
     }
@@ -71,13 +90,12 @@ public struct TagIndex: Sendable {
         if registration.kind == .appleTemplate, let body = registration.bodyTemplate {
             let (compiled, number) = number(body: body, platform: .apns)
             let target = DeliveryTarget(
-                owner: owner, registrationId: id, device: registration.deviceToken.lowercased(), platform: .apns,
+                owner: owner, hub: "", device: registration.deviceToken.lowercased(), platform: .apns,
                 templateName: registration.templateName ?? "", template: compiled, templateNumber: number)
             add(target, tags: registration.tags, isTemplate: true)
         } else {
             let target = DeliveryTarget(
-                owner: owner, registrationId: id, device: registration.deviceToken.lowercased(), platform: .apns,
-                templateName: nil,
+                owner: owner, hub: "", device: registration.deviceToken.lowercased(), platform: .apns, templateName: nil,
                 template: nil, templateNumber: -1)
             add(target, tags: registration.tags, isTemplate: false)
         }
@@ -126,7 +144,7 @@ public struct TagIndex: Sendable {
     private mutating func number(body: String, platform: Platform) -> (Template?, Int32) {
         let key = (platform.usesJSONTemplates ? "j" : "x") + body
         if let known = templateNumbers[key] { return known }
-        let compiled = platform.usesJSONTemplates ? try? Template(body: body) : nil
+        let compiled = platform.usesJSONTemplates ? try? Template.compiled(body: body) : nil
         let entry = (compiled, Int32(templateNumbers.count))
         templateNumbers[key] = entry
         return entry

@@ -1,10 +1,17 @@
 import Synchronization
 
+/// What an open device stream is handed.
+public enum StreamEvent: Sendable {
+    case delivery(Delivery)
+    /// Time for a keep-alive comment (one ticker serves every stream).
+    case keepAlive
+}
+
 /// Live listeners of device inboxes: each open stream gets every delivery to its device as
-/// soon as it is durable.
+/// soon as it is durable, and a keep-alive tick while idle.
 public final class DeviceStreams: Sendable {
     private struct Registry {
-        var listeners: [String: [Int: AsyncStream<Delivery>.Continuation]] = [:]
+        var listeners: [String: [Int: AsyncStream<StreamEvent>.Continuation]] = [:]
         var nextId = 0
         var count = 0
         var closed = false
@@ -17,8 +24,8 @@ public final class DeviceStreams: Sendable {
     static func key(hub: String, device: String) -> String { hub.lowercased() + "/" + device.lowercased() }
 
     /// Starts listening to a device; call `cancel` with the id when done.
-    public func listen(hub: String, device: String) -> (id: Int, deliveries: AsyncStream<Delivery>) {
-        let (stream, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .unbounded)
+    public func listen(hub: String, device: String) -> (id: Int, events: AsyncStream<StreamEvent>) {
+        let (stream, continuation) = AsyncStream<StreamEvent>.makeStream(bufferingPolicy: .unbounded)
         let key = Self.key(hub: hub, device: device)
         let id = registry.withLock { registry in
             if registry.closed {
@@ -35,7 +42,7 @@ public final class DeviceStreams: Sendable {
 
     public func cancel(hub: String, device: String, id: Int) {
         let key = Self.key(hub: hub, device: device)
-        let continuation = registry.withLock { registry -> AsyncStream<Delivery>.Continuation? in
+        let continuation = registry.withLock { registry -> AsyncStream<StreamEvent>.Continuation? in
             guard let continuation = registry.listeners[key]?.removeValue(forKey: id) else { return nil }
             if registry.listeners[key]?.isEmpty == true { registry.listeners[key] = nil }
             registry.count -= 1
@@ -47,21 +54,36 @@ public final class DeviceStreams: Sendable {
     /// Hands deliveries to the listeners of their devices.
     public func publish(_ deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
-        let targets = registry.withLock { registry -> [(AsyncStream<Delivery>.Continuation, Delivery)] in
-            guard registry.count > 0 else { return [] }
-            var result: [(AsyncStream<Delivery>.Continuation, Delivery)] = []
+        registry.withLock { registry in
+            guard registry.count > 0 else { return }
             for delivery in deliveries {
                 guard let listeners = registry.listeners[Self.key(hub: delivery.hub, device: delivery.device)] else { continue }
-                for continuation in listeners.values { result.append((continuation, delivery)) }
+                for continuation in listeners.values { continuation.yield(.delivery(delivery)) }
             }
-            return result
         }
-        for (continuation, delivery) in targets { continuation.yield(delivery) }
+    }
+
+    /// Sends a keep-alive tick to every open stream.
+    public func tick() {
+        registry.withLock { registry in
+            for listeners in registry.listeners.values {
+                for continuation in listeners.values { continuation.yield(.keepAlive) }
+            }
+        }
+    }
+
+    /// Ticks every `seconds` until cancelled.
+    public func runKeepAlive(every seconds: Double) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            if Task.isCancelled { return }
+            tick()
+        }
     }
 
     /// Ends every open stream and refuses new ones (the hub is shutting down).
     public func closeAll() {
-        let all = registry.withLock { registry -> [AsyncStream<Delivery>.Continuation] in
+        let all = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
             registry.closed = true
             let all = registry.listeners.values.flatMap(\.values)
             registry.listeners = [:]

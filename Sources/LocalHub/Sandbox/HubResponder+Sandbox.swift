@@ -93,12 +93,10 @@ extension HubResponder {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let engine = self.engine
-        let keepAlive = configuration.keepAliveInterval
         let body = ResponseBody { writer in
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Self.writeStream(
-                    to: &writer, engine: engine, hub: hub, device: device, after: since, keepAlive: keepAlive)
+                try await Self.writeStream(to: &writer, engine: engine, hub: hub, device: device, after: since)
             }
             try await writer.finish(nil)
         }
@@ -106,8 +104,7 @@ extension HubResponder {
     }
 
     private static func writeStream(
-        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64,
-        keepAlive: Double
+        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64
     ) async throws {
         let listener = engine.streams.listen(hub: hub, device: device)
         defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
@@ -117,32 +114,19 @@ extension HubResponder {
         while true {
             let backlog = try await engine.store.deliveries(hub: hub, device: device, after: last, limit: 500)
             guard let newest = backlog.last else { break }
-            try await writer.write(ByteBuffer(string: backlog.map { $0.sandboxDelivery(epoch: epoch).serverSentEvent }.joined()))
+            try await writer.write(ByteBuffer(string: backlog.map { $0.serverSentEvent(epoch: epoch) }.joined()))
             last = newest.seq
             if backlog.count < 500 { break }
         }
-        let (merged, input) = AsyncStream<Delivery?>.makeStream()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await delivery in listener.deliveries { input.yield(delivery) }
-                input.finish()
+        for await event in listener.events {
+            switch event {
+            case .delivery(let delivery):
+                guard delivery.seq > last else { continue }
+                try await writer.write(ByteBuffer(string: delivery.serverSentEvent(epoch: epoch)))
+                last = delivery.seq
+            case .keepAlive:
+                try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
             }
-            group.addTask {
-                while !Task.isCancelled {
-                    try await Task.sleep(nanoseconds: UInt64(keepAlive * 1_000_000_000))
-                    input.yield(nil)
-                }
-            }
-            for await item in merged {
-                if let delivery = item {
-                    guard delivery.seq > last else { continue }
-                    try await writer.write(ByteBuffer(string: delivery.sandboxDelivery(epoch: epoch).serverSentEvent))
-                    last = delivery.seq
-                } else {
-                    try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
-                }
-            }
-            group.cancelAll()
         }
     }
 }

@@ -29,11 +29,25 @@ struct HubRequest {
         for pair in (request.uri.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = (PercentEncoding.decode(String(parts[0])) ?? String(parts[0])).lowercased()
-            let raw = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            let raw = parts.count > 1 ? String(parts[1].map { $0 == "+" ? " " : $0 }) : ""
             query[name] = PercentEncoding.decode(raw) ?? raw
         }
         self.query = query
-        trackingId = request.headers[HTTPField.Name("TrackingId")!] ?? UUID().uuidString.lowercased()
+        trackingId = request.headers[Self.trackingIdField] ?? Self.newTrackingId()
+    }
+
+    static let trackingIdField = HTTPField.Name("TrackingId")!
+
+    /// A random id in the UUID shape, without Foundation's UUID formatting.
+    static func newTrackingId() -> String {
+        let a = UInt64.random(in: .min ... .max)
+        let b = UInt64.random(in: .min ... .max)
+        func hex(_ value: UInt64, _ digits: Int) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: max(0, digits - text.count)) + text
+        }
+        return
+            "\(hex(a >> 32, 8))-\(hex((a >> 16) & 0xffff, 4))-4\(hex(a & 0xfff, 3))-\(hex(0x8000 | (b >> 48) & 0x3fff, 4))-\(hex(b & 0xffff_ffff_ffff, 12))"
     }
 
     var method: HTTPRequest.Method { request.method }
@@ -64,13 +78,13 @@ enum HubReply {
         let body = ServiceErrorBody(code: Int(status.code), detail: detail).xml(trackingId: trackingId, timestamp: timestamp())
         var fields = headers
         fields[.contentType] = "application/xml; charset=utf-8"
-        fields[HTTPField.Name("TrackingId")!] = trackingId
+        fields[HubRequest.trackingIdField] = trackingId
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
     static func empty(_ status: HTTPResponse.Status, trackingId: String, headers: HTTPFields = [:]) -> Response {
         var fields = headers
-        fields[HTTPField.Name("TrackingId")!] = trackingId
+        fields[HubRequest.trackingIdField] = trackingId
         fields[.contentLength] = "0"
         return Response(status: status, headers: fields)
     }
@@ -80,16 +94,19 @@ enum HubReply {
     ) -> Response {
         var fields = headers
         fields[.contentType] = contentType
-        fields[HTTPField.Name("TrackingId")!] = trackingId
+        fields[HubRequest.trackingIdField] = trackingId
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func timestamp() -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "M/d/yyyy h:mm:ss a"
-        return formatter.string(from: Date())
+    /// The service's error time stamp, `M/d/yyyy h:mm:ss AM` in UTC.
+    static func timestamp(_ date: Date = Date()) -> String {
+        // W3CDate gives yyyy-MM-ddTHH:mm:ss…; rearrange it.
+        let w3c = Array(W3CDate.format(date).utf8)
+        func number(_ range: Range<Int>) -> Int { Int(String(decoding: w3c[range], as: UTF8.self)) ?? 0 }
+        let hour = number(11..<13)
+        let twelve = hour % 12 == 0 ? 12 : hour % 12
+        let minutes = String(decoding: w3c[14..<19], as: UTF8.self)
+        return "\(number(5..<7))/\(number(8..<10))/\(number(0..<4)) \(twelve):\(minutes) \(hour < 12 ? "AM" : "PM")"
     }
 }
 

@@ -11,7 +11,7 @@ struct HubResponder: HTTPResponder {
     typealias Context = BasicRequestContext
 
     let engine: HubEngine
-    let verifiers: [String: SASVerifier]
+    let verifiers: [String: VerifiedTokens]
     let configuration: LocalHubConfiguration
     let scheme: String
 
@@ -19,9 +19,10 @@ struct HubResponder: HTTPResponder {
         self.engine = engine
         self.configuration = configuration
         self.scheme = configuration.tls ? "https" : "http"
-        var verifiers: [String: SASVerifier] = [:]
+        var verifiers: [String: VerifiedTokens] = [:]
         for hub in configuration.hubs {
-            verifiers[hub.lowercased()] = SASVerifier(rules: keys.rules(hub: hub), clockSkew: configuration.clockSkew)
+            verifiers[hub.lowercased()] = VerifiedTokens(
+                verifier: SASVerifier(rules: keys.rules(hub: hub), clockSkew: configuration.clockSkew))
         }
         self.verifiers = verifiers
     }

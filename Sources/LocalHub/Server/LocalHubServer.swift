@@ -31,7 +31,8 @@ public enum LocalHubServer {
 
         let keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
         let store = try SQLiteHubStore(path: configuration.databaseURL.path)
-        let engine = HubEngine(store: store, hubs: configuration.hubs, logger: logger)
+        let engine = HubEngine(
+            store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval, logger: logger)
         try await engine.start()
 
         let server: HTTPServerBuilder

@@ -56,11 +56,28 @@ public struct SASVerifier: Sendable {
         self.clockSkew = clockSkew
     }
 
+    /// A token whose signature checked out: its rule, expiry and normalised audience.
+    public struct SignedToken: Sendable, Hashable {
+        public let rule: AuthorizationRule
+        /// `se`, Unix seconds.
+        public let expiry: Double
+        /// `sr`, decoded and normalised (see `normalizedAudience`).
+        public let audience: String
+    }
+
     /// Verifies `header` for a request to `host` (port ignored) and raw `path`.
     /// Returns the rule that signed it; throws the reason it is refused.
     public func verify(header: String?, host: String, path: String, now: Date = Date()) throws(SASVerificationError)
         -> AuthorizationRule
     {
+        let token = try verifySignature(header: header)
+        try check(token, host: host, path: path, now: now)
+        return token.rule
+    }
+
+    /// The first half of verification, which depends on the header alone: its shape, its key
+    /// name and its signature. What it returns can be remembered for the same header.
+    public func verifySignature(header: String?) throws(SASVerificationError) -> SignedToken {
         guard let header, !header.isEmpty else {
             throw SASVerificationError(.malformed("the request is missing WRAP authorization credentials"))
         }
@@ -81,31 +98,42 @@ public struct SASVerifier: Sendable {
         guard let seconds = Double(token.expiry), seconds.isFinite else {
             throw SASVerificationError(.malformed("the expiry 'se' is not a number of seconds"))
         }
-        guard seconds + clockSkew >= now.timeIntervalSince1970 else { throw SASVerificationError(.expired) }
         guard let decodedResource = PercentEncoding.decode(token.resource) else {
             throw SASVerificationError(.malformed("the resource 'sr' is not percent-encoded correctly"))
         }
-        let audience = Self.normalizedAudience(decodedResource)
-        let request = Self.normalizedAudience(host + path)
-        guard request.hasPrefix(audience) else { throw SASVerificationError(.invalidAudience) }
-        return rule
+        return SignedToken(rule: rule, expiry: seconds, audience: Self.normalizedAudience(decodedResource))
+    }
+
+    /// The second half, which depends on the request and the time: expiry and audience.
+    public func check(_ token: SignedToken, host: String, path: String, now: Date = Date()) throws(SASVerificationError) {
+        guard token.expiry + clockSkew >= now.timeIntervalSince1970 else { throw SASVerificationError(.expired) }
+        guard Self.normalizedAudience(host + path).hasPrefix(token.audience) else { throw SASVerificationError(.invalidAudience) }
     }
 
     /// Lower-cases and drops scheme, port, query and fragment, and ends the path with `/`:
     /// `HTTPS://NS.servicebus.windows.net:443/Hub?x` → `ns.servicebus.windows.net/hub/`.
     public static func normalizedAudience(_ url: String) -> String {
-        var rest = Substring(url.lowercased())
-        if let schemeEnd = rest.range(of: "://") { rest = rest[schemeEnd.upperBound...] }
-        if let cut = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<cut] }
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        var host = rest[..<slash]
-        let path = rest[slash...]
-        if let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") {
-            host = host[..<colon]
+        var bytes = Array(url.utf8)
+        for i in bytes.indices where bytes[i] >= UInt8(ascii: "A") && bytes[i] <= UInt8(ascii: "Z") { bytes[i] += 32 }
+        var start = 0
+        if bytes.count >= 3 {
+            for i in 0..<(bytes.count - 2)
+            where bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/") {
+                start = i + 3
+                break
+            }
         }
-        var result = String(host) + (path.isEmpty ? "/" : String(path))
-        if !result.hasSuffix("/") { result += "/" }
-        return result
+        var end = bytes.count
+        if let cut = bytes[start...].firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { end = cut }
+        let slash = bytes[start..<end].firstIndex(of: UInt8(ascii: "/")) ?? end
+        var hostEnd = slash
+        if let colon = bytes[start..<slash].lastIndex(of: UInt8(ascii: ":")), !bytes[colon..<slash].contains(UInt8(ascii: "]")) {
+            hostEnd = colon
+        }
+        var result = Array(bytes[start..<hostEnd])
+        if slash < end { result += bytes[slash..<end] } else { result.append(UInt8(ascii: "/")) }
+        if result.last != UInt8(ascii: "/") { result.append(UInt8(ascii: "/")) }
+        return String(decoding: result, as: UTF8.self)
     }
 
     private func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -56,15 +56,18 @@ public struct SharedAccessToken: Sendable, Equatable {
         guard header.hasPrefix(SharedAccessSignature.prefix) else {
             throw SASVerificationError(.malformed("the Authorization header is not a SharedAccessSignature token"))
         }
-        let body = header.dropFirst(SharedAccessSignature.prefix.count).trimmingCharacters(in: .whitespaces)
+        var body = header.utf8.dropFirst(SharedAccessSignature.prefix.utf8.count)[...]
+        while body.first == UInt8(ascii: " ") { body = body.dropFirst() }
+        while body.last == UInt8(ascii: " ") { body = body.dropLast() }
         var fields: [String: String] = [:]
-        for pair in body.split(separator: "&", omittingEmptySubsequences: true) {
-            guard let equals = pair.firstIndex(of: "=") else {
-                throw SASVerificationError(.malformed("the token field '\(pair.prefix(20))' has no value"))
+        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else {
+                throw SASVerificationError(
+                    .malformed("the token field '\(String(decoding: pair.prefix(20), as: UTF8.self))' has no value"))
             }
-            let name = pair[..<equals].lowercased()
+            let name = String(decoding: pair[..<equals], as: UTF8.self).lowercased()
             if fields[name] != nil { throw SASVerificationError(.malformed("the token repeats '\(name)'")) }
-            fields[name] = String(pair[pair.index(after: equals)...])
+            fields[name] = String(decoding: pair[pair.index(after: equals)...], as: UTF8.self)
         }
         for name in ["sr", "sig", "se", "skn"] where (fields[name] ?? "").isEmpty {
             throw SASVerificationError(.malformed("the token has no '\(name)'"))

@@ -92,7 +92,7 @@ extension InstallationTemplate {
         guard let body, !body.isEmpty else { throw InstallationError("the template '\(name)' has no body") }
         if platform.usesJSONTemplates {
             do {
-                _ = try Template(body: body)
+                _ = try Template.compiled(body: body)
             } catch {
                 throw InstallationError("the template '\(name)' is invalid: \(error)")
             }

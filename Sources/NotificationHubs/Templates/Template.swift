@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A JSON template body compiled once and rendered many times.
 ///
 /// Expressions are recognised only as whole JSON string values (never keys, never inside
@@ -25,6 +27,15 @@ public struct Template: Sendable, Hashable {
         try builder.add(json)
         self.segments = builder.finish()
         self.body = body
+    }
+
+    /// A compiled template from a cache of recent bodies: installations share a handful of
+    /// template bodies, so each is parsed once, not once per registration.
+    public static func compiled(body: String) throws(TemplateError) -> Template {
+        if let known = TemplateCache.shared.get(body) { return known }
+        let template = try Template(body: body)
+        TemplateCache.shared.put(template)
+        return template
     }
 
     /// Whether the body holds any expression.
@@ -124,6 +135,22 @@ public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible
         case .body(let why): return why
         case .expression(let text, let why): return "the template expression '\(text)' is invalid: \(why)"
         case .properties(let why): return why
+        }
+    }
+}
+
+/// Recently compiled templates, by body.
+final class TemplateCache: Sendable {
+    static let shared = TemplateCache()
+    static let capacity = 1024
+    private let templates = Mutex<[String: Template]>([:])
+
+    func get(_ body: String) -> Template? { templates.withLock { $0[body] } }
+
+    func put(_ template: Template) {
+        templates.withLock { templates in
+            if templates.count >= Self.capacity { templates.removeAll(keepingCapacity: true) }
+            templates[template.body] = template
         }
     }
 }
