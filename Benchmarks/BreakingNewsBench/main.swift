@@ -85,6 +85,11 @@ func main() async throws {
         log("1/5 match and render")
         rows.append(try await matchAndRender(installations: 100_000, runs: runs))
     }
+    if only == ["redraw"] {
+        rows.append(logRedraw(entries: 10_000, runs: 2000))
+        printTable(rows)
+        return
+    }
     guard wanted("ingest") || wanted("fanout") || wanted("sends") || wanted("terminal") else {
         printTable(rows)
         return

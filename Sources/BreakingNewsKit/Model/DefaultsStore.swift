@@ -28,6 +28,9 @@ public struct RegistrationRecord: Sendable, Hashable {
         self.detail = detail
     }
 
+    /// The current time as records store it.
+    public static func now() -> String { W3CDate.format(Date()) }
+
     var json: JSONValue {
         .object(dropping: [
             ("state", .string(state.rawValue)), ("at", .string(at)), ("categories", .strings(categories)), ("hub", .string(hub)),

@@ -30,6 +30,12 @@ public struct DeviceIdentity: Sendable, Hashable {
 
     /// The device token of an installation: SHA-256 of its id, 32 bytes as 64 hex digits.
     public static func token(for installationId: String) -> String {
-        SHA256.hash(data: Array(installationId.utf8)).map { String(format: "%02X", $0) }.joined()
+        let digits = Array("0123456789ABCDEF".utf8)
+        var hex: [UInt8] = []
+        for byte in SHA256.hash(data: Array(installationId.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }

@@ -1,14 +1,26 @@
 import Foundation
 import NotificationHubs
 
-/// Times as people read them in a terminal.
+/// Times as people read them in a terminal, in local time. Formatted by hand with
+/// `localtime_r`: a DateFormatter would load ICU into every terminal for two fields.
 public enum DisplayTime {
     /// Local `HH:mm:ss` for today, `yyyy-MM-dd HH:mm` otherwise; the text itself when it is
     /// not a W3C date.
     public static func short(_ w3c: String, now: Date = Date()) -> String {
         guard let date = W3CDate.parse(w3c) else { return w3c }
-        let formatter = DateFormatter()
-        formatter.dateFormat = Calendar.current.isDate(date, inSameDayAs: now) ? "HH:mm:ss" : "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
+        let then = local(date)
+        let today = local(now)
+        func pad(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        if then.tm_year == today.tm_year && then.tm_yday == today.tm_yday {
+            return "\(pad(then.tm_hour)):\(pad(then.tm_min)):\(pad(then.tm_sec))"
+        }
+        return "\(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday)) \(pad(then.tm_hour)):\(pad(then.tm_min))"
+    }
+
+    private static func local(_ date: Date) -> tm {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var result = tm()
+        localtime_r(&seconds, &result)
+        return result
     }
 }

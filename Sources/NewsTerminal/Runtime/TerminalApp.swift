@@ -136,7 +136,7 @@ public final class TerminalApp: Sendable {
                 guard let endpoint = await endpointTask?.value else {
                     try? profile.store.update { $0.categories = names }
                     let record = RegistrationRecord(
-                        state: .pending, at: ISO8601DateFormatter().string(from: Date()), categories: names, hub: "",
+                        state: .pending, at: RegistrationRecord.now(), categories: names, hub: "",
                         detail: "no hub")
                     queue.push(.registration(record, userInitiated: true))
                     return
@@ -146,7 +146,7 @@ public final class TerminalApp: Sendable {
                     queue.push(.registration(outcome.record, userInitiated: true))
                 } catch {
                     let record = RegistrationRecord(
-                        state: .failed, at: ISO8601DateFormatter().string(from: Date()), categories: names, hub: endpoint.hubURL,
+                        state: .failed, at: RegistrationRecord.now(), categories: names, hub: endpoint.hubURL,
                         detail: "\(error)")
                     queue.push(.registration(record, userInitiated: true))
                 }

@@ -87,27 +87,28 @@ public enum Layout {
     }
 
     /// Tab labels and where they are, for drawing and for mouse clicks.
-    static func tabRanges(_ state: AppState) -> [(ScreenID, Range<Int>)] {
+    static func tabRanges(_ state: AppState, unread: Int? = nil) -> [(ScreenID, Range<Int>)] {
+        let unread = unread ?? state.unreadTotal
         var column = 1
         var result: [(ScreenID, Range<Int>)] = []
         for screen in ScreenID.allCases {
-            let width = TextWidth.of(tabLabel(screen, state))
+            let width = TextWidth.of(tabLabel(screen, unread: unread))
             result.append((screen, column..<(column + width)))
             column += width + 2
         }
         return result
     }
 
-    static func tabLabel(_ screen: ScreenID, _ state: AppState) -> String {
-        var label = " \(screen.rawValue + 1) \(screen.title) "
-        if screen == .log, state.unreadTotal > 0 { label = " \(screen.rawValue + 1) \(screen.title) (\(state.unreadTotal)) " }
-        return label
+    static func tabLabel(_ screen: ScreenID, unread: Int) -> String {
+        if screen == .log, unread > 0 { return " \(screen.rawValue + 1) \(screen.title) (\(unread)) " }
+        return " \(screen.rawValue + 1) \(screen.title) "
     }
 
     static func drawTabs(_ state: AppState, _ canvas: Canvas) {
-        for (screen, range) in tabRanges(state) {
+        let unread = state.unreadTotal
+        for (screen, range) in tabRanges(state, unread: unread) {
             let current = screen == state.screen
-            canvas.text(tabLabel(screen, state), row: 1, column: range.lowerBound, style: Style(bold: current, reverse: current))
+            canvas.text(tabLabel(screen, unread: unread), row: 1, column: range.lowerBound, style: Style(bold: current, reverse: current))
         }
     }
 

@@ -28,14 +28,23 @@ public enum TextWidth {
         return max(width, first.properties.generalCategory == .nonspacingMark ? 0 : 1)
     }
 
+    /// Whether every byte is printable ASCII: then a character is a byte is a cell.
+    static func isPlainASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     /// Cells a string takes.
     public static func of(_ text: String) -> Int {
-        text.reduce(0) { $0 + of($1) }
+        if isPlainASCII(text) { return text.utf8.count }
+        return text.reduce(0) { $0 + of($1) }
     }
 
     /// The longest prefix of `text` that fits in `width` cells.
     public static func prefix(_ text: String, fitting width: Int) -> String {
         guard width > 0 else { return "" }
+        if isPlainASCII(text) {
+            return text.utf8.count <= width ? text : String(decoding: text.utf8.prefix(width), as: UTF8.self)
+        }
         var used = 0
         var result = ""
         for character in text {
@@ -49,6 +58,7 @@ public enum TextWidth {
 
     /// `text` clipped to `width` cells, with `…` when it was cut.
     public static func truncate(_ text: String, to width: Int) -> String {
+        if isPlainASCII(text), text.utf8.count <= width { return text }
         guard of(text) > width else { return text }
         guard width > 1 else { return prefix(text, fitting: width) }
         return prefix(text, fitting: width - 1) + "…"
@@ -62,6 +72,7 @@ public enum TextWidth {
 
     /// Printable form: control characters (a message's newlines, tabs) become spaces.
     public static func printable(_ text: String) -> String {
-        String(text.map { $0.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true ? " " : $0 })
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        return String(text.map { $0.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true ? " " : $0 })
     }
 }

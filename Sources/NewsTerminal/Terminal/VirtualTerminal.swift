@@ -30,6 +30,19 @@ public final class VirtualTerminal: Terminal {
 
     public func draw(_ text: String, row: Int, column: Int, style: Style) {
         guard row >= 0, row < size.rows else { return }
+        if TextWidth.isPlainASCII(text), column >= 0, column + text.utf8.count <= size.columns {
+            // One byte, one cell.
+            if column > 0, cells[row][column] == "" { cells[row][column - 1] = " " }
+            let end = column + text.utf8.count
+            if end < size.columns, cells[row][end] == "" { cells[row][end] = " " }
+            var col = column
+            for byte in text.utf8 {
+                cells[row][col] = String(UnicodeScalar(byte))
+                styles[row][col] = style
+                col += 1
+            }
+            return
+        }
         var col = column
         for character in text {
             let width = TextWidth.of(character)
