@@ -43,7 +43,7 @@ import Testing
         try await store.apply([.insertNotification(n)])
         n.state = .completed
         let delivery = Delivery(
-            seq: 0, hub: "news", device: "ab", notificationId: "n", template: "", payload: "{}", delivered: Date(), tags: nil)
+            seq: 1, hub: "news", device: "ab", notificationId: "n", template: "", payload: "{}", delivered: Date(), tags: nil)
         let first = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
         let second = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
         #expect(first.count == 1)
@@ -87,5 +87,54 @@ import Testing
         #expect(plan.record.deliveries.count == 10)
         #expect(Set(plan.record.deliveries.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
         #expect(plan.record.notification.outcomeCounts == ["Success": 10])
+    }
+}
+
+/// Delivery numbers: reserved durably, never reused after a restart, and a stream that
+/// opens while a batch is being committed still gets it.
+@Suite struct SequenceTests {
+    @Test func numbersResumeAboveTheReservationAfterARestart() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        let store = try SQLiteHubStore(path: path)
+        let first = HubEngine(store: store, hubs: ["news"])
+        try await first.start()
+        let running = Task { await first.run() }
+        let installation = try newsInstallation("i", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")
+        _ = try await first.write(.putInstallation(hub: "news", installation))
+        try await first.enqueue(
+            StoredNotification(hub: "news", id: "one", format: .template, tagExpression: "World", body: #"{"messageParam":"1"}"#))
+        var seen: [Delivery] = []
+        for _ in 0..<200 where seen.isEmpty {
+            seen = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        running.cancel()
+        #expect(seen.map(\.seq) == [1])
+        // A block was reserved: the next engine numbers above it, not from 2.
+        let reopened = try SQLiteHubStore(path: path)
+        #expect(try await reopened.sequenceHighWater() >= 10_000)
+        let second = HubEngine(store: reopened, hubs: ["news"])
+        try await second.start()
+        let again = Task { await second.run() }
+        defer { again.cancel() }
+        try await second.enqueue(
+            StoredNotification(hub: "news", id: "two", format: .template, tagExpression: "World", body: #"{"messageParam":"2"}"#))
+        var after: [Delivery] = []
+        for _ in 0..<200 where after.isEmpty {
+            after = try await reopened.deliveries(hub: "news", device: "ab12", after: 1, limit: 10)
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(after.first.map { $0.seq > 10_000 } == true)
+    }
+
+    @Test func aListenerOpenedBeforeTheCommitGetsTheUnrecordedDeliveries() {
+        let streams = DeviceStreams()
+        let delivery = Delivery(
+            seq: 7, hub: "News", device: "ab", notificationId: "n", template: "", payload: "{}", delivered: Date(), tags: nil)
+        streams.publish([delivery], recorded: false)
+        let early = streams.listen(hub: "news", device: "AB")
+        #expect(early.unrecorded.map(\.seq) == [7])
+        streams.markRecorded([delivery])
+        #expect(streams.listen(hub: "news", device: "ab").unrecorded.isEmpty)
     }
 }

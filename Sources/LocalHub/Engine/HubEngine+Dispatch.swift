@@ -19,18 +19,22 @@ extension HubEngine {
         }
     }
 
-    /// Plans a batch, writes every delivery and final state in one commit, then hands the
-    /// deliveries to live streams. A failed commit is retried: nothing is half-delivered.
+    /// Plans a batch and numbers its deliveries, hands them to live streams at once, then
+    /// writes every delivery and final state in one commit. A failed commit is retried:
+    /// nothing is half-recorded, and a crash before the commit leaves the notifications
+    /// undispatched, so they are dispatched again at restart (receivers dedupe).
     private func dispatch(_ jobs: [DispatchJob]) async {
         let now = Date()
-        let plans = directory.withLock { directory in
+        var plans = directory.withLock { directory in
             jobs.map { Self.plan($0.notification, tables: directory[$0.notification.hub], now: now, testLimit: testSendLimit) }
         }
+        guard await number(&plans) else { return }
+        let deliveries = plans.flatMap(\.record.deliveries)
+        streams.publish(deliveries, recorded: false)
         var delay: UInt64 = 50_000_000
         while true {
             do {
-                let written = try await store.record(plans.map(\.record))
-                streams.publish(written)
+                _ = try await store.record(plans.map(\.record))
                 break
             } catch {
                 logger.error("recording \(plans.count) dispatches failed, retrying: \(error)")
@@ -39,11 +43,48 @@ extension HubEngine {
                 if Task.isCancelled { return }
             }
         }
+        streams.markRecorded(deliveries)
         for (job, plan) in zip(jobs, plans) {
             metrics.deliveries(plan.record.notification.outcomeCounts)
             job.outcome?.fulfil(plan.outcome)
         }
     }
+
+    /// Gives every delivery its sequence number, reserving a new block durably first when
+    /// the current one is used up: numbers handed out before a crash are never reused.
+    /// False when the engine stopped while waiting.
+    private func number(_ plans: inout [DispatchPlan]) async -> Bool {
+        let count = Int64(plans.reduce(0) { $0 + $1.record.deliveries.count })
+        guard count > 0 else { return true }
+        var (next, reserved) = sequence.withLock { ($0.next, $0.reserved) }
+        if next + count - 1 > reserved {
+            let target = max(next + count - 1, reserved + Self.reservationBlock)
+            var delay: UInt64 = 50_000_000
+            while true {
+                do {
+                    try await store.reserveSequence(through: target)
+                    break
+                } catch {
+                    logger.error("reserving delivery numbers failed, retrying: \(error)")
+                    try? await Task.sleep(nanoseconds: delay)
+                    delay = min(delay * 2, 5_000_000_000)
+                    if Task.isCancelled { return false }
+                }
+            }
+            reserved = target
+        }
+        for p in plans.indices {
+            for d in plans[p].record.deliveries.indices {
+                plans[p].record.deliveries[d].seq = next
+                next += 1
+            }
+        }
+        sequence.withLock { $0 = (next, reserved) }
+        return true
+    }
+
+    /// Delivery numbers reserved at a time.
+    static let reservationBlock: Int64 = 10_000
 
     /// Plans a notification against the hub's current tables without recording anything.
     public func plan(_ notification: StoredNotification, now: Date = Date()) -> DispatchPlan {

@@ -41,7 +41,9 @@ public final class HubEngine: Sendable {
     let writes = WorkQueue<PendingWrite>()
     let dispatches = WorkQueue<DispatchJob>()
     let logger: Logger
-    private let sequence = Mutex<UInt64>(0)
+    private let notificationCounter = Mutex<UInt64>(0)
+    /// The next delivery number and the end of the reserved block (dispatcher only).
+    let sequence = Mutex<(next: Int64, reserved: Int64)>((1, 0))
     private let loadedEpoch = Mutex<String>("")
 
     /// The store's epoch, read at start.
@@ -78,6 +80,8 @@ public final class HubEngine: Sendable {
     public func start() async throws {
         let storeEpoch = try await store.epoch()
         loadedEpoch.withLock { $0 = storeEpoch }
+        let highWater = try await store.sequenceHighWater()
+        sequence.withLock { $0 = (highWater + 1, highWater) }
         let snapshot = try await store.load()
         directory.withLock { directory in
             for (hub, installation) in snapshot.installations {
@@ -219,7 +223,7 @@ public final class HubEngine: Sendable {
 
     /// A new notification id in the service's shape: `<32 hex>-<yyyyMMddHHmmss>-<n>`.
     public func makeNotificationId(now: Date = Date()) -> String {
-        let n = sequence.withLock { value -> UInt64 in
+        let n = notificationCounter.withLock { value -> UInt64 in
             value += 1
             return value
         }

@@ -15,6 +15,9 @@ public final class DeviceStreams: Sendable {
         var nextId = 0
         var count = 0
         var closed = false
+        /// Deliveries handed to live streams before their commit finished, by device: a
+        /// stream that opens in between gets them from here, not from the database.
+        var unrecorded: [String: [Delivery]] = [:]
     }
 
     private let registry = Mutex(Registry())
@@ -23,21 +26,22 @@ public final class DeviceStreams: Sendable {
 
     static func key(hub: String, device: String) -> String { hub.lowercased() + "/" + device.lowercased() }
 
-    /// Starts listening to a device; call `cancel` with the id when done.
-    public func listen(hub: String, device: String) -> (id: Int, events: AsyncStream<StreamEvent>) {
+    /// Starts listening to a device; call `cancel` with the id when done. `unrecorded` holds
+    /// the device's deliveries already published but not yet in the database.
+    public func listen(hub: String, device: String) -> (id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]) {
         let (stream, continuation) = AsyncStream<StreamEvent>.makeStream(bufferingPolicy: .unbounded)
         let key = Self.key(hub: hub, device: device)
-        let id = registry.withLock { registry in
+        let (id, unrecorded) = registry.withLock { registry -> (Int, [Delivery]) in
             if registry.closed {
                 continuation.finish()
-                return 0
+                return (0, [])
             }
             registry.nextId += 1
             registry.listeners[key, default: [:]][registry.nextId] = continuation
             registry.count += 1
-            return registry.nextId
+            return (registry.nextId, registry.unrecorded[key] ?? [])
         }
-        return (id, stream)
+        return (id, stream, unrecorded)
     }
 
     public func cancel(hub: String, device: String, id: Int) {
@@ -51,14 +55,31 @@ public final class DeviceStreams: Sendable {
         continuation?.finish()
     }
 
-    /// Hands deliveries to the listeners of their devices.
-    public func publish(_ deliveries: [Delivery]) {
+    /// Hands deliveries to the listeners of their devices. With `recorded: false` they are
+    /// also kept for streams that open before `markRecorded` is called for them.
+    public func publish(_ deliveries: [Delivery], recorded: Bool = true) {
         guard !deliveries.isEmpty else { return }
         registry.withLock { registry in
-            guard registry.count > 0 else { return }
+            var hubKeys: [String: String] = [:]
             for delivery in deliveries {
-                guard let listeners = registry.listeners[Self.key(hub: delivery.hub, device: delivery.device)] else { continue }
+                let hubKey = hubKeys[delivery.hub] ?? delivery.hub.lowercased()
+                hubKeys[delivery.hub] = hubKey
+                let key = hubKey + "/" + delivery.device
+                if !recorded { registry.unrecorded[key, default: []].append(delivery) }
+                guard let listeners = registry.listeners[key] else { continue }
                 for continuation in listeners.values { continuation.yield(.delivery(delivery)) }
+            }
+        }
+    }
+
+    /// Forgets deliveries kept by `publish(_:recorded: false)`: they are in the database now.
+    public func markRecorded(_ deliveries: [Delivery]) {
+        guard !deliveries.isEmpty else { return }
+        registry.withLock { registry in
+            for delivery in deliveries {
+                let key = Self.key(hub: delivery.hub, device: delivery.device)
+                registry.unrecorded[key]?.removeAll { $0.seq == delivery.seq }
+                if registry.unrecorded[key]?.isEmpty == true { registry.unrecorded[key] = nil }
             }
         }
     }

@@ -118,6 +118,12 @@ extension HubResponder {
             last = newest.seq
             if backlog.count < 500 { break }
         }
+        // Published while their commit was still running: not in the database yet.
+        let pending = listener.unrecorded.filter { $0.seq > last }.sorted { $0.seq < $1.seq }
+        if let newest = pending.last {
+            try await writer.write(ByteBuffer(string: pending.map { $0.serverSentEvent(epoch: epoch) }.joined()))
+            last = newest.seq
+        }
         for await event in listener.events {
             switch event {
             case .delivery(let delivery):

@@ -144,9 +144,14 @@ public protocol HubStore: Sendable {
     func load() async throws -> HubSnapshot
     /// Applies mutations atomically, in order.
     func apply(_ mutations: [HubMutation]) async throws
-    /// Writes deliveries and final notification states atomically; returns the deliveries
-    /// written with their sequence numbers (a delivery already present is not repeated).
+    /// Writes deliveries (with the sequence numbers they carry) and final notification
+    /// states atomically; returns the deliveries written (one already present is skipped).
     func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery]
+    /// The highest sequence number that may have been handed out: the larger of the last
+    /// reservation and the last delivery written. Numbering resumes above it.
+    func sequenceHighWater() async throws -> Int64
+    /// Durably reserves sequence numbers up to `seq` before any of them is handed out.
+    func reserveSequence(through seq: Int64) async throws
     /// Notifications accepted but not yet dispatched, oldest first.
     func unfinishedNotifications() async throws -> [StoredNotification]
     func notification(hub: String, id: String) async throws -> StoredNotification?

@@ -9,13 +9,19 @@ public actor MemoryHubStore: HubStore {
     private var notifications: [String: StoredNotification] = [:]
     private var notificationOrder: [String] = []
     private var deliveryLog: [Delivery] = []
-    private var deliveryKeys: Set<String> = []
+    private var deliverySeqs: Set<Int64> = []
 
     private let madeEpoch = UUID().uuidString.lowercased()
 
     public init() {}
 
     public func epoch() -> String { madeEpoch }
+
+    private var reserved: Int64 = 0
+
+    public func sequenceHighWater() -> Int64 { max(reserved, deliveryLog.map(\.seq).max() ?? 0) }
+
+    public func reserveSequence(through seq: Int64) { reserved = max(reserved, seq) }
 
     private func key(_ hub: String, _ id: String) -> String { "\(hub)\u{0}\(id)" }
 
@@ -51,10 +57,8 @@ public actor MemoryHubStore: HubStore {
     public func record(_ dispatches: [DispatchRecord]) -> [Delivery] {
         var written: [Delivery] = []
         for dispatch in dispatches {
-            for var delivery in dispatch.deliveries {
-                let k = [delivery.hub, delivery.device, delivery.notificationId, delivery.template].joined(separator: "\u{0}")
-                guard deliveryKeys.insert(k).inserted else { continue }
-                delivery.seq = Int64(deliveryLog.count + 1)
+            for delivery in dispatch.deliveries {
+                guard deliverySeqs.insert(delivery.seq).inserted else { continue }
                 deliveryLog.append(delivery)
                 written.append(delivery)
             }
@@ -72,13 +76,13 @@ public actor MemoryHubStore: HubStore {
     }
 
     public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) -> [Delivery] {
-        Array(deliveryLog.lazy.filter { $0.hub == hub && $0.device == device && $0.seq > seq }.prefix(limit))
+        Array(
+            deliveryLog.filter { $0.hub == hub && $0.device == device && $0.seq > seq }.sorted { $0.seq < $1.seq }.prefix(limit))
     }
 
     public func deleteDeliveries(hub: String, device: String) -> Int {
         let before = deliveryLog.count
         deliveryLog.removeAll { $0.hub == hub && $0.device == device }
-        deliveryKeys = deliveryKeys.filter { !$0.hasPrefix("\(hub)\u{0}\(device)\u{0}") }
         return before - deliveryLog.count
     }
 

@@ -71,7 +71,46 @@ public final class SQLiteHubStore: HubStore {
             try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
             try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [UUID().uuidString.lowercased()])
         }
+        migrator.registerMigration("v3: sequence reservations") { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO meta (key, value) VALUES ('seq_reserved', '0')")
+        }
+        // A notification's deliveries and its final state are written in one transaction, and
+        // only notifications without that state are dispatched again: the wide unique index
+        // on (hub, device, notification, template) guarded nothing and cost every insert.
+        migrator.registerMigration("v4: deliveries without the redundant unique index") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE delivery_v4 (
+                        seq INTEGER PRIMARY KEY,
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        template TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        delivered REAL NOT NULL,
+                        tags TEXT
+                    );
+                    INSERT INTO delivery_v4 SELECT seq, hub, device, notification_id, template, payload, delivered, tags FROM delivery;
+                    DROP TABLE delivery;
+                    ALTER TABLE delivery_v4 RENAME TO delivery;
+                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
+                    """)
+        }
         return migrator
+    }
+
+    public func sequenceHighWater() async throws -> Int64 {
+        try await pool.read { db in
+            let reserved = try Int64(String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seq_reserved'") ?? "0") ?? 0
+            let written = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM delivery") ?? 0
+            return max(reserved, written)
+        }
+    }
+
+    public func reserveSequence(through seq: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_reserved', ?)", arguments: [String(seq)])
+        }
     }
 
     public func epoch() async throws -> String {
@@ -155,19 +194,16 @@ public final class SQLiteHubStore: HubStore {
             var written: [Delivery] = []
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT OR IGNORE INTO delivery (hub, device, notification_id, template, payload, delivered, tags)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for dispatch in dispatches {
-                for var delivery in dispatch.deliveries {
+                for delivery in dispatch.deliveries {
                     try insert.execute(arguments: [
-                        delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
+                        delivery.seq, delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
                         delivery.delivered.timeIntervalSince1970, delivery.tags,
                     ])
-                    if db.changesCount > 0 {
-                        delivery.seq = db.lastInsertedRowID
-                        written.append(delivery)
-                    }
+                    if db.changesCount > 0 { written.append(delivery) }
                 }
                 let n = dispatch.notification
                 try db.execute(

@@ -108,7 +108,8 @@ public enum Layout {
         let unread = state.unreadTotal
         for (screen, range) in tabRanges(state, unread: unread) {
             let current = screen == state.screen
-            canvas.text(tabLabel(screen, unread: unread), row: 1, column: range.lowerBound, style: Style(bold: current, reverse: current))
+            canvas.text(
+                tabLabel(screen, unread: unread), row: 1, column: range.lowerBound, style: Style(bold: current, reverse: current))
         }
     }
 
