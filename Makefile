@@ -1,7 +1,7 @@
 # Breaking News — build, run, test.
 SWIFT ?= swift
 PREFIX ?= /usr/local
-APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux
+APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan bsdutils
 BIN := .build/debug/breaking-news
 

@@ -40,14 +40,14 @@ public final class TestHub: Sendable {
 
     /// Starts a hub serving `hubs` (the first is the one `listen`/`full` are for).
     public static func start(
-        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15, tls: Bool = false
     )
         async throws -> TestHub
     {
         var logger = Logger(label: "test-hub")
         logger.logLevel = .critical
         let configuration = LocalHubConfiguration(
-            host: "127.0.0.1", port: port, dataDirectory: directory, hubs: hubs, keepAliveInterval: keepAlive)
+            host: "127.0.0.1", port: port, dataDirectory: directory, hubs: hubs, tls: tls, keepAliveInterval: keepAlive)
         let (ready, readyContinuation) = AsyncStream<LocalHubState>.makeStream()
         let task = Task {
             try await LocalHubServer.run(configuration: configuration, logger: logger, handleSignals: false) { state in

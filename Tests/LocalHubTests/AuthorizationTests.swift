@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import Foundation
 import HubTestSupport
 import LocalHub
 import NIOHTTP1
+import NIOSSL
 import NotificationHubs
 import Testing
 
@@ -81,5 +83,28 @@ import Testing
         defer { Task { await second.stop() } }
         #expect(second.listen.key == listen)
         #expect(Data(base64Encoded: listen)?.count == 32)
+    }
+}
+
+@Suite struct TLSTests {
+    @Test func tlsServesHTTPSWithASelfSignedCertificateKeptBesideTheKeys() async throws {
+        let hub = try await TestHub.start(tls: true)
+        defer { Task { await hub.stop() } }
+        #expect(hub.baseURL.hasPrefix("https://127.0.0.1:"))
+        let keyAttributes = try FileManager.default.attributesOfItem(
+            atPath: hub.directory.appendingPathComponent("tls-key.pem").path)
+        #expect(keyAttributes[.posixPermissions] as? Int == 0o600)
+        let certificate = try String(contentsOf: hub.directory.appendingPathComponent("tls-certificate.pem"), encoding: .utf8)
+        #expect(certificate.hasPrefix("-----BEGIN CERTIFICATE-----"))
+        // A client that trusts the certificate (here: any) talks to it over TLS.
+        var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(hub.directory.appendingPathComponent("tls-certificate.pem").path)
+        configuration.tlsConfiguration = tls
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        defer { _ = client.shutdown() }
+        let hubClient = HubClient(connectionString: hub.listen, hub: "news", httpClient: client, retryPolicy: .none)
+        try await hubClient.createOrUpdateInstallation(newsInstallation("tls", device: "ab12", tags: ["World"]))
+        #expect(try await hubClient.installation(id: "tls").tags == ["World"])
     }
 }

@@ -1,12 +1,9 @@
-import Crypto
 import Foundation
 import NIOSSL
 import NotificationHubs
-import SwiftASN1
-import X509
 
-/// A self-signed certificate for `localhost` and `127.0.0.1`, made once beside the keys, for
-/// clients that insist on https.
+/// A self-signed certificate for `localhost` and `127.0.0.1`, made once beside the keys with
+/// the `openssl` command, for clients that insist on https.
 enum SelfSignedCertificate {
     static let certificateFile = "tls-certificate.pem"
     static let keyFile = "tls-key.pem"
@@ -16,9 +13,7 @@ enum SelfSignedCertificate {
         let certificateURL = directory.appendingPathComponent(certificateFile)
         let keyURL = directory.appendingPathComponent(keyFile)
         if !FileManager.default.fileExists(atPath: certificateURL.path) || !FileManager.default.fileExists(atPath: keyURL.path) {
-            let (certificatePEM, keyPEM) = try make()
-            try AtomicFile.write(Data(keyPEM.utf8), to: keyURL, permissions: 0o600)
-            try AtomicFile.write(Data(certificatePEM.utf8), to: certificateURL, permissions: 0o644)
+            try make(certificate: certificateURL, key: keyURL)
         }
         let certificates = try NIOSSLCertificate.fromPEMFile(certificateURL.path)
         let key = try NIOSSLPrivateKey(file: keyURL.path, format: .pem)
@@ -26,25 +21,34 @@ enum SelfSignedCertificate {
             certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
-    /// A new P-256 key and a certificate valid for ten years.
-    static func make() throws -> (certificate: String, key: String) {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName {
-            CommonName("localhost")
-            OrganizationName("Breaking News local hub")
+    /// A new P-256 key (mode 0600) and a certificate valid for ten years.
+    static func make(certificate: URL, key: URL) throws {
+        guard
+            let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/bin/openssl"].first(
+                where: FileManager.default.isExecutableFile(atPath:))
+        else {
+            throw LocalHubStartError(
+                description: "--tls needs the openssl command to make its certificate (apt-get install openssl)")
         }
-        let now = Date()
-        let extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            KeyUsage(digitalSignature: true, keyEncipherment: true)
-            try ExtendedKeyUsage([.serverAuth])
-            SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+        let temporaryKey = key.deletingLastPathComponent().appendingPathComponent(
+            ".tls-key-\(ProcessInfo.processInfo.processIdentifier).pem")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650",
+            "-subj", "/CN=localhost/O=Breaking News local hub", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-addext", "extendedKeyUsage=serverAuth", "-keyout", temporaryKey.path, "-out", certificate.path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let keyData = try? Data(contentsOf: temporaryKey) else {
+            try? FileManager.default.removeItem(at: temporaryKey)
+            throw LocalHubStartError(
+                description: "openssl could not make the TLS certificate (status \(process.terminationStatus))")
         }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400), issuer: name,
-            subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
-            issuerPrivateKey: Certificate.PrivateKey(key))
-        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
+        try? FileManager.default.removeItem(at: temporaryKey)
+        try AtomicFile.write(keyData, to: key, permissions: 0o600)
     }
 }

@@ -24,8 +24,8 @@ public struct HubError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// An error the caller decided on, for a status the hub answered.
-    public static func status(_ status: Int, detail: String, trackingId: String? = nil) -> HubError {
-        HubError(.status(status), detail: detail, trackingId: trackingId)
+    public static func status(_ status: Int, detail: String, trackingId: String? = nil, retryAfter: Double? = nil) -> HubError {
+        HubError(.status(status), detail: detail, trackingId: trackingId, retryAfter: retryAfter)
     }
 
     /// The hub could not be reached (connection refused, DNS, TLS).
