@@ -43,8 +43,10 @@ format:
 
 install: deps
 	$(SWIFT) build -c release --product breaking-news
+	$(SWIFT) build -c release --product breaking-news-ui
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/breaking-news"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/breaking-news" "$(DESTDIR)$(PREFIX)/bin/breaking-news"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/breaking-news-ui" "$(DESTDIR)$(PREFIX)/bin/breaking-news-ui"
 	install -m 0644 Resources/* "$(DESTDIR)$(PREFIX)/share/breaking-news/"
 	@echo "Installed $(DESTDIR)$(PREFIX)/bin/breaking-news"
 
@@ -55,6 +57,7 @@ bench-deps: deps
 # written to .build/bench/results.json.
 bench: bench-deps
 	$(SWIFT) build -c release --product breaking-news
+	$(SWIFT) build -c release --product breaking-news-ui
 	$(SWIFT) build -c release --product breaking-news-bench
 	mkdir -p .build/bench
 	cc -O2 -Wall -o .build/bench/fanout Benchmarks/fanout/fanout.c

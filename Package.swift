@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "breaking-news", targets: ["breaking-news"]),
+        .executable(name: "breaking-news-ui", targets: ["breaking-news-ui"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .library(name: "LocalHub", targets: ["LocalHub"]),
     ],
@@ -74,6 +75,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "breaking-news-ui",
+            dependencies: ["BreakingNewsKit", "NewsTerminal"]
         ),
         .executableTarget(
             name: "breaking-news-bench",

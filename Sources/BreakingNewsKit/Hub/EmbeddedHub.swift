@@ -21,7 +21,15 @@ public struct EmbeddedHub: Sendable {
         self.directory = paths.hubDirectory
         self.port = port ?? environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init) ?? LocalHubDefaults.port
         self.hubName = hubName
-        self.executable = executable ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        self.executable = executable ?? Self.commandLineTool
+    }
+
+    /// The `breaking-news` executable: this process, or its sibling when this is the
+    /// terminal UI's own program (`breaking-news-ui`), which has no hub in it.
+    public static var commandLineTool: String {
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        guard me.lastPathComponent == "breaking-news-ui" else { return me.path }
+        return me.deletingLastPathComponent().appendingPathComponent("breaking-news").path
     }
 
     public var stateFile: URL { directory.appendingPathComponent(LocalHubDefaults.stateFileName) }
