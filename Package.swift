@@ -78,7 +78,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "breaking-news-ui",
-            dependencies: ["BreakingNewsKit", "NewsTerminal"]
+            dependencies: ["BreakingNewsKit", "NewsTerminal"],
+            // Linked with the Swift runtime and Foundation inside: only the pages the terminal
+            // touches become resident, about 10 MB less than loading the shared libraries.
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux])),
+                .linkedLibrary("_FoundationICU", .when(platforms: [.linux])),
+                .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
+                .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
+                .linkedLibrary("CoreFoundation", .when(platforms: [.linux])),
+            ]
         ),
         .executableTarget(
             name: "breaking-news-bench",
