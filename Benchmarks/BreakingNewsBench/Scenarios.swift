@@ -73,6 +73,7 @@ struct BenchHub {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.standardError
         try process.run()
+        keepTrack(of: process)
         let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
         for _ in 0..<500 {
             if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
@@ -97,6 +98,7 @@ struct BenchHub {
     func stop() {
         process.terminate()
         process.waitUntilExit()
+        forget(process)
     }
 }
 

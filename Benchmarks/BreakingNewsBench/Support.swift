@@ -92,5 +92,50 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 func log(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    // Not FileHandle: it traps on a closed pipe, and the bench must live to stop its children.
+    let line = Array("bench: \(text)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`, trying for up to `seconds`.
+func waitForListener(port: Int, seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    repeat {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        close(fd)
+        if connected { return true }
+        usleep(20_000)
+    } while Date() < deadline
+    return false
+}
+
+/// Long-lived children (the hub, nginx): stopped too when the bench is interrupted or its
+/// output pipe closes, so nothing keeps listening after it.
+nonisolated(unsafe) private var longLivedChildren: [pid_t] = Array(repeating: 0, count: 8)
+
+func keepTrack(of process: Process) {
+    if let slot = longLivedChildren.firstIndex(of: 0) { longLivedChildren[slot] = process.processIdentifier }
+}
+
+func forget(_ process: Process) {
+    if let slot = longLivedChildren.firstIndex(of: process.processIdentifier) { longLivedChildren[slot] = 0 }
+}
+
+func stopChildrenOnSignals() {
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
+        signal(signalNumber) { received in
+            for pid in longLivedChildren where pid > 0 { kill(pid, SIGTERM) }
+            _exit(128 + received)
+        }
+    }
 }

@@ -48,7 +48,8 @@ func startNchan() throws -> (Process, Int)? {
     }
     let directory = output.appendingPathComponent("nchan")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let port = 48_000 + Int.random(in: 0..<1000)
+    // Below Linux's ephemeral range (32768-60999), where the clients' own ports could take it.
+    let port = 20_000 + Int.random(in: 0..<10_000)
     let config = """
         load_module /usr/lib/nginx/modules/ngx_nchan_module.so;
         worker_processes 2;
@@ -70,7 +71,12 @@ func startNchan() throws -> (Process, Int)? {
     process.arguments = ["-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]
     process.standardError = FileHandle.nullDevice
     try process.run()
-    Thread.sleep(forTimeInterval: 0.5)
+    keepTrack(of: process)
+    guard waitForListener(port: port, seconds: 5) else {
+        process.terminate()
+        process.waitUntilExit()
+        throw BenchError(description: "nginx did not start listening on port \(port); see \(directory.path)/error.log")
+    }
     return (process, port)
 }
 
@@ -110,6 +116,7 @@ func main() async throws {
         if let (process, _) = nchan {
             process.terminate()
             process.waitUntilExit()
+            forget(process)
         }
     }
     if wanted("fanout") {
@@ -149,6 +156,7 @@ func finish(_ rows: [BenchRow]) {
     }
 }
 
+stopChildrenOnSignals()
 do {
     try await main()
 } catch {
