@@ -127,6 +127,32 @@ import Testing
         #expect(after.first.map { $0.seq > 10_000 } == true)
     }
 
+    /// Stream frames are written directly, without a JSON tree: they must be exactly the
+    /// frames of the tree, across templates, payloads, tags, times and awkward text.
+    @Test func directFramesEqualTheCanonicalFrameOfEachDelivery() throws {
+        let when = Date(timeIntervalSince1970: 1_795_000_000.25)
+        func delivery(_ seq: Int64, _ device: String, _ id: String, _ template: String, _ payload: String, tags: String?)
+            -> Delivery
+        {
+            Delivery(
+                seq: seq, hub: "Breaking\"News", device: device, notificationId: id, template: template, payload: payload,
+                delivered: id == "n3" ? when.addingTimeInterval(1) : when, tags: tags)
+        }
+        let deliveries = [
+            delivery(1, "aa01", "n1", "simpleAPNSTemplate", #"{"aps":{"alert":"héllo \"x\" 🚀"}}"#, tags: "World && !Sports"),
+            delivery(2, "bb02", "n1", "simpleAPNSTemplate", #"{"aps":{"alert":"héllo \"x\" 🚀"}}"#, tags: "World && !Sports"),
+            delivery(3, "cc03", "n1", "other", #"{"aps":{"alert":"other"}}"#, tags: "World && !Sports"),
+            delivery(30, "cc04", "n1", "same body, other name", #"{"aps":{"alert":"other"}}"#, tags: "World && !Sports"),
+            delivery(4, "dd04", "n1", "simpleAPNSTemplate", #"{"aps":{"alert":"\n\t"}}"#, tags: "World && !Sports"),
+            delivery(5, "ee05", "n2", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
+            delivery(6, "ff06", "n2", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
+            delivery(7, "ff06", "n3", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
+        ]
+        for delivery in deliveries {
+            #expect(delivery.serverSentEvent(epoch: "ep\\och") == delivery.sandboxDelivery(epoch: "ep\\och").serverSentEvent)
+        }
+    }
+
     @Test func aListenerOpenedBeforeTheCommitGetsTheUnrecordedDeliveries() {
         let streams = DeviceStreams()
         let delivery = Delivery(
