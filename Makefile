@@ -31,9 +31,14 @@ build: deps
 run: build
 	@$(BIN)
 
+# Tests make homes, hub folders and databases under TMPDIR: one folder per run, emptied
+# at the start of the next, so runs leave nothing behind in /tmp.
+TEST_TMPDIR := $(CURDIR)/.build/test-tmp
+
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
+	TMPDIR="$(TEST_TMPDIR)" $(SWIFT) test --skip-build
 
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift

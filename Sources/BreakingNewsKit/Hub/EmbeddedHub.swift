@@ -104,7 +104,16 @@ public struct EmbeddedHub: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
+        // A new session, default handling of the signals a parent may ignore (ignoring is
+        // inherited across exec), and nothing blocked.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signalNumber) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | 0x04 | 0x08))  // SETSID | SETSIGDEF | SETSIGMASK
         var pid: pid_t = 0
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }

@@ -32,11 +32,24 @@ struct Tmux {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // The test runner's threads block most signals, and blocking (like ignoring) is
+        // inherited across exec: a tmux server that blocks SIGTERM cannot `kill-server`.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signalNumber) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(0x04 | 0x08))  // SETSIGDEF | SETSIGMASK
         let argv = [Self.executable ?? "/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
         guard status == 0 else { throw TestHubError(description: "cannot run tmux: \(String(cString: strerror(status)))") }
         var exitStatus: Int32 = 0
         waitpid(pid, &exitStatus, 0)
