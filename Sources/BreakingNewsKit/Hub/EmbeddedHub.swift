@@ -98,41 +98,14 @@ public struct EmbeddedHub: Sendable {
     static func shellQuote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
     /// Runs `argv` in a new session and waits for it (the shell backgrounds the real
-    /// process and exits at once, so the hub is re-parented and outlives us).
+    /// process and exits at once, so the hub is re-parented and outlives us). No descriptor
+    /// of ours reaches the hub: a parent that watches our pipes (a shell, a test runner)
+    /// must see them close when we exit, not when the hub does.
     static func spawnDetached(_ argv: [String]) throws {
-        markDescriptorsCloseOnExec()
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A new session, default handling of the signals a parent may ignore (ignoring is
-        // inherited across exec), and nothing blocked.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(0x80 | 0x04 | 0x08))  // SETSID | SETSIGDEF | SETSIGMASK
-        var pid: pid_t = 0
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        let status = posix_spawn(&pid, argv[0], nil, &attributes, cArguments, environ)
-        guard status == 0 else {
-            throw EmbeddedHubError(description: "cannot start the local hub: \(String(cString: strerror(status)))")
-        }
-        var exitStatus: Int32 = 0
-        _ = waitpid(pid, &exitStatus, 0)
-    }
-
-    /// Keeps every descriptor above standard error out of the hub: a parent that watches our
-    /// pipes (a shell, a test runner) must see them close when we exit, not when the hub does.
-    static func markDescriptorsCloseOnExec() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
-        for name in names {
-            guard let fd = Int32(name), fd > 2 else { continue }
-            let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        do {
+            try ChildProcess.run(argv, newSession: true)
+        } catch {
+            throw EmbeddedHubError(description: "cannot start the local hub: \(error)")
         }
     }
 

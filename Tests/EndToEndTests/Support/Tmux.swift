@@ -1,3 +1,4 @@
+import BreakingNewsKit
 import Foundation
 import HubTestSupport
 
@@ -11,48 +12,16 @@ struct Tmux {
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    /// Runs one tmux command and returns what it printed. posix_spawn, not Foundation's
-    /// Process: the tmux server the first command starts inherits descriptors, and Process
-    /// would wait for them to close; here every descriptor but the three standard ones is
-    /// closed on exec.
+    /// Runs one tmux command and returns what it printed. Not Foundation's Process: the
+    /// tmux server the first command starts would keep its pipes open, and would inherit
+    /// the test runner's blocked signals (then `kill-server`, a SIGTERM to itself, does
+    /// nothing); `ChildProcess` starts it clean of both.
     @discardableResult
     func run(_ arguments: [String]) throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            for name in names {
-                guard let fd = Int32(name), fd > 2 else { continue }
-                let flags = fcntl(fd, F_GETFD)
-                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-            }
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // The test runner's threads block most signals, and blocking (like ignoring) is
-        // inherited across exec: a tmux server that blocks SIGTERM cannot `kill-server`.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(0x04 | 0x08))  // SETSIGDEF | SETSIGMASK
         let argv = [Self.executable ?? "/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
-        guard status == 0 else { throw TestHubError(description: "cannot run tmux: \(String(cString: strerror(status)))") }
-        var exitStatus: Int32 = 0
-        waitpid(pid, &exitStatus, 0)
+        try ChildProcess.run(argv, standardOutput: output.path)
         return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
 
