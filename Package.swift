@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -36,18 +37,24 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
+            name: "LocalHubSupport",
+            dependencies: ["NotificationHubs"]
+        ),
+        .target(
             name: "LocalHub",
             dependencies: [
-                "NotificationHubs",
+                "NotificationHubs", "LocalHubSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -58,7 +65,7 @@ let package = Package(
         .target(
             name: "BreakingNewsKit",
             dependencies: [
-                "NotificationHubs",
+                "NotificationHubs", "LocalHubSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -71,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "breaking-news",
             dependencies: [
-                "NotificationHubs", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -96,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "breaking-news-bench",
             dependencies: [
-                "NotificationHubs", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -113,16 +120,17 @@ let package = Package(
         .target(
             name: "HubTestSupport",
             dependencies: [
-                "LocalHub", "NotificationHubs",
+                "LocalHub", "LocalHubSupport", "NotificationHubs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/HubTestSupport"
         ),
         .testTarget(
             name: "LocalHubTests",
             dependencies: [
-                "LocalHub", "NotificationHubs", "HubTestSupport",
+                "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -133,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BreakingNewsKitTests",
-            dependencies: ["BreakingNewsKit", "LocalHub", "NotificationHubs", "HubTestSupport"]
+            dependencies: ["BreakingNewsKit", "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport"]
         ),
         .testTarget(
             name: "NewsTerminalTests",
@@ -141,7 +149,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NotificationHubs", "BreakingNewsKit", "HubTestSupport"]
+            dependencies: ["NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport"]
         ),
     ]
 )

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import BreakingNewsKit
 import Foundation
 import LocalHub
+import LocalHubSupport
 import NIOCore
 import NewsTerminal
 import NotificationHubs
@@ -49,7 +50,9 @@ func matchAndRender(installations: Int, runs: Int) async throws -> BenchRow {
         log("match and render run \(run + 1): \(rendered) notifications in \(String(format: "%.1f", seconds * 1000)) ms")
     }
     let value = median(rates)
-    return BenchRow(scenario: "match+render (100k installations, in process)", value: value, unit: "notifications/s", target: ">= 1000000", met: value >= 1_000_000)
+    return BenchRow(
+        scenario: "match+render (100k installations, in process)", value: value, unit: "notifications/s", target: ">= 1000000",
+        met: value >= 1_000_000)
 }
 
 extension Duration {
@@ -69,7 +72,9 @@ struct BenchHub {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["hub", "serve", "--port", "0", "--data", directory.path, "--hub", "breakingnews", "--log-level", "error"]
+        process.arguments = [
+            "hub", "serve", "--port", "0", "--data", directory.path, "--hub", "breakingnews", "--log-level", "error",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.standardError
         try process.run()
@@ -79,10 +84,13 @@ struct BenchHub {
             if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
                 let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))["breakingnews"]!
                 func cs(_ rule: String) throws -> ConnectionString {
-                    try ConnectionString(parsing: LocalHubKeyFile.connectionString(baseURL: state.url, hub: "breakingnews", rule: rule, key: keys[rule]!))
+                    try ConnectionString(
+                        parsing: LocalHubKeyFile.connectionString(
+                            baseURL: state.url, hub: "breakingnews", rule: rule, key: keys[rule]!))
                 }
                 return BenchHub(
-                    process: process, url: state.url, port: Int(state.url.split(separator: ":").last!)!, listen: try cs(AuthorizationRule.listenRuleName),
+                    process: process, url: state.url, port: Int(state.url.split(separator: ":").last!)!,
+                    listen: try cs(AuthorizationRule.listenRuleName),
                     full: try cs(AuthorizationRule.fullRuleName))
             }
             try await Task.sleep(nanoseconds: 20_000_000)
@@ -112,13 +120,18 @@ struct LoadResult {
 
 /// Sends `total` requests from a template (`{{TOKEN}}` filled in) on 32 keep-alive
 /// connections with the C load generator.
-func load(_ loadgen: String, port: Int, template: URL, token: String, total: Int, expect: Int, prefix: String) throws -> LoadResult {
+func load(_ loadgen: String, port: Int, template: URL, token: String, total: Int, expect: Int, prefix: String) throws
+    -> LoadResult
+{
     let text = try String(contentsOf: template, encoding: .utf8).replacingOccurrences(of: "{{TOKEN}}", with: token)
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).http")
     try Data(text.utf8).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let (_, output) = try runProgram(loadgen, ["127.0.0.1", String(port), "32", String(total), file.path, String(expect), prefix])
-    guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }), let json = try? JSONValue(parsing: String(line)) else {
+    let (_, output) = try runProgram(
+        loadgen, ["127.0.0.1", String(port), "32", String(total), file.path, String(expect), prefix])
+    guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+        let json = try? JSONValue(parsing: String(line))
+    else {
         throw BenchError(description: "the load generator printed no result: \(output)")
     }
     func number(_ key: String) -> Double {
@@ -136,23 +149,30 @@ func registrationIngest(loadgen: String, hub: BenchHub, barePort: Int, scripts: 
     var hubResults: [LoadResult] = []
     var bareResults: [LoadResult] = []
     for run in 0..<runs {
-        let result = try load(loadgen, port: hub.port, template: template, token: token, total: total, expect: 200, prefix: "r\(run)")
+        let result = try load(
+            loadgen, port: hub.port, template: template, token: token, total: total, expect: 200, prefix: "r\(run)")
         if result.bad > 0 { throw BenchError(description: "\(result.bad) installation PUTs failed") }
         hubResults.append(result)
-        let peer = try load(loadgen, port: barePort, template: template, token: token, total: total, expect: 200, prefix: "b\(run)")
+        let peer = try load(
+            loadgen, port: barePort, template: template, token: token, total: total, expect: 200, prefix: "b\(run)")
         bareResults.append(peer)
-        log("ingest run \(run + 1): hub \(Int(result.rate)) req/s (p99 \(String(format: "%.2f", result.p99)) ms), bare route \(Int(peer.rate)) req/s")
+        log(
+            "ingest run \(run + 1): hub \(Int(result.rate)) req/s (p99 \(String(format: "%.2f", result.p99)) ms), bare route \(Int(peer.rate)) req/s"
+        )
     }
     let rate = median(hubResults.map(\.rate))
     let peer = median(bareResults.map(\.rate))
     return [
         BenchRow(
             scenario: "registration ingest (20k PUT installation, 32 conns)", value: rate, unit: "requests/s",
-            target: ">= 10000 and >= 0.5 x bare", met: rate >= 10_000 && rate >= 0.5 * peer, peer: "bare Hummingbird 200 route", peerValue: peer,
+            target: ">= 10000 and >= 0.5 x bare", met: rate >= 10_000 && rate >= 0.5 * peer, peer: "bare Hummingbird 200 route",
+            peerValue: peer,
             ratio: rate / peer),
         BenchRow(
-            scenario: "registration ingest p99", value: median(hubResults.map(\.p99)), unit: "ms", target: "(reported)", met: true,
-            peer: "bare Hummingbird 200 route", peerValue: median(bareResults.map(\.p99)), ratio: median(hubResults.map(\.p99)) / median(bareResults.map(\.p99))),
+            scenario: "registration ingest p99", value: median(hubResults.map(\.p99)), unit: "ms", target: "(reported)",
+            met: true,
+            peer: "bare Hummingbird 200 route", peerValue: median(bareResults.map(\.p99)),
+            ratio: median(hubResults.map(\.p99)) / median(bareResults.map(\.p99))),
     ]
 }
 
@@ -162,14 +182,16 @@ func durableSends(loadgen: String, hub: BenchHub, scripts: URL, total: Int, runs
     var rates: [Double] = []
     for run in 0..<runs {
         let result = try load(
-            loadgen, port: hub.port, template: scripts.appendingPathComponent("send-template.http"), token: token, total: total, expect: 201,
+            loadgen, port: hub.port, template: scripts.appendingPathComponent("send-template.http"), token: token, total: total,
+            expect: 201,
             prefix: "s\(run)")
         if result.bad > 0 { throw BenchError(description: "\(result.bad) sends failed") }
         rates.append(result.rate)
         log("durable sends run \(run + 1): \(Int(result.rate)) sends/s (p99 \(String(format: "%.2f", result.p99)) ms)")
     }
     let value = median(rates)
-    return BenchRow(scenario: "durable template sends (20k, 32 conns)", value: value, unit: "sends/s", target: ">= 5000", met: value >= 5000)
+    return BenchRow(
+        scenario: "durable template sends (20k, 32 conns)", value: value, unit: "sends/s", target: ">= 5000", met: value >= 5000)
 }
 
 /// Registers `count` installations (device tokens = index in hex) with one tag.
@@ -196,7 +218,10 @@ struct FanoutResult {
     var p99: Double
 }
 
-func runFanout(_ client: String, port: Int, subscribePath: String, subscribers: Int, header: String, publishPath: String, publishHeaders: String, body: String, marker: String, first: Int) throws -> FanoutResult {
+func runFanout(
+    _ client: String, port: Int, subscribePath: String, subscribers: Int, header: String, publishPath: String,
+    publishHeaders: String, body: String, marker: String, first: Int
+) throws -> FanoutResult {
     let directory = FileManager.default.temporaryDirectory
     let headersFile = directory.appendingPathComponent("fanout-headers-\(UUID().uuidString)")
     let bodyFile = directory.appendingPathComponent("fanout-body-\(UUID().uuidString)")
@@ -207,7 +232,11 @@ func runFanout(_ client: String, port: Int, subscribePath: String, subscribers: 
         try? FileManager.default.removeItem(at: bodyFile)
     }
     let (status, output) = try runProgram(
-        client, ["127.0.0.1", String(port), subscribePath, String(subscribers), header, publishPath, headersFile.path, bodyFile.path, marker, String(first)])
+        client,
+        [
+            "127.0.0.1", String(port), subscribePath, String(subscribers), header, publishPath, headersFile.path, bodyFile.path,
+            marker, String(first),
+        ])
     guard status == 0, let json = try? JSONValue(parsing: output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
         throw BenchError(description: "fanout failed (\(status)): \(output)")
     }
@@ -236,7 +265,8 @@ func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, ru
                 "Authorization: \(full)\r\nServiceBusNotification-Format: template\r\nServiceBusNotification-Tags: \(tag)\r\nContent-Type: application/json\r\n",
             body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: first)
         hubResults.append(result)
-        var line = "fan-out run \(run + 1): hub last \(String(format: "%.1f", result.last)) ms (p50 \(String(format: "%.1f", result.p50)))"
+        var line =
+            "fan-out run \(run + 1): hub last \(String(format: "%.1f", result.last)) ms (p50 \(String(format: "%.1f", result.p50)))"
         if let nchanPort {
             let peerMarker = "bench-marker-\(UUID().uuidString)"
             let peer = try runFanout(
@@ -253,14 +283,17 @@ func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, ru
     let ratio = peer.map { last / $0 }
     return [
         BenchRow(
-            scenario: "fan-out: 1 send -> 1000 streams, last device", value: last, unit: "ms", target: "ratio <= 1.0", met: ratio.map { $0 <= 1.0 } ?? false,
+            scenario: "fan-out: 1 send -> 1000 streams, last device", value: last, unit: "ms", target: "ratio <= 1.0",
+            met: ratio.map { $0 <= 1.0 } ?? false,
             peer: "nginx 1.22 + nchan", peerValue: peer, ratio: ratio),
         BenchRow(
-            scenario: "fan-out per-device latency p50", value: median(hubResults.map(\.p50)), unit: "ms", target: "(reported)", met: true,
+            scenario: "fan-out per-device latency p50", value: median(hubResults.map(\.p50)), unit: "ms", target: "(reported)",
+            met: true,
             peer: "nginx + nchan", peerValue: peerResults.isEmpty ? nil : median(peerResults.map(\.p50)),
             ratio: peerResults.isEmpty ? nil : median(hubResults.map(\.p50)) / median(peerResults.map(\.p50))),
         BenchRow(
-            scenario: "fan-out per-device latency p99", value: median(hubResults.map(\.p99)), unit: "ms", target: "(reported)", met: true,
+            scenario: "fan-out per-device latency p99", value: median(hubResults.map(\.p99)), unit: "ms", target: "(reported)",
+            met: true,
             peer: "nginx + nchan", peerValue: peerResults.isEmpty ? nil : median(peerResults.map(\.p99)),
             ratio: peerResults.isEmpty ? nil : median(hubResults.map(\.p99)) / median(peerResults.map(\.p99))),
     ]
@@ -272,9 +305,14 @@ func logRedraw(entries: Int, runs: Int) -> BenchRow {
     for i in 0..<entries {
         let category = categories[i % categories.count]
         let delivery = SandboxDelivery(
-            seq: Int64(i + 1), notificationId: "n\(i)", hub: "bench", device: "ab", template: "simpleAPNSTemplate", tags: category,
-            deliveredAt: "2026-11-21T10:00:00Z", payload: .object([("aps", .object([("alert", .string("Breaking \(category) News : item \(i)"))]))]))
-        items.append(LogItem(entry: InboxEntry(testing: delivery, category: category, index: i + 1, receivedAt: "2026-11-21T10:00:00Z"), unread: i % 7 == 0))
+            seq: Int64(i + 1), notificationId: "n\(i)", hub: "bench", device: "ab", template: "simpleAPNSTemplate",
+            tags: category,
+            deliveredAt: "2026-11-21T10:00:00Z",
+            payload: .object([("aps", .object([("alert", .string("Breaking \(category) News : item \(i)"))]))]))
+        items.append(
+            LogItem(
+                entry: InboxEntry(testing: delivery, category: category, index: i + 1, receivedAt: "2026-11-21T10:00:00Z"),
+                unread: i % 7 == 0))
     }
     var state = AppState(categories: categories, selection: ["World"], registration: nil, items: items, rows: 30, columns: 100)
     _ = state.reduce(.key(.character("3")))

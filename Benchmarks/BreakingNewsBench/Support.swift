@@ -18,7 +18,8 @@ struct BenchRow {
             return x.rounded() == x && abs(x) < 1e15 ? String(Int(x)) : String(format: "%.3f", x)
         }
         func string(_ s: String?) -> String { s.map { "\"\($0.replacingOccurrences(of: "\"", with: "\\\""))\"" } ?? "null" }
-        return "{\"scenario\":\(string(scenario)),\"value\":\(number(value)),\"unit\":\(string(unit)),\"target\":\(string(target)),"
+        return
+            "{\"scenario\":\(string(scenario)),\"value\":\(number(value)),\"unit\":\(string(unit)),\"target\":\(string(target)),"
             + "\"met\":\(met),\"peer\":\(string(peer)),\"peer_value\":\(number(peerValue)),\"ratio\":\(number(ratio))}"
     }
 }
@@ -45,14 +46,19 @@ func printTable(_ rows: [BenchRow]) {
     let header = ["scenario", "value", "unit", "target", "met", "peer", "peer value", "ratio"]
     let cells = rows.map { row in
         [
-            row.scenario, formatted(row.value), row.unit, row.target, row.met ? "yes" : "NO", row.peer ?? "", row.peerValue.map(formatted) ?? "",
+            row.scenario, formatted(row.value), row.unit, row.target, row.met ? "yes" : "NO", row.peer ?? "",
+            row.peerValue.map(formatted) ?? "",
             row.ratio.map { String(format: "%.2f", $0) } ?? "",
         ]
     }
     let widths = header.indices.map { i in ([header[i]] + cells.map { $0[i] }).map(\.count).max() ?? 0 }
     func line(_ values: [String]) -> String {
-        values.enumerated().map { i, v in i == 1 || i == 6 || i == 7 ? String(repeating: " ", count: widths[i] - v.count) + v : v.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-            .joined(separator: "  ")
+        values.enumerated().map { i, v in
+            i == 1 || i == 6 || i == 7
+                ? String(repeating: " ", count: widths[i] - v.count) + v
+                : v.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+        }
+        .joined(separator: "  ")
     }
     print(line(header))
     print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
@@ -62,7 +68,9 @@ func printTable(_ rows: [BenchRow]) {
 /// Runs a program to completion and returns its standard output (standard error is left
 /// on the terminal).
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (
+    status: Int32, output: String
+) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

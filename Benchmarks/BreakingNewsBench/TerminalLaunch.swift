@@ -9,19 +9,25 @@ func terminalLaunch(binary: String, environment: [String: String], runs: Int) th
         let (frame, rss) = try launchOnce(binary: binary, environment: environment)
         firstFrames.append(frame)
         memory.append(rss)
-        log("terminal run \(run + 1): first frame \(String(format: "%.1f", frame)) ms, \(String(format: "%.1f", rss)) MB resident")
+        log(
+            "terminal run \(run + 1): first frame \(String(format: "%.1f", frame)) ms, \(String(format: "%.1f", rss)) MB resident"
+        )
     }
     let frame = median(firstFrames)
     let rss = median(memory)
     return [
-        BenchRow(scenario: "terminal: launch to first frame (hub running)", value: frame, unit: "ms", target: "< 150", met: frame < 150),
+        BenchRow(
+            scenario: "terminal: launch to first frame (hub running)", value: frame, unit: "ms", target: "< 150", met: frame < 150
+        ),
         BenchRow(scenario: "terminal: resident memory", value: rss, unit: "MB", target: "< 30", met: rss < 30),
     ]
 }
 
 /// Runs the UI under `script`, which gives it a pseudo-terminal, and watches the output.
 private func launchOnce(binary: String, environment: [String: String]) throws -> (firstFrame: Double, residentMB: Double) {
-    guard let script = which("script") else { throw BenchError(description: "script (bsdutils) is needed to give the UI a terminal") }
+    guard let script = which("script") else {
+        throw BenchError(description: "script (bsdutils) is needed to give the UI a terminal")
+    }
     var env = environment
     env["TERM"] = "xterm-256color"
     env["LINES"] = "30"
@@ -48,7 +54,9 @@ private func launchOnce(binary: String, environment: [String: String]) throws ->
         if let connectedAt, Date().timeIntervalSince(connectedAt) > 1.0 { break }
         usleep(500)
     }
-    let child = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children", encoding: .utf8))?
+    let child =
+        (try? String(
+            contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children", encoding: .utf8))?
         .split(separator: " ").compactMap { Int32($0) }.first
     let rss = child.map(residentMegabytes) ?? .nan
     input.fileHandleForWriting.write(Data("q".utf8))

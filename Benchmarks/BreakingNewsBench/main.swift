@@ -34,7 +34,8 @@ func startBareServer() async throws -> (Task<Void, Error>, Int) {
     var logger = Logger(label: "bare")
     logger.logLevel = .error
     let app = Application(
-        responder: BareResponder(), configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), backlog: 1024),
+        responder: BareResponder(),
+        configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), backlog: 1024),
         onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
     let task = Task { try await app.run() }
     var iterator = ready.makeAsyncIterator()
@@ -108,7 +109,8 @@ func main() async throws {
 
     if wanted("ingest") {
         log("2/5 registration ingest")
-        rows += try registrationIngest(loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
+        rows += try registrationIngest(
+            loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
     }
 
     let nchan = wanted("fanout") ? try startNchan() : nil

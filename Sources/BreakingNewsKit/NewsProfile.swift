@@ -31,7 +31,9 @@ public struct NewsProfile: Sendable {
     }
 
     public func subscriber(_ endpoint: HubEndpoint) -> Subscriber {
-        Subscriber(store: store, identity: identity, catalog: catalog, endpoint: endpoint)
+        Subscriber(
+            store: store, identity: identity, catalog: catalog, endpoint: endpoint,
+            afterRegistration: { endpoint in await retirePreviousDevice(endpoint) })
     }
 
     public func publisher(_ endpoint: HubEndpoint) -> Publisher {
@@ -42,11 +44,20 @@ public struct NewsProfile: Sendable {
         SandboxClient(endpoint: endpoint, device: identity.deviceToken)
     }
 
-    /// Fetches what the hub delivered since the last message in the log and appends it.
+    /// Fetches what the hub delivered since the last message in the log and appends it,
+    /// also what arrived for this terminal's previous device token while it had one.
     /// Returns the new entries.
     @discardableResult
     public func sync(_ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
-        let sandbox = sandbox(endpoint)
+        var added: [InboxEntry] = []
+        if let previous = store.load().values.previousDeviceToken {
+            added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint)
+        }
+        added += try await fetch(sandbox(endpoint), endpoint)
+        return added
+    }
+
+    private func fetch(_ sandbox: SandboxClient, _ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
         let resume = log.resumePoint(hubName: endpoint.hubName)
         let deliveries = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
         do {
@@ -55,5 +66,20 @@ public struct NewsProfile: Sendable {
             throw SandboxClient.Failure(
                 description: "cannot write \(log.url.path): \(error.localizedDescription)", isRefusal: false)
         }
+    }
+
+    /// Called once the hub holds the installation with this terminal's current token: nothing
+    /// more can arrive for the previous one, so what did is fetched into the log and the
+    /// previous token forgotten. Until that fetch succeeds, it is kept (and tried again).
+    public func retirePreviousDevice(_ endpoint: HubEndpoint) async {
+        guard let previous = store.load().values.previousDeviceToken else { return }
+        do {
+            _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint)
+        } catch  where !error.isRefusal {
+            return
+        } catch {
+            // A hub without a sandbox push service (Azure): nothing to fetch.
+        }
+        _ = try? store.update { $0.previousDeviceToken = nil }
     }
 }

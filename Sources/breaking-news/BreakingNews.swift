@@ -37,22 +37,22 @@ struct BreakingNews: AsyncParsableCommand {
     /// and one line on standard error, never a stack trace.
     static func exit(withError error: Error) -> Never {
         if let failure = error as? CommandFailure {
-            FileHandle.standardError.write(Data("breaking-news: \(failure.message)\n".utf8))
+            printError("breaking-news: \(failure.message)")
             Foundation.exit(failure.exitCode.rawValue)
         }
         let code = exitCode(for: error)
         if code == .validationFailure {
             // One line: what is wrong and where help is.
             let line = message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-            FileHandle.standardError.write(Data("breaking-news: \(line) (see 'breaking-news help')\n".utf8))
+            printError("breaking-news: \(line) (see 'breaking-news help')")
             Foundation.exit(ExitStatus.usage.rawValue)
         }
         let message = fullMessage(for: error)
         if code.isSuccess {
-            if !message.isEmpty { print(message) }
+            if !message.isEmpty { say(message) }
             Foundation.exit(0)
         }
-        if !message.isEmpty { FileHandle.standardError.write(Data("breaking-news: \(message)\n".utf8)) }
+        if !message.isEmpty { printError("breaking-news: \(message)") }
         Foundation.exit(code.rawValue)
     }
 }

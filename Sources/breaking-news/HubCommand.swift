@@ -2,6 +2,7 @@ import ArgumentParser
 import BreakingNewsKit
 import Foundation
 import LocalHub
+import LocalHubSupport
 import Logging
 import NotificationHubs
 
@@ -42,9 +43,32 @@ struct HubCommand: AsyncParsableCommand {
         @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
         var logLevel: String = "info"
 
+        @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait to be accepted.")
+        var maximumConnections: Int = 4096
+
+        @Option(
+            name: .customLong("idle-timeout"),
+            help: "Seconds a connection may wait for a request's head, or idle between requests.")
+        var idleTimeout: Double = 30
+
+        @Option(
+            name: .customLong("request-timeout"), help: "Seconds a request's body may take after its head (408 after).")
+        var requestTimeout: Double = 30
+
+        @Option(
+            name: .customLong("max-installations"), help: "Installations, and legacy registrations, one hub may hold.")
+        var maximumInstallations: Int = 100_000
+
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
+            guard (1...1_000_000).contains(maximumConnections) else {
+                throw ValidationError("--max-connections must be 1 to 1000000")
+            }
+            guard (1...86_400).contains(idleTimeout), (1...86_400).contains(requestTimeout) else {
+                throw ValidationError("--idle-timeout and --request-timeout must be 1 to 86400 seconds")
+            }
+            guard maximumInstallations >= 1 else { throw ValidationError("--max-installations must be at least 1") }
             for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
                 throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
             }
@@ -56,7 +80,12 @@ struct HubCommand: AsyncParsableCommand {
             let configuration = LocalHubConfiguration(
                 host: host, port: port ?? environmentPort ?? LocalHubDefaults.port,
                 dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
-                hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!)
+                hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
+                idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
+                maximumInstallationsPerHub: maximumInstallations)
+            // Everything the hub writes (database, journal, keys, state, certificate) is the
+            // owner's alone.
+            umask(0o077)
             var logger = Logger(label: "local-hub")
             logger.logLevel = configuration.logLevel
             do {
@@ -72,11 +101,19 @@ struct HubCommand: AsyncParsableCommand {
 
         func run() async throws {
             let hub = EmbeddedHub(paths: Paths())
-            guard let state = await hub.running() else {
+            let state: LocalHubState?
+            do {
+                state = try await hub.verified()
+            } catch  where error.kind == .stale {
+                state = nil
+            } catch {
+                throw CommandFailure("the local hub is not answering as it should: \(error)", exitCode: .hubUnreachable)
+            }
+            guard let state else {
                 throw CommandFailure(
                     "the local hub is not running (it starts by itself when a command needs it)", exitCode: .hubUnreachable)
             }
-            print("running: pid \(state.pid), \(state.url), hubs \(state.hubs.joined(separator: ", ")), since \(state.started)")
+            say("running: pid \(state.pid), \(state.url), hubs \(state.hubs.joined(separator: ", ")), since \(state.started)")
         }
     }
 
@@ -85,10 +122,14 @@ struct HubCommand: AsyncParsableCommand {
 
         func run() async throws {
             let hub = EmbeddedHub(paths: Paths())
-            if let state = await hub.stop() {
-                print("stopped the local hub (pid \(state.pid))")
-            } else {
-                print("the local hub was not running")
+            do {
+                if let state = try await hub.stop() {
+                    say("stopped the local hub (pid \(state.pid))")
+                } else {
+                    say("the local hub was not running")
+                }
+            } catch {
+                throw CommandFailure("not stopping anything: \(error)", exitCode: .hubUnreachable)
             }
         }
     }
@@ -115,14 +156,14 @@ struct HubCommand: AsyncParsableCommand {
                 throw CommandFailure("\(error)", exitCode: .failure)
             }
             if json {
-                print(
+                say(
                     JSONValue.object([
                         ("hub", .string(hub)), ("endpoint", .string(base + "/")), ("listen", .string(strings.listen)),
                         ("full", .string(strings.full)),
                     ]).text)
             } else {
-                print("Listen: \(strings.listen)")
-                print("Full:   \(strings.full)")
+                say("Listen: \(strings.listen)")
+                say("Full:   \(strings.full)")
             }
         }
     }

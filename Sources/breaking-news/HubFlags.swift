@@ -54,8 +54,14 @@ func openProfile(printingWarning: Bool = true) throws -> NewsProfile {
     return profile
 }
 
+/// Prints to standard output; what came from the network cannot drive the terminal.
+func say(_ text: String) {
+    print(TerminalText.lines(text))
+}
+
+/// Prints one message to standard error, as safely as `say`.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((TerminalText.lines(text) + "\n").utf8))
 }
 
 /// Local time of a W3C date, `HH:mm:ss` (with the date when it is not today).

@@ -78,10 +78,10 @@ struct LogCommand: AsyncParsableCommand {
     func print(entries: [InboxEntry], filter: String?) {
         for entry in entries where filter == nil || entry.category == filter {
             if json {
-                Swift.print(entry.jsonLine)
+                say(entry.jsonLine)
             } else {
                 let category = (entry.category ?? "—").padding(toLength: 10, withPad: " ", startingAt: 0)
-                Swift.print("\(displayTime(entry.receivedAt))  \(category)  \(entry.text)")
+                say("\(displayTime(entry.receivedAt))  \(category)  \(TerminalText.line(entry.text))")
             }
         }
         fflush(nil)

@@ -32,7 +32,7 @@ struct SubscribeCommand: AsyncParsableCommand {
         let names = chosen.isEmpty ? "no categories" : chosen.map(\.name).joined(separator: ", ")
         switch outcome.record.state {
         case .registered:
-            print("Subscribed to \(names).")
+            say("Subscribed to \(names).")
         case .pending:
             throw CommandFailure(
                 "Saved \(names), but \(outcome.error.map { "\($0)" } ?? "the hub is unreachable"). It registers at the next launch; try again with 'breaking-news subscribe'.",
@@ -59,7 +59,7 @@ struct CategoriesCommand: AsyncParsableCommand {
         let unread = profile.log.unreadCounts
         if json {
             let record = values.lastRegistration
-            print(
+            say(
                 JSONValue.object(dropping: [
                     ("categories", .strings(profile.catalog.categories.map(\.name).filter(chosen.contains))),
                     ("installationId", .string(profile.identity.installationId)),
@@ -78,20 +78,20 @@ struct CategoriesCommand: AsyncParsableCommand {
         for category in profile.catalog.categories {
             let mark = chosen.contains(category.name) ? "[x]" : "[ ]"
             let badge = unread[category.name].map { "  (\($0) unread)" } ?? ""
-            print("\(mark) \(category.name)\(badge)")
+            say("\(mark) \(category.name)\(badge)")
         }
         guard let record = values.lastRegistration else {
-            print("Not registered yet: run 'breaking-news subscribe <categories>'.")
+            say("Not registered yet: run 'breaking-news subscribe <categories>'.")
             return
         }
         let registered = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
         switch record.state {
-        case .registered: print("Registered \(registered) at \(displayTime(record.at)) on \(record.hub).")
-        case .pending: print("Pending since \(displayTime(record.at)): \(record.detail ?? "the hub was unreachable").")
-        case .failed: print("Failed at \(displayTime(record.at)): \(record.detail ?? "refused").")
+        case .registered: say("Registered \(registered) at \(displayTime(record.at)) on \(record.hub).")
+        case .pending: say("Pending since \(displayTime(record.at)): \(record.detail ?? "the hub was unreachable").")
+        case .failed: say("Failed at \(displayTime(record.at)): \(record.detail ?? "refused").")
         }
         if record.state == .registered, Set(record.categories) != chosen {
-            print("The selection changed since; run 'breaking-news subscribe' to register it.")
+            say("The selection changed since; run 'breaking-news subscribe' to register it.")
         }
     }
 }
@@ -167,10 +167,10 @@ struct SendCommand: AsyncParsableCommand {
                 let name = result.category.name.padding(toLength: 10, withPad: " ", startingAt: 0)
                 switch result.result {
                 case .success(let receipt):
-                    print("\(name) sent  \(receipt.notificationId ?? "")")
+                    say("\(name) sent  \(receipt.notificationId ?? "")")
                     if let outcome = receipt.outcome { printOutcome(outcome, indent: "           ") }
                 case .failure(let error):
-                    print("\(name) failed  \(error)")
+                    say("\(name) failed  \(error)")
                     firstError = firstError ?? error
                 }
             }
@@ -198,7 +198,7 @@ struct SendCommand: AsyncParsableCommand {
             } else {
                 receipt = try await publisher.sendTemplate(map, tags: tags, test: test)
             }
-            print("sent  \(receipt.notificationId ?? "")")
+            say("sent  \(receipt.notificationId ?? "")")
             if let outcome = receipt.outcome { printOutcome(outcome, indent: "      ") }
             if endpoint.isEmbedded { await publisher.waitUntilDispatched([receipt]) }
         } catch let error as HubError {
@@ -207,9 +207,9 @@ struct SendCommand: AsyncParsableCommand {
     }
 
     func printOutcome(_ outcome: NotificationOutcome, indent: String) {
-        print("\(indent)outcome: \(outcome.success) succeeded, \(outcome.failure) failed")
+        say("\(indent)outcome: \(outcome.success) succeeded, \(outcome.failure) failed")
         for result in outcome.results {
-            print("\(indent)  \(result.pnsHandle.prefix(16))…  \(result.outcome)")
+            say("\(indent)  \(result.pnsHandle.prefix(16))…  \(result.outcome)")
         }
     }
 }
@@ -226,7 +226,7 @@ struct InstallationCommand: AsyncParsableCommand {
         let endpoint = try await hubFlags.endpoint(paths: profile.paths)
         do {
             let installation = try await endpoint.listenClient().installation(id: profile.identity.installationId)
-            print(installation.json.prettyText)
+            say(installation.json.prettyText)
         } catch {
             if error.isNotFound {
                 throw CommandFailure(

@@ -22,7 +22,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint = try await hubFlags.endpoint(paths: Paths())
-        print(
+        say(
             SharedAccessSignature.make(
                 resource: endpoint.hubURL, keyName: endpoint.listen.keyName, key: endpoint.listen.key,
                 lifetime: TimeInterval(expiry)))

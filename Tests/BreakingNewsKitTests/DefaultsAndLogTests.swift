@@ -44,7 +44,27 @@ struct DefaultsStoreTests {
         #expect(first.deviceToken.count == 64)
         #expect(DeviceToken.isValid(first.deviceToken))
         #expect(first.deviceToken == first.deviceToken.uppercased())
-        #expect(DeviceIdentity.token(for: first.installationId) == first.deviceToken)
+        #expect(first.previousDeviceToken == nil)
+    }
+
+    /// Issue 10 item 6: the token was SHA-256 of the installation id, so whoever learned the
+    /// id could read the stream. Now it is random, and a derived one is replaced.
+    @Test func deviceTokensAreRandomAndDerivedOnesAreReplaced() throws {
+        let a = try DeviceIdentity.load(from: DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json")))
+        let b = try DeviceIdentity.load(from: DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json")))
+        #expect(a.deviceToken != b.deviceToken)
+        #expect(a.deviceToken != DeviceIdentity.derivedToken(for: a.installationId))
+        // A home of an earlier version: its derived token is retired, kept as the previous one.
+        let legacy = DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json"))
+        let derived = DeviceIdentity.derivedToken(for: "old-install")
+        try legacy.save(.init(categories: ["World"], installationId: "old-install", deviceToken: derived))
+        let migrated = try DeviceIdentity.load(from: legacy)
+        #expect(migrated.installationId == "old-install")
+        #expect(migrated.deviceToken != derived)
+        #expect(DeviceToken.isValid(migrated.deviceToken))
+        #expect(migrated.previousDeviceToken == derived)
+        #expect(try DeviceIdentity.load(from: legacy) == migrated)
+        #expect(legacy.load().values.categories == ["World"])
     }
 }
 

@@ -21,23 +21,23 @@ import Testing
     }
 
     @Test func subscribeStoresThenRegistersTheTutorialsInstallation() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let profile = try profile()
-        let subscriber = profile.subscriber(endpoint(hub))
-        let outcome = try await subscriber.subscribe(["sports", "World"])
-        #expect(outcome.record.state == .registered)
-        #expect(profile.store.load().values.categories == ["World", "Sports"])
-        let installation = try await hub.client(hub.listen).installation(id: profile.identity.installationId)
-        #expect(installation.platform == .apns)
-        #expect(installation.pushChannel == .handle(profile.identity.deviceToken))
-        #expect(installation.tags == ["World", "Sports"])
-        #expect(installation.templates?["simpleAPNSTemplate"]?.body == #"{"aps":{"alert":"$(messageParam)"}}"#)
-        // An empty selection registers no tags.
-        _ = try await subscriber.subscribe([])
-        #expect(try await hub.client(hub.listen).installation(id: profile.identity.installationId).tags == nil)
-        await #expect(throws: SubscribeError.self) { try await subscriber.subscribe(["Weather"]) }
-        #expect(profile.store.load().values.categories.isEmpty)
+        try await TestHub.with { hub in
+            let profile = try profile()
+            let subscriber = profile.subscriber(endpoint(hub))
+            let outcome = try await subscriber.subscribe(["sports", "World"])
+            #expect(outcome.record.state == .registered)
+            #expect(profile.store.load().values.categories == ["World", "Sports"])
+            let installation = try await hub.client(hub.listen).installation(id: profile.identity.installationId)
+            #expect(installation.platform == .apns)
+            #expect(installation.pushChannel == .handle(profile.identity.deviceToken))
+            #expect(installation.tags == ["World", "Sports"])
+            #expect(installation.templates?["simpleAPNSTemplate"]?.body == #"{"aps":{"alert":"$(messageParam)"}}"#)
+            // An empty selection registers no tags.
+            _ = try await subscriber.subscribe([])
+            #expect(try await hub.client(hub.listen).installation(id: profile.identity.installationId).tags == nil)
+            await #expect(throws: SubscribeError.self) { try await subscriber.subscribe(["Weather"]) }
+            #expect(profile.store.load().values.categories.isEmpty)
+        }
     }
 
     @Test func anUnreachableHubLeavesTheSelectionPending() async throws {
@@ -62,69 +62,73 @@ import Testing
     }
 
     @Test func publisherSendsOneTemplatePerCategory() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let results = try await profile().publisher(endpoint(hub)).send("hello", to: Self.catalog.categories)
-        #expect(results.map(\.category.name) == Self.catalog.categories.map(\.name))
-        #expect(results.allSatisfy { (try? $0.result.get().notificationId) != nil })
-        // With only a Listen key every category fails with 403, none is skipped.
-        let refused = try await profile().publisher(endpoint(hub, listenOnly: true)).send("hello", to: Self.catalog.categories)
-        #expect(refused.count == 6)
-        #expect(
-            refused.allSatisfy { if case .failure(let error) = $0.result { return error.status == 403 } else { return false } })
+        try await TestHub.with { hub in
+            let results = try await profile().publisher(endpoint(hub)).send("hello", to: Self.catalog.categories)
+            #expect(results.map(\.category.name) == Self.catalog.categories.map(\.name))
+            #expect(results.allSatisfy { (try? $0.result.get().notificationId) != nil })
+            // With only a Listen key every category fails with 403, none is skipped.
+            let refused = try await profile().publisher(endpoint(hub, listenOnly: true)).send(
+                "hello", to: Self.catalog.categories)
+            #expect(refused.count == 6)
+            #expect(
+                refused.allSatisfy {
+                    if case .failure(let error) = $0.result { return error.status == 403 } else { return false }
+                })
+        }
     }
 
     @Test func receiverGetsNewsResumesAfterAHubRestartAndDedupes() async throws {
         let directory = TestHub.temporaryDirectory()
-        let first = try await TestHub.start(directory: directory, keepAlive: 0.2)
-        let profile = try profile()
-        let endpoint = endpoint(first)
-        _ = try await profile.subscriber(endpoint).subscribe(["World"])
-        let receiver = InboxReceiver(
-            sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog,
-            backoff: Backoff(base: 0.05, maximum: 0.2))
-        var updates = receiver.updates.makeAsyncIterator()
-        func next(_ count: Int) async -> (texts: [String], statuses: [ConnectionStatus]) {
-            var texts: [String] = []
-            var statuses: [ConnectionStatus] = []
-            while texts.count < count, let update = await updates.next() {
-                switch update {
-                case .received(let entries): texts += entries.map(\.text)
-                case .status(let status): statuses.append(status)
+        try await TestHub.with(directory: directory, keepAlive: 0.2) { first in
+            let profile = try profile()
+            let endpoint = endpoint(first)
+            _ = try await profile.subscriber(endpoint).subscribe(["World"])
+            let receiver = InboxReceiver(
+                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog,
+                backoff: Backoff(base: 0.05, maximum: 0.2))
+            var updates = receiver.updates.makeAsyncIterator()
+            func next(_ count: Int) async -> (texts: [String], statuses: [ConnectionStatus]) {
+                var texts: [String] = []
+                var statuses: [ConnectionStatus] = []
+                while texts.count < count, let update = await updates.next() {
+                    switch update {
+                    case .received(let entries): texts += entries.map(\.text)
+                    case .status(let status): statuses.append(status)
+                    }
                 }
+                return (texts, statuses)
             }
-            return (texts, statuses)
-        }
-        let publisher = profile.publisher(endpoint)
-        for text in ["one", "two"] { _ = try await publisher.send(text, to: [Self.catalog.categories[0]]) }
-        #expect(await next(2).texts == ["Breaking World News : one", "Breaking World News : two"])
+            let publisher = profile.publisher(endpoint)
+            for text in ["one", "two"] { _ = try await publisher.send(text, to: [Self.catalog.categories[0]]) }
+            #expect(await next(2).texts == ["Breaking World News : one", "Breaking World News : two"])
 
-        await first.stop()
-        let hub = try await TestHub.start(directory: directory, port: first.port, keepAlive: 0.2)
-        defer { Task { await hub.stop() } }
-        _ = try await profile.publisher(self.endpoint(hub)).send("three", to: [Self.catalog.categories[0]])
-        let after = await next(1)
-        #expect(after.texts == ["Breaking World News : three"])
-        #expect(after.statuses.contains { if case .reconnecting = $0 { return true } else { return false } })
-        #expect(after.statuses.last == .online || after.statuses.contains(.online))
-        receiver.stop()
-        #expect(
-            profile.log.entries.map(\.text) == [
-                "Breaking World News : one", "Breaking World News : two", "Breaking World News : three",
-            ])
-        #expect(profile.log.unreadCounts == ["World": 3])
+            await first.stop()
+            try await TestHub.with(directory: directory, port: first.port, keepAlive: 0.2) { hub in
+                _ = try await profile.publisher(self.endpoint(hub)).send("three", to: [Self.catalog.categories[0]])
+                let after = await next(1)
+                #expect(after.texts == ["Breaking World News : three"])
+                #expect(after.statuses.contains { if case .reconnecting = $0 { return true } else { return false } })
+                #expect(after.statuses.last == .online || after.statuses.contains(.online))
+                receiver.stop()
+                #expect(
+                    profile.log.entries.map(\.text) == [
+                        "Breaking World News : one", "Breaking World News : two", "Breaking World News : three",
+                    ])
+                #expect(profile.log.unreadCounts == ["World": 3])
+            }
+        }
     }
 
     @Test func aHubWithoutSandboxIsReportedNotPretended() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let profile = try profile()
-        // A hub name this server does not serve: its sandbox answers 404, as Azure would.
-        let elsewhere = HubEndpoint(listen: hub.listen, send: hub.full, hubName: "azure-hub")
-        let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
-        var last: InboxUpdate?
-        for await update in receiver.updates { last = update }
-        #expect(last == .status(.stopped) || last == .status(.offline(SandboxClient.noSandbox)))
-        await #expect(throws: SandboxClient.Failure.self) { try await profile.sync(elsewhere) }
+        try await TestHub.with { hub in
+            let profile = try profile()
+            // A hub name this server does not serve: its sandbox answers 404, as Azure would.
+            let elsewhere = HubEndpoint(listen: hub.listen, send: hub.full, hubName: "azure-hub")
+            let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
+            var last: InboxUpdate?
+            for await update in receiver.updates { last = update }
+            #expect(last == .status(.stopped) || last == .status(.offline(SandboxClient.noSandbox)))
+            await #expect(throws: SandboxClient.Failure.self) { try await profile.sync(elsewhere) }
+        }
     }
 }

@@ -1,10 +1,12 @@
 import AsyncHTTPClient
 import Foundation
 import LocalHub
+import LocalHubSupport
 import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationHubs
+import ServiceLifecycle
 
 /// A local hub running in this process on an ephemeral loopback port, with its own folder.
 public final class TestHub: Sendable {
@@ -14,6 +16,7 @@ public final class TestHub: Sendable {
     public let listen: ConnectionString
     public let full: ConnectionString
     private let task: Task<Void, Error>
+    private let shutdown: LocalHubShutdown
 
     public var baseURL: String { state.url }
 
@@ -22,7 +25,7 @@ public final class TestHub: Sendable {
 
     private init(
         directory: URL, state: LocalHubState, hub: String, listen: ConnectionString, full: ConnectionString,
-        task: Task<Void, Error>
+        task: Task<Void, Error>, shutdown: LocalHubShutdown
     ) {
         self.directory = directory
         self.state = state
@@ -30,6 +33,25 @@ public final class TestHub: Sendable {
         self.listen = listen
         self.full = full
         self.task = task
+        self.shutdown = shutdown
+    }
+
+    /// Runs `body` with a hub started for it, and stops the hub gracefully afterwards, also
+    /// when `body` throws: no test leaves a hub, or a connection it accepted, behind.
+    public static func with(
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15,
+        tls: Bool = false, configure: (inout LocalHubConfiguration) -> Void = { _ in },
+        _ body: (TestHub) async throws -> Void
+    ) async throws {
+        let hub = try await start(
+            hubs: hubs, directory: directory, port: port, keepAlive: keepAlive, tls: tls, configure: configure)
+        do {
+            try await body(hub)
+            await hub.stop()
+        } catch {
+            await hub.stop()
+            throw error
+        }
     }
 
     public static func temporaryDirectory() -> URL {
@@ -39,18 +61,26 @@ public final class TestHub: Sendable {
     }
 
     /// Starts a hub serving `hubs` (the first is the one `listen`/`full` are for).
+    /// Starts a hub; prefer `with`, which also stops it. A hub started here must be stopped
+    /// with `await stop()`.
     public static func start(
-        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15, tls: Bool = false
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15,
+        tls: Bool = false, configure: (inout LocalHubConfiguration) -> Void = { _ in }
     )
         async throws -> TestHub
     {
         var logger = Logger(label: "test-hub")
         logger.logLevel = .critical
-        let configuration = LocalHubConfiguration(
+        var configuration = LocalHubConfiguration(
             host: "127.0.0.1", port: port, dataDirectory: directory, hubs: hubs, tls: tls, keepAliveInterval: keepAlive)
+        configure(&configuration)
         let (ready, readyContinuation) = AsyncStream<LocalHubState>.makeStream()
-        let task = Task {
-            try await LocalHubServer.run(configuration: configuration, logger: logger, handleSignals: false) { state in
+        let shutdown = LocalHubShutdown()
+        let task = Task { [configuration] in
+            defer { readyContinuation.finish() }
+            try await LocalHubServer.run(
+                configuration: configuration, logger: logger, handleSignals: false, shutdown: shutdown
+            ) { state in
                 readyContinuation.yield(state)
                 readyContinuation.finish()
             }
@@ -69,12 +99,14 @@ public final class TestHub: Sendable {
             parsing: LocalHubKeyFile.connectionString(
                 baseURL: state.url, hub: hubs[0], rule: AuthorizationRule.fullRuleName, key: keys[AuthorizationRule.fullRuleName]!
             ))
-        return TestHub(directory: directory, state: state, hub: hubs[0], listen: listen, full: full, task: task)
+        return TestHub(
+            directory: directory, state: state, hub: hubs[0], listen: listen, full: full, task: task, shutdown: shutdown)
     }
 
-    /// Stops the hub and waits for it to finish.
+    /// Stops the hub gracefully (the server drains, streams end, the engine finishes) and
+    /// waits until it has.
     public func stop() async {
-        task.cancel()
+        await shutdown.trigger()
         _ = try? await task.value
     }
 
@@ -131,7 +163,7 @@ public func readStream(
             var parser = ServerSentEventParser()
             var deliveries: [SandboxDelivery] = []
             for try await chunk in response.body {
-                for event in parser.feed(chunk.readableBytesView) where event.event == "notification" {
+                for event in try parser.feed(chunk.readableBytesView) where event.event == "notification" {
                     deliveries.append(try SandboxDelivery(json: JSONValue(parsing: event.data)))
                 }
                 if deliveries.count >= count { break }
@@ -212,5 +244,25 @@ public struct HubProcess: Sendable {
     public func stop() {
         process.terminate()
         process.waitUntilExit()
+    }
+}
+
+/// Runs `service` (a Hummingbird application, say) while `body` runs, then shuts it down
+/// gracefully and waits for it: a test server is never cancelled with connections in flight.
+public func withService<T>(_ service: some Service, _ body: () async throws -> T) async throws -> T {
+    var logger = Logger(label: "test-service")
+    logger.logLevel = .critical
+    let group = ServiceGroup(
+        configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [], logger: logger))
+    let task = Task { try await group.run() }
+    do {
+        let result = try await body()
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        return result
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        throw error
     }
 }

@@ -13,98 +13,100 @@ import Testing
     }
 
     @Test func badTokensAre401WithTheirReason() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let good = hub.token(hub.listen)
-        let cases: [(String?, String)] = [
-            (nil, "MalformedToken"),
-            ("Bearer x", "MalformedToken"),
-            (hub.token(hub.listen, lifetime: -120), "ExpiredToken"),
-            (hub.token(hub.listen, resource: hub.baseURL + "/other"), "InvalidAudience"),
-            (good.replacingOccurrences(of: "skn=", with: "skn=Root"), "UnknownKey"),
-            (good.replacingOccurrences(of: "&se=", with: "&se=1"), "InvalidSignature"),
-        ]
-        for (token, reason) in cases {
-            let response = try await status(hub, token: token)
-            #expect(response.status == 401, "\(reason)")
-            #expect(response.errorDetail?.hasPrefix(reason) == true, "\(response.body)")
+        try await TestHub.with { hub in
+            let good = hub.token(hub.listen)
+            let cases: [(String?, String)] = [
+                (nil, "MalformedToken"),
+                ("Bearer x", "MalformedToken"),
+                (hub.token(hub.listen, lifetime: -120), "ExpiredToken"),
+                (hub.token(hub.listen, resource: hub.baseURL + "/other"), "InvalidAudience"),
+                (good.replacingOccurrences(of: "skn=", with: "skn=Root"), "UnknownKey"),
+                (good.replacingOccurrences(of: "&se=", with: "&se=1"), "InvalidSignature"),
+            ]
+            for (token, reason) in cases {
+                let response = try await status(hub, token: token)
+                #expect(response.status == 401, "\(reason)")
+                #expect(response.errorDetail?.hasPrefix(reason) == true, "\(response.body)")
+            }
         }
     }
 
     @Test func listenCannotSendOrListAndGets403() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let listen = hub.token(hub.listen)
-        let send = try await raw(
-            .POST, hub.baseURL + "/news/messages",
-            headers: [
-                ("Authorization", listen), ("ServiceBusNotification-Format", "template"), ("Content-Type", "application/json"),
-            ],
-            body: #"{"a":"b"}"#)
-        #expect(send.status == 403)
-        #expect(send.errorDetail?.contains("Send claim") == true)
-        let list = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", listen)])
-        #expect(list.status == 403)
-        let byTag = try await raw(.GET, hub.baseURL + "/news/tags/World/registrations", headers: [("Authorization", listen)])
-        #expect(byTag.status == 403)
-        // Listing by the caller's own handle is a Listen operation.
-        let own = try await raw(
-            .GET, hub.baseURL + "/news/registrations?$filter=ChannelUri%20eq%20'AB12'", headers: [("Authorization", listen)])
-        #expect(own.status == 200)
-        // Full can do all of it.
-        let full = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", hub.token(hub.full))])
-        #expect(full.status == 200)
+        try await TestHub.with { hub in
+            let listen = hub.token(hub.listen)
+            let send = try await raw(
+                .POST, hub.baseURL + "/news/messages",
+                headers: [
+                    ("Authorization", listen), ("ServiceBusNotification-Format", "template"),
+                    ("Content-Type", "application/json"),
+                ],
+                body: #"{"a":"b"}"#)
+            #expect(send.status == 403)
+            #expect(send.errorDetail?.contains("Send claim") == true)
+            let list = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", listen)])
+            #expect(list.status == 403)
+            let byTag = try await raw(.GET, hub.baseURL + "/news/tags/World/registrations", headers: [("Authorization", listen)])
+            #expect(byTag.status == 403)
+            // Listing by the caller's own handle is a Listen operation.
+            let own = try await raw(
+                .GET, hub.baseURL + "/news/registrations?$filter=ChannelUri%20eq%20'AB12'", headers: [("Authorization", listen)])
+            #expect(own.status == 200)
+            // Full can do all of it.
+            let full = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", hub.token(hub.full))])
+            #expect(full.status == 200)
+        }
     }
 
     @Test func keysOfOneHubDoNotOpenAnother() async throws {
-        let hub = try await TestHub.start(hubs: ["news", "sport"])
-        defer { Task { await hub.stop() } }
-        let namespaceToken = hub.token(hub.full, resource: hub.baseURL + "/")
-        let response = try await status(hub, token: namespaceToken, path: "/sport/installations/x")
-        #expect(response.status == 401)
+        try await TestHub.with(hubs: ["news", "sport"]) { hub in
+            let namespaceToken = hub.token(hub.full, resource: hub.baseURL + "/")
+            let response = try await status(hub, token: namespaceToken, path: "/sport/installations/x")
+            #expect(response.status == 401)
+        }
     }
 
     @Test func sandboxNeedsAToken() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let path = SandboxDelivery.path(hub: "news", device: "ab12", resource: "inbox")
-        #expect(try await status(hub, token: nil, path: path).status == 401)
-        #expect(try await status(hub, token: hub.token(hub.listen), path: path).status == 200)
+        try await TestHub.with { hub throws in
+            let path = SandboxDelivery.path(hub: "news", device: "ab12", resource: "inbox")
+            #expect(try await status(hub, token: nil, path: path).status == 401)
+            #expect(try await status(hub, token: hub.token(hub.listen), path: path).status == 200)
+        }
     }
 
     @Test func keysAreKeptWithMode0600AndReused() async throws {
         let directory = TestHub.temporaryDirectory()
-        let first = try await TestHub.start(directory: directory)
-        let listen = first.listen.key
-        await first.stop()
-        let attributes = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("keys.json").path)
-        #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        let second = try await TestHub.start(directory: directory)
-        defer { Task { await second.stop() } }
-        #expect(second.listen.key == listen)
-        #expect(Data(base64Encoded: listen)?.count == 32)
+        try await TestHub.with(directory: directory) { first in
+            let listen = first.listen.key
+            await first.stop()
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("keys.json").path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            try await TestHub.with(directory: directory) { second in
+                #expect(second.listen.key == listen)
+                #expect(Data(base64Encoded: listen)?.count == 32)
+            }
+        }
     }
 }
 
 @Suite struct TLSTests {
     @Test func tlsServesHTTPSWithASelfSignedCertificateKeptBesideTheKeys() async throws {
-        let hub = try await TestHub.start(tls: true)
-        defer { Task { await hub.stop() } }
-        #expect(hub.baseURL.hasPrefix("https://127.0.0.1:"))
-        let keyAttributes = try FileManager.default.attributesOfItem(
-            atPath: hub.directory.appendingPathComponent("tls-key.pem").path)
-        #expect(keyAttributes[.posixPermissions] as? Int == 0o600)
-        let certificate = try String(contentsOf: hub.directory.appendingPathComponent("tls-certificate.pem"), encoding: .utf8)
-        #expect(certificate.hasPrefix("-----BEGIN CERTIFICATE-----"))
-        // A client that trusts the certificate (here: any) talks to it over TLS.
-        var configuration = HTTPClient.Configuration()
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(hub.directory.appendingPathComponent("tls-certificate.pem").path)
-        configuration.tlsConfiguration = tls
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        defer { _ = client.shutdown() }
-        let hubClient = HubClient(connectionString: hub.listen, hub: "news", httpClient: client, retryPolicy: .none)
-        try await hubClient.createOrUpdateInstallation(newsInstallation("tls", device: "ab12", tags: ["World"]))
-        #expect(try await hubClient.installation(id: "tls").tags == ["World"])
+        try await TestHub.with(tls: true) { hub in
+            #expect(hub.baseURL.hasPrefix("https://127.0.0.1:"))
+            let keyAttributes = try FileManager.default.attributesOfItem(
+                atPath: hub.directory.appendingPathComponent("tls-key.pem").path)
+            #expect(keyAttributes[.posixPermissions] as? Int == 0o600)
+            let certificate = try String(contentsOf: hub.directory.appendingPathComponent("tls-certificate.pem"), encoding: .utf8)
+            #expect(certificate.hasPrefix("-----BEGIN CERTIFICATE-----"))
+            // A client that trusts the certificate (here: any) talks to it over TLS.
+            var configuration = HTTPClient.Configuration()
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(hub.directory.appendingPathComponent("tls-certificate.pem").path)
+            configuration.tlsConfiguration = tls
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            defer { _ = client.shutdown() }
+            let hubClient = HubClient(connectionString: hub.listen, hub: "news", httpClient: client, retryPolicy: .none)
+            try await hubClient.createOrUpdateInstallation(newsInstallation("tls", device: "ab12", tags: ["World"]))
+            #expect(try await hubClient.installation(id: "tls").tags == ["World"])
+        }
     }
 }

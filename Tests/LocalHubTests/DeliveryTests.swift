@@ -10,8 +10,8 @@ import Testing
     func deliveries(_ hub: TestHub, _ device: String) async throws -> [SandboxDelivery] {
         let response = try await raw(
             .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),
-            headers: [("Authorization", hub.token(hub.listen))])
-        return try (JSONValue(parsing: response.body).arrayValue ?? []).map { try SandboxDelivery(json: $0) }
+            headers: [("Authorization", hub.token(hub.full))])
+        return try (JSONValue(parsing: response.body)["deliveries"]?.arrayValue ?? []).map { try SandboxDelivery(json: $0) }
     }
 
     /// Waits until the dispatcher has handled `receipt`.
@@ -24,157 +24,163 @@ import Testing
     }
 
     @Test func oneNotificationPerMatchingTemplate() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let device = randomDevice()
-        var installation = newsInstallation("two", device: device, tags: ["World"])
-        installation.templates?["second"] = InstallationTemplate(
-            body: #"{"aps":{"alert":{"title":"Second","body":"$(messageParam)"}}}"#)
-        try await hub.client(hub.listen).createOrUpdateInstallation(installation)
-        try await settle(hub, try await hub.client(hub.full).send(.template(["messageParam": "m"]), tagExpression: "World"))
-        let got = try await deliveries(hub, device)
-        #expect(Set(got.compactMap(\.template)) == ["simpleAPNSTemplate", "second"])
-        #expect(Set(got.compactMap(\.alertText)) == ["m", "Second: m"])
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            var installation = newsInstallation("two", device: device, tags: ["World"])
+            installation.templates?["second"] = InstallationTemplate(
+                body: #"{"aps":{"alert":{"title":"Second","body":"$(messageParam)"}}}"#)
+            try await hub.client(hub.listen).createOrUpdateInstallation(installation)
+            try await settle(hub, try await hub.client(hub.full).send(.template(["messageParam": "m"]), tagExpression: "World"))
+            let got = try await deliveries(hub, device)
+            #expect(Set(got.compactMap(\.template)) == ["simpleAPNSTemplate", "second"])
+            #expect(Set(got.compactMap(\.alertText)) == ["m", "Second: m"])
+        }
     }
 
     @Test func templateSendsReachTemplatesAndAppleSendsReachApnsOnly() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let listen = try hub.client(hub.listen)
-        let bare = randomDevice()
-        try await listen.createOrUpdateInstallation(
-            Installation(installationId: "bare", platform: .apns, pushChannel: bare, tags: ["World"]))
-        let templated = randomDevice()
-        try await listen.createOrUpdateInstallation(newsInstallation("templated", device: templated, tags: ["World"]))
-        try await listen.createOrUpdateInstallation(
-            Installation(installationId: "android", platform: .fcmV1, pushChannel: "fcm-token", tags: ["World"]))
-        let sender = try hub.client(hub.full)
-        let template = try await sender.testSend(.template(["messageParam": "t"]), tagExpression: "World")
-        #expect(template.outcome?.success == 1)
-        let apple = try await sender.testSend(.apple(payload: #"{"aps":{"alert":"n"}}"#), tagExpression: "World")
-        #expect(apple.outcome?.success == 2)
-        #expect(try await deliveries(hub, bare).compactMap(\.alertText) == ["n"])
-        #expect(try await deliveries(hub, templated).compactMap(\.alertText) == ["t", "n"])
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            let bare = randomDevice()
+            try await listen.createOrUpdateInstallation(
+                Installation(installationId: "bare", platform: .apns, pushChannel: bare, tags: ["World"]))
+            let templated = randomDevice()
+            try await listen.createOrUpdateInstallation(newsInstallation("templated", device: templated, tags: ["World"]))
+            try await listen.createOrUpdateInstallation(
+                Installation(installationId: "android", platform: .fcmV1, pushChannel: "fcm-token", tags: ["World"]))
+            let sender = try hub.client(hub.full)
+            let template = try await sender.testSend(.template(["messageParam": "t"]), tagExpression: "World")
+            #expect(template.outcome?.success == 1)
+            let apple = try await sender.testSend(.apple(payload: #"{"aps":{"alert":"n"}}"#), tagExpression: "World")
+            #expect(apple.outcome?.success == 2)
+            #expect(try await deliveries(hub, bare).compactMap(\.alertText) == ["n"])
+            #expect(try await deliveries(hub, templated).compactMap(\.alertText) == ["t", "n"])
+        }
     }
 
     @Test func systemTagsAndExpressionsTarget() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let listen = try hub.client(hub.listen)
-        let (a, b, c) = (randomDevice(), randomDevice(), randomDevice())
-        try await listen.createOrUpdateInstallation(newsInstallation("ia", device: a, tags: ["World", "Sports"], userId: "ann"))
-        try await listen.createOrUpdateInstallation(newsInstallation("ib", device: b, tags: ["World"], userId: "bob"))
-        try await listen.createOrUpdateInstallation(newsInstallation("ic", device: c, tags: ["Politics"], userId: "ann"))
-        let sender = try hub.client(hub.full)
-        func reached(_ expression: String?) async throws -> Set<String> {
-            let outcome = try #require(
-                try await sender.testSend(.template(["messageParam": "x"]), tagExpression: expression).outcome)
-            return Set(outcome.results.map(\.pnsHandle))
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            let (a, b, c) = (randomDevice(), randomDevice(), randomDevice())
+            try await listen.createOrUpdateInstallation(
+                newsInstallation("ia", device: a, tags: ["World", "Sports"], userId: "ann"))
+            try await listen.createOrUpdateInstallation(newsInstallation("ib", device: b, tags: ["World"], userId: "bob"))
+            try await listen.createOrUpdateInstallation(newsInstallation("ic", device: c, tags: ["Politics"], userId: "ann"))
+            let sender = try hub.client(hub.full)
+            func reached(_ expression: String?) async throws -> Set<String> {
+                let outcome = try #require(
+                    try await sender.testSend(.template(["messageParam": "x"]), tagExpression: expression).outcome)
+                return Set(outcome.results.map(\.pnsHandle))
+            }
+            #expect(try await reached("$InstallationId:{ib}") == [b])
+            #expect(try await reached("$UserId:{ann}") == [a, c])
+            #expect(try await reached("World && !Sports") == [b])
+            #expect(try await reached("(World || Politics) && !$UserId:{bob}") == [a, c])
+            #expect(try await reached(nil) == [a, b, c])
+            #expect(try await reached("Nobody") == [])
         }
-        #expect(try await reached("$InstallationId:{ib}") == [b])
-        #expect(try await reached("$UserId:{ann}") == [a, c])
-        #expect(try await reached("World && !Sports") == [b])
-        #expect(try await reached("(World || Politics) && !$UserId:{bob}") == [a, c])
-        #expect(try await reached(nil) == [a, b, c])
-        #expect(try await reached("Nobody") == [])
     }
 
     @Test func payloadRulesAreCountedNeverHalfDelivered() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let device = randomDevice()
-        try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("big", device: device, tags: ["World"]))
-        let sender = try hub.client(hub.full)
-        // A 5 KB message renders past APNs' 4096 bytes.
-        let tooBig = try await sender.testSend(
-            .template(["messageParam": String(repeating: "é", count: 2600)]), tagExpression: "World")
-        #expect(tooBig.outcome?.success == 0)
-        #expect(tooBig.outcome?.failure == 1)
-        #expect(tooBig.outcome?.results.first?.outcome.contains("InvalidNotificationSize") == true)
-        let noAps = try await sender.testSend(.apple(payload: #"{"alert":"no aps"}"#), tagExpression: "World")
-        #expect(noAps.outcome?.results.first?.outcome == NotificationOutcome.invalidPayload)
-        let notJSON = try await sender.send(.apple(payload: #"{"aps":"#), tagExpression: "World")
-        try await settle(hub, notJSON)
-        let details = try await sender.notificationDetails(id: notJSON.notificationId!)
-        #expect(details.apnsOutcomeCounts == ["InvalidPayload": 1])
-        #expect(try await deliveries(hub, device).isEmpty)
-        // A good one still goes through afterwards.
-        try await settle(hub, try await sender.send(.template(["messageParam": "fine"]), tagExpression: "World"))
-        #expect(try await deliveries(hub, device).compactMap(\.alertText) == ["fine"])
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("big", device: device, tags: ["World"]))
+            let sender = try hub.client(hub.full)
+            // A 5 KB message renders past APNs' 4096 bytes.
+            let tooBig = try await sender.testSend(
+                .template(["messageParam": String(repeating: "é", count: 2600)]), tagExpression: "World")
+            #expect(tooBig.outcome?.success == 0)
+            #expect(tooBig.outcome?.failure == 1)
+            #expect(tooBig.outcome?.results.first?.outcome.contains("InvalidNotificationSize") == true)
+            let noAps = try await sender.testSend(.apple(payload: #"{"alert":"no aps"}"#), tagExpression: "World")
+            #expect(noAps.outcome?.results.first?.outcome == NotificationOutcome.invalidPayload)
+            let notJSON = try await sender.send(.apple(payload: #"{"aps":"#), tagExpression: "World")
+            try await settle(hub, notJSON)
+            let details = try await sender.notificationDetails(id: notJSON.notificationId!)
+            #expect(details.apnsOutcomeCounts == ["InvalidPayload": 1])
+            #expect(try await deliveries(hub, device).isEmpty)
+            // A good one still goes through afterwards.
+            try await settle(hub, try await sender.send(.template(["messageParam": "fine"]), tagExpression: "World"))
+            #expect(try await deliveries(hub, device).compactMap(\.alertText) == ["fine"])
+        }
     }
 
     @Test func testSendsReachAtMostTenDevices() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let listen = try hub.client(hub.listen)
-        for i in 0..<12 {
-            try await listen.createOrUpdateInstallation(newsInstallation("m\(i)", device: randomDevice(), tags: ["World"]))
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            for i in 0..<12 {
+                try await listen.createOrUpdateInstallation(newsInstallation("m\(i)", device: randomDevice(), tags: ["World"]))
+            }
+            let outcome = try await hub.client(hub.full).testSend(.template(["messageParam": "x"]), tagExpression: "World")
+                .outcome
+            #expect(outcome?.success == 10)
+            #expect(outcome?.results.count == 10)
         }
-        let outcome = try await hub.client(hub.full).testSend(.template(["messageParam": "x"]), tagExpression: "World").outcome
-        #expect(outcome?.success == 10)
-        #expect(outcome?.results.count == 10)
     }
 
     @Test func streamResumesPollPagesAndResetClears() async throws {
-        let hub = try await TestHub.start()
-        defer { Task { await hub.stop() } }
-        let device = randomDevice()
-        try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("s", device: device, tags: ["World"]))
-        let sender = try hub.client(hub.full)
-        for i in 1...5 { _ = try await sender.send(.template(["messageParam": "n\(i)"]), tagExpression: "World") }
-        let token = hub.token(hub.listen)
-        let all = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 5)
-        #expect(all.compactMap(\.alertText) == ["n1", "n2", "n3", "n4", "n5"])
-        #expect(all.map(\.seq) == all.map(\.seq).sorted())
-        let resumed = try await readStream(
-            baseURL: hub.baseURL, hub: "news", device: device, token: token, lastEventId: all[2].seq, count: 2)
-        #expect(resumed.compactMap(\.alertText) == ["n4", "n5"])
-        let poll = try await raw(
-            .GET,
-            hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox") + "?since=\(all[0].seq)&limit=2",
-            headers: [("Authorization", token)])
-        let page = try JSONValue(parsing: poll.body)
-        #expect(page["deliveries"]?.arrayValue?.count == 2)
-        #expect(page["next"] == .number(String(all[2].seq)))
-        let reset = try await raw(
-            .DELETE, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),
-            headers: [("Authorization", token)])
-        #expect(try JSONValue(parsing: reset.body)["deleted"] == .number("5"))
-        #expect(try await deliveries(hub, device).isEmpty)
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("s", device: device, tags: ["World"]))
+            let sender = try hub.client(hub.full)
+            for i in 1...5 { _ = try await sender.send(.template(["messageParam": "n\(i)"]), tagExpression: "World") }
+            let token = hub.token(hub.listen)
+            let all = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 5)
+            #expect(all.compactMap(\.alertText) == ["n1", "n2", "n3", "n4", "n5"])
+            #expect(all.map(\.seq) == all.map(\.seq).sorted())
+            let resumed = try await readStream(
+                baseURL: hub.baseURL, hub: "news", device: device, token: token, lastEventId: all[2].seq, count: 2)
+            #expect(resumed.compactMap(\.alertText) == ["n4", "n5"])
+            let poll = try await raw(
+                .GET,
+                hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox")
+                    + "?since=\(all[0].seq)&limit=2",
+                headers: [("Authorization", token)])
+            let page = try JSONValue(parsing: poll.body)
+            #expect(page["deliveries"]?.arrayValue?.count == 2)
+            #expect(page["next"] == .number(String(all[2].seq)))
+            let reset = try await raw(
+                .DELETE, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),
+                headers: [("Authorization", hub.token(hub.full))])
+            #expect(try JSONValue(parsing: reset.body)["deleted"] == .number("5"))
+            #expect(try await deliveries(hub, device).isEmpty)
+        }
     }
 
     @Test func liveStreamGetsSendsMadeWhileConnected() async throws {
-        let hub = try await TestHub.start(keepAlive: 0.2)
-        defer { Task { await hub.stop() } }
-        let device = randomDevice()
-        try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("live", device: device, tags: ["Sports"]))
-        let token = hub.token(hub.listen)
-        async let received = readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3)
-        try await Task.sleep(nanoseconds: 300_000_000)
-        let sender = try hub.client(hub.full)
-        for i in 1...3 { _ = try await sender.send(.template(["messageParam": "live \(i)"]), tagExpression: "Sports") }
-        #expect(try await received.compactMap(\.alertText) == ["live 1", "live 2", "live 3"])
+        try await TestHub.with(keepAlive: 0.2) { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(
+                newsInstallation("live", device: device, tags: ["Sports"]))
+            let token = hub.token(hub.listen)
+            async let received = readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            let sender = try hub.client(hub.full)
+            for i in 1...3 { _ = try await sender.send(.template(["messageParam": "live \(i)"]), tagExpression: "Sports") }
+            #expect(try await received.compactMap(\.alertText) == ["live 1", "live 2", "live 3"])
+        }
     }
 
     @Test func stateSurvivesARestart() async throws {
         let directory = TestHub.temporaryDirectory()
-        let first = try await TestHub.start(directory: directory)
-        let device = randomDevice()
-        try await first.client(first.listen).createOrUpdateInstallation(newsInstallation("keep", device: device, tags: ["World"]))
-        var registration = Registration(kind: .appleNative, deviceToken: randomDevice(), tags: ["World"])
-        registration = try await first.client(first.listen).createOrUpdateRegistration(registration)
-        try await settle(
-            first, try await first.client(first.full).send(.template(["messageParam": "before"]), tagExpression: "World"))
-        await first.stop()
-        let second = try await TestHub.start(directory: directory)
-        defer { Task { await second.stop() } }
-        #expect(try await second.client(second.listen).installation(id: "keep").tags == ["World"])
-        #expect(
-            try await second.client(second.listen).registration(id: registration.registrationId!).deviceToken
-                == registration.deviceToken)
-        _ = try await second.client(second.full).send(.template(["messageParam": "after"]), tagExpression: "World")
-        let got = try await readStream(
-            baseURL: second.baseURL, hub: "news", device: device, token: second.token(second.listen), count: 2)
-        #expect(got.compactMap(\.alertText) == ["before", "after"])
+        try await TestHub.with(directory: directory) { first in
+            let device = randomDevice()
+            try await first.client(first.listen).createOrUpdateInstallation(
+                newsInstallation("keep", device: device, tags: ["World"]))
+            var registration = Registration(kind: .appleNative, deviceToken: randomDevice(), tags: ["World"])
+            registration = try await first.client(first.listen).createOrUpdateRegistration(registration)
+            try await settle(
+                first, try await first.client(first.full).send(.template(["messageParam": "before"]), tagExpression: "World"))
+            await first.stop()
+            try await TestHub.with(directory: directory) { second in
+                #expect(try await second.client(second.listen).installation(id: "keep").tags == ["World"])
+                #expect(
+                    try await second.client(second.listen).registration(id: registration.registrationId!).deviceToken
+                        == registration.deviceToken)
+                _ = try await second.client(second.full).send(.template(["messageParam": "after"]), tagExpression: "World")
+                let got = try await readStream(
+                    baseURL: second.baseURL, hub: "news", device: device, token: second.token(second.listen), count: 2)
+                #expect(got.compactMap(\.alertText) == ["before", "after"])
+            }
+        }
     }
 }

@@ -37,17 +37,18 @@ final class ScriptedServer: Sendable {
         return Response(status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
 
-    /// Serves until the returned task is cancelled; returns its port.
-    func start() async throws -> (Task<Void, Error>, Int) {
+    /// Serves while `body` runs, given the port; then stops gracefully.
+    func serve<T>(_ body: (Int) async throws -> T) async throws -> T {
         let (ready, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "scripted")
         logger.logLevel = .critical
         let app = Application(
             responder: Responder(server: self), configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.run() }
-        var iterator = ready.makeAsyncIterator()
-        return (task, await iterator.next() ?? 0)
+        return try await withService(app) {
+            var iterator = ready.makeAsyncIterator()
+            return try await body(await iterator.next() ?? 0)
+        }
     }
 }
 
@@ -61,41 +62,47 @@ final class ScriptedServer: Sendable {
 
     @Test func throttlingAndServerErrorsAreRetried() async throws {
         let server = ScriptedServer([(429, "0"), (503, nil), (500, nil)])
-        let (task, port) = try await server.start()
-        defer { task.cancel() }
-        try await client(port: port, retries: 3).deleteInstallation(id: "x")  // 429, 503, 500, then 200
-        #expect(server.requests == 4)
+        try await server.serve { port in
+            try await client(port: port, retries: 3).deleteInstallation(id: "x")  // 429, 503, 500, then 200
+            #expect(server.requests == 4)
+        }
     }
 
     /// The wait itself is `RetryPolicy.delay` (tested below); here, that the header is read.
     @Test func retryAfterIsReadFromTheResponse() async throws {
         let server = ScriptedServer([(429, "7")])
-        let (task, port) = try await server.start()
-        defer { task.cancel() }
-        let error = await #expect(throws: HubError.self) { try await client(port: port, retries: 0).deleteInstallation(id: "x") }
-        #expect(error?.status == 429)
-        #expect(error?.retryAfter == 7)
-        #expect(server.requests == 1)
+        try await server.serve { port in
+            let error = await #expect(throws: HubError.self) {
+                try await client(port: port, retries: 0).deleteInstallation(id: "x")
+            }
+            #expect(error?.status == 429)
+            #expect(error?.retryAfter == 7)
+            #expect(server.requests == 1)
+        }
     }
 
     @Test func retriesStopAtTheLimitWithTheLastError() async throws {
         let server = ScriptedServer([(503, nil), (503, nil), (503, nil)])
-        let (task, port) = try await server.start()
-        defer { task.cancel() }
-        let error = await #expect(throws: HubError.self) { try await client(port: port, retries: 2).deleteInstallation(id: "x") }
-        #expect(error?.status == 503)
-        #expect(error?.detail == "scripted 503")
-        #expect(server.requests == 3)
+        try await server.serve { port in
+            let error = await #expect(throws: HubError.self) {
+                try await client(port: port, retries: 2).deleteInstallation(id: "x")
+            }
+            #expect(error?.status == 503)
+            #expect(error?.detail == "scripted 503")
+            #expect(server.requests == 3)
+        }
     }
 
     @Test(arguments: [400, 401, 403, 404, 409, 413])
     func otherClientErrorsAreNotRetried(status: Int) async throws {
         let server = ScriptedServer([(status, nil)])
-        let (task, port) = try await server.start()
-        defer { task.cancel() }
-        let error = await #expect(throws: HubError.self) { try await client(port: port, retries: 3).deleteInstallation(id: "x") }
-        #expect(error?.status == status)
-        #expect(server.requests == 1)
+        try await server.serve { port in
+            let error = await #expect(throws: HubError.self) {
+                try await client(port: port, retries: 3).deleteInstallation(id: "x")
+            }
+            #expect(error?.status == status)
+            #expect(server.requests == 1)
+        }
     }
 
     @Test func retryAfterIsTheDelay() {

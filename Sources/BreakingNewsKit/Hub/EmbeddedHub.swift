@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import LocalHubSupport
 import NIOCore
-import NIOSSL
 import NotificationHubs
 
 /// The local hub every terminal of a user shares: found through the state file in its data
@@ -36,49 +36,43 @@ public struct EmbeddedHub: Sendable {
     public var keyFile: URL { directory.appendingPathComponent(LocalHubDefaults.keyFileName) }
     public var logFile: URL { directory.appendingPathComponent("hub.log") }
 
-    /// The state file of the hub that last started here, if any.
+    /// The state file of the hub that last started here, if any. Not to be trusted as it is:
+    /// see `running()`.
     public func state() -> LocalHubState? { LocalHubState.read(stateFile) }
 
-    /// The running hub, when its state file names one that answers `/healthz`.
+    /// The running hub, when its state file names one that proves it is ours (`LocalHubTrust`).
     public func running() async -> LocalHubState? {
-        guard let state = state() else { return nil }
-        return await Self.isHealthy(state.url) ? state : nil
+        try? await verified()
     }
 
-    /// Checks liveness of a local hub that serves its own self-signed certificate.
-    static let selfSignedHealthClient: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .none
-        configuration.tlsConfiguration = tls
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
-
-    /// Whether a hub answers `GET /healthz` at `url` within a second.
-    public static func isHealthy(_ url: String) async -> Bool {
-        var request = HTTPClientRequest(url: url + "/healthz")
-        request.method = .GET
-        let client = url.hasPrefix("https:") ? selfSignedHealthClient : HubClient.sharedHTTPClient
-        do {
-            let response = try await client.execute(request, timeout: .seconds(1))
-            _ = try await response.body.collect(upTo: 1024)
-            return response.status == .ok
-        } catch {
-            return false
-        }
+    /// The running hub, or why the state file is not trusted; `nil` reason means no file.
+    public func verified() async throws(LocalHubTrust.Distrust) -> LocalHubState? {
+        guard let state = state() else { return nil }
+        return try await LocalHubTrust.verify(state)
     }
 
     /// The running hub, starting one in the background first when none answers.
+    /// A hub that is alive and holds its port but is slow to answer is waited for, not
+    /// started twice.
     public func ensureRunning(timeout: Double = 15) async throws -> LocalHubState {
-        if let state = await running() { return state }
-        try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try startDetached()
         let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        var started = false
+        while true {
+            // Stale, missing, or not ours: a hub of our own is started (the data folder's lock
+            // keeps it to one). Alive and listening but silent: it is starting or busy.
+            var needsStart = true
+            do {
+                if let state = try await verified() { return state }
+            } catch  where error.kind == .silent {
+                needsStart = false
+            } catch {}
+            guard Date() < deadline else { break }
+            if needsStart, !started {
+                try DataFolder.prepare(directory)
+                try startDetached()
+                started = true
+            }
             try await Task.sleep(nanoseconds: 50_000_000)
-            if let state = await running() { return state }
         }
         let tail =
             (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
@@ -135,9 +129,17 @@ public struct EmbeddedHub: Sendable {
     }
 
     /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go.
-    /// Returns the state of the hub that was stopped, or nil when none was running.
-    public func stop(timeout: Double = 10) async -> LocalHubState? {
-        guard let state = state(), kill(state.pid, 0) == 0 else { return nil }
+    /// Returns the state of the hub that was stopped, or nil when none was running. Only a
+    /// hub that proves it is ours is signalled: a stale file names a pid that may be anything
+    /// by now.
+    public func stop(timeout: Double = 10) async throws(LocalHubTrust.Distrust) -> LocalHubState? {
+        let state: LocalHubState
+        do {
+            guard let verified = try await verified() else { return nil }
+            state = verified
+        } catch  where error.kind == .stale {
+            return nil
+        }
         kill(state.pid, SIGTERM)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

@@ -20,13 +20,20 @@ public struct HubEndpoint: Sendable {
         self.embedded = embedded
     }
 
-    /// For the embedded hub, the endpoint at the address its state file gives now (it may
-    /// have been restarted elsewhere); otherwise this endpoint.
-    public func refreshed() -> HubEndpoint {
-        guard let embedded, let state = embedded.state(), let strings = try? embedded.connectionStrings(baseURL: state.url),
-            let listen = try? ConnectionString(parsing: strings.listen), let send = try? ConnectionString(parsing: strings.full)
-        else { return self }
-        return HubEndpoint(listen: listen, send: send, hubName: hubName, embedded: embedded)
+    /// The endpoint to call now. For the embedded hub: the hub running now, verified to be
+    /// ours (`LocalHubTrust`) before any token goes to it, started again when it died; it may
+    /// have moved since this endpoint was made. Otherwise this endpoint.
+    public func current() async throws(HubError) -> HubEndpoint {
+        guard let embedded else { return self }
+        do {
+            let state = try await embedded.ensureRunning()
+            let strings = try embedded.connectionStrings(baseURL: state.url)
+            return HubEndpoint(
+                listen: try ConnectionString(parsing: strings.listen), send: try ConnectionString(parsing: strings.full),
+                hubName: hubName, embedded: embedded)
+        } catch {
+            throw HubError.unreachable("the local hub is not running and could not be started: \(error)")
+        }
     }
 
     /// `https://ns.servicebus.windows.net/hub`, or the local hub's URL.

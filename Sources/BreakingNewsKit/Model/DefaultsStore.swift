@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 
 /// The outcome of the last registration attempt, as kept in the user defaults.
@@ -56,6 +57,7 @@ public final class DefaultsStore: Sendable {
     public static let categoriesKey = "BreakingNewsCategories"
     static let installationIdKey = "installationId"
     static let deviceTokenKey = "deviceToken"
+    static let previousDeviceTokenKey = "previousDeviceToken"
     static let registrationKey = "lastRegistration"
 
     public let url: URL
@@ -69,6 +71,9 @@ public final class DefaultsStore: Sendable {
         public var categories: [String]
         public var installationId: String?
         public var deviceToken: String?
+        /// The token this terminal had before it got a random one, until nothing more can
+        /// arrive for it (see `DeviceIdentity`).
+        public var previousDeviceToken: String?
         public var lastRegistration: RegistrationRecord?
         /// Members this version does not use, kept as they were.
         var others: [(String, JSONValue)] = []
@@ -85,7 +90,8 @@ public final class DefaultsStore: Sendable {
 
         public static func == (a: Values, b: Values) -> Bool {
             a.categories == b.categories && a.installationId == b.installationId && a.deviceToken == b.deviceToken
-                && a.lastRegistration == b.lastRegistration && JSONValue.object(a.others) == JSONValue.object(b.others)
+                && a.previousDeviceToken == b.previousDeviceToken && a.lastRegistration == b.lastRegistration
+                && JSONValue.object(a.others) == JSONValue.object(b.others)
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -130,6 +136,7 @@ public final class DefaultsStore: Sendable {
             case categoriesKey: values.categories = value.arrayValue?.compactMap(\.stringValue) ?? []
             case installationIdKey: values.installationId = value.stringValue
             case deviceTokenKey: values.deviceToken = value.stringValue
+            case previousDeviceTokenKey: values.previousDeviceToken = value.stringValue
             case registrationKey: values.lastRegistration = RegistrationRecord(json: value)
             default: values.others.append((key, value))
             }
@@ -144,6 +151,7 @@ public final class DefaultsStore: Sendable {
                 (Self.categoriesKey, .strings(values.categories)),
                 (Self.installationIdKey, values.installationId.map(JSONValue.string)),
                 (Self.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
+                (Self.previousDeviceTokenKey, values.previousDeviceToken.map(JSONValue.string)),
                 (Self.registrationKey, values.lastRegistration?.json),
             ] + values.others.map { ($0.0, Optional($0.1)) })
         try AtomicFile.write(Data((json.text + "\n").utf8), to: url, permissions: 0o600)

@@ -1,41 +1,64 @@
 import Crypto
 import Foundation
+import NotificationHubs
 
 /// Who this terminal is to the hub: a stable installation id (made once) and its push
-/// channel, a 64-hex device token for the sandbox push service, stable per installation.
+/// channel, a device token for the sandbox push service.
+///
+/// The device token is 32 random bytes, made once and kept in the user defaults: like an APNs
+/// token it is a capability, the only thing that opens this terminal's stream, so nobody may
+/// derive it from what the hub shows others. Earlier versions derived it from the
+/// installation id; such a token is replaced at the next start, and the old one is kept as
+/// `previousDeviceToken` until the installation is registered with the new one and what
+/// arrived for the old one has been fetched (`NewsProfile.retirePreviousDevice`).
 public struct DeviceIdentity: Sendable, Hashable {
     public let installationId: String
     /// Upper-case hex, as the tutorial formats APNs tokens (`%02X`).
     public let deviceToken: String
+    /// The token this terminal had before, while deliveries to it may still be waiting.
+    public let previousDeviceToken: String?
 
-    public init(installationId: String, deviceToken: String) {
+    public init(installationId: String, deviceToken: String, previousDeviceToken: String? = nil) {
         self.installationId = installationId
         self.deviceToken = deviceToken
+        self.previousDeviceToken = previousDeviceToken
     }
 
-    /// The identity kept in the user defaults, made and saved on first use.
+    /// The identity kept in the user defaults, made and saved on first use; a derived token
+    /// of an earlier version is replaced.
     public static func load(from store: DefaultsStore) throws -> DeviceIdentity {
         let values = store.load().values
-        if let id = values.installationId, let token = values.deviceToken, !id.isEmpty, token.count == 64 {
-            return DeviceIdentity(installationId: id, deviceToken: token)
+        if let id = values.installationId, let token = values.deviceToken, !id.isEmpty, token.count == 64,
+            token != derivedToken(for: id)
+        {
+            return DeviceIdentity(installationId: id, deviceToken: token, previousDeviceToken: values.previousDeviceToken)
         }
         let id = values.installationId.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString.lowercased()
-        let identity = DeviceIdentity(installationId: id, deviceToken: token(for: id))
+        let previous = values.deviceToken.flatMap { DeviceToken.isValid($0) ? $0 : nil }
+        let identity = DeviceIdentity(
+            installationId: id, deviceToken: randomToken(), previousDeviceToken: previous ?? values.previousDeviceToken)
         try store.update {
             $0.installationId = identity.installationId
             $0.deviceToken = identity.deviceToken
+            $0.previousDeviceToken = identity.previousDeviceToken
         }
         return identity
     }
 
-    /// The device token of an installation: SHA-256 of its id, 32 bytes as 64 hex digits.
-    public static func token(for installationId: String) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var hex: [UInt8] = []
-        for byte in SHA256.hash(data: Array(installationId.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+    /// 32 random bytes as 64 upper-case hex digits.
+    public static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+        }.joined()
+    }
+
+    /// The token earlier versions derived from the installation id (SHA-256, hex): anyone who
+    /// learned the id could read this terminal's news with it. Only recognised, never made.
+    public static func derivedToken(for installationId: String) -> String {
+        SHA256.hash(data: Array(installationId.utf8)).map {
+            String($0 >> 4, radix: 16, uppercase: true) + String($0 & 0xF, radix: 16, uppercase: true)
+        }.joined()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 import Synchronization
 

@@ -64,7 +64,7 @@ public final class InboxReceiver: Sendable {
     ) async -> StreamMachine.Event {
         let response: HTTPClientResponse
         do {
-            response = try await sandbox.refreshed().openStream(after: lastEventId, epoch: epoch)
+            response = try await sandbox.current().openStream(after: lastEventId, epoch: epoch)
         } catch {
             return error.isRefusal ? .refused(reason: error.description) : .closed(reason: error.description)
         }
@@ -77,7 +77,7 @@ public final class InboxReceiver: Sendable {
         var parser = ServerSentEventParser()
         do {
             for try await chunk in response.body {
-                let deliveries = parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
+                let deliveries = try parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
                     guard event.event == "notification" || event.event == nil else { return nil }
                     return try? SandboxDelivery(json: JSONValue(parsing: event.data))
                 }

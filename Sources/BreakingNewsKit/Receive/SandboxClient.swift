@@ -15,10 +15,14 @@ public struct SandboxClient: Sendable {
         self.hub = endpoint.listenClient(retry: .none)
     }
 
-    /// The same device on the endpoint's current address (see `HubEndpoint.refreshed`).
-    public func refreshed() -> SandboxClient {
+    /// The same device on the endpoint's current address (see `HubEndpoint.current`).
+    public func current() async throws(Failure) -> SandboxClient {
         guard endpoint.isEmbedded else { return self }
-        return SandboxClient(endpoint: endpoint.refreshed(), device: device)
+        do throws(HubError) {
+            return SandboxClient(endpoint: try await endpoint.current(), device: device)
+        } catch {
+            throw Failure(description: error.description, isRefusal: false)
+        }
     }
 
     /// Why a sandbox call failed; `isRefusal` when retrying cannot help.

@@ -41,7 +41,12 @@ public struct Publisher: Sendable {
     {
         let message = try Self.validate(text)
         guard !categories.isEmpty else { throw PublishError(description: "no category is chosen") }
-        let client = endpoint.refreshed().sendClient()
+        let client: HubClient
+        do throws(HubError) {
+            client = try await endpoint.current().sendClient()
+        } catch {
+            return categories.map { CategoryResult(category: $0, result: .failure(error)) }
+        }
         let results = await withTaskGroup(of: (Int, CategoryResult).self) { group in
             for (i, category) in categories.enumerated() {
                 group.addTask {
@@ -68,7 +73,7 @@ public struct Publisher: Sendable {
     /// A raw template send to any tag expression (the tutorial's Postman step).
     public func sendTemplate(_ properties: [String: String], tags: String?, test: Bool = false) async throws -> SendReceipt {
         if let tags { _ = try TagExpression(parsing: tags) }
-        let client = endpoint.refreshed().sendClient()
+        let client = try await endpoint.current().sendClient()
         return test
             ? try await client.testSend(.template(properties), tagExpression: tags)
             : try await client.send(.template(properties), tagExpression: tags)
@@ -77,7 +82,7 @@ public struct Publisher: Sendable {
     /// A native APNs send of a JSON payload.
     public func sendApple(_ payload: String, tags: String?, test: Bool = false) async throws -> SendReceipt {
         if let tags { _ = try TagExpression(parsing: tags) }
-        let client = endpoint.refreshed().sendClient()
+        let client = try await endpoint.current().sendClient()
         return test
             ? try await client.testSend(.apple(payload: payload), tagExpression: tags)
             : try await client.send(.apple(payload: payload), tagExpression: tags)
@@ -86,7 +91,7 @@ public struct Publisher: Sendable {
     /// Waits (up to `timeout` seconds) until the hub has dispatched these notifications, so a
     /// following read of the inbox sees them. Only meaningful on hubs that report details.
     public func waitUntilDispatched(_ receipts: [SendReceipt], timeout: Double = 3) async {
-        let client = endpoint.sendClient(retry: .none)
+        guard let client = try? await endpoint.current().sendClient(retry: .none) else { return }
         let deadline = Date().addingTimeInterval(timeout)
         for receipt in receipts {
             guard let id = receipt.notificationId else { continue }

@@ -20,12 +20,18 @@ public struct Subscriber: Sendable {
     public let identity: DeviceIdentity
     public let catalog: NewsCatalog
     public let endpoint: HubEndpoint
+    /// Runs after each successful registration, with the endpoint it went to.
+    let afterRegistration: @Sendable (HubEndpoint) async -> Void
 
-    public init(store: DefaultsStore, identity: DeviceIdentity, catalog: NewsCatalog, endpoint: HubEndpoint) {
+    public init(
+        store: DefaultsStore, identity: DeviceIdentity, catalog: NewsCatalog, endpoint: HubEndpoint,
+        afterRegistration: @escaping @Sendable (HubEndpoint) async -> Void = { _ in }
+    ) {
         self.store = store
         self.identity = identity
         self.catalog = catalog
         self.endpoint = endpoint
+        self.afterRegistration = afterRegistration
     }
 
     /// The categories of `names` in screen order; unknown names are refused.
@@ -59,8 +65,10 @@ public struct Subscriber: Sendable {
         let names = categories.map(\.name)
         var error: HubError?
         do throws(HubError) {
-            try await endpoint.refreshed().listenClient(retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.5, maximumDelay: 4))
+            let current = try await endpoint.current()
+            try await current.listenClient(retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.5, maximumDelay: 4))
                 .createOrUpdateInstallation(installation(categories))
+            await afterRegistration(current)
         } catch let hubError {
             error = hubError
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 
 /// The keys of every hub a server serves: one Listen and one Full rule per hub, made on

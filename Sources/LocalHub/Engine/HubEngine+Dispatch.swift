@@ -153,8 +153,7 @@ extension HubEngine {
                 slots.removeLast(slots.count - testLimit)
             }
             let properties = isTemplate ? (try? JSONValue(parsing: n.body)).flatMap { try? TemplateProperties(json: $0) } : nil
-            var rendered = [(payload: String, violation: APNsPayloadRules.Violation?)?](
-                repeating: nil, count: isTemplate ? tables.index.templateCount : 0)
+            var rendered = RenderCache(numberLimit: isTemplate ? tables.index.templateNumberLimit : 0, targets: slots.count)
             let nativeViolation = isTemplate ? nil : APNsPayloadRules.check(Array(n.body.utf8))
             // Deliveries carry compact JSON: a payload is one line of a stream frame.
             let nativePayload = isTemplate ? "" : ((try? JSONValue(parsing: n.body))?.text ?? n.body)
@@ -205,5 +204,27 @@ extension HubEngine {
         return DispatchPlan(
             record: DispatchRecord(notification: n, deliveries: deliveries),
             outcome: NotificationOutcome(success: success, failure: failure, results: results))
+    }
+}
+
+/// Each distinct template's rendering of one send, by template number: an array when the
+/// numbers are few for the targets reached, a dictionary when a hub holds many bodies and the
+/// send reaches few of them (an array would cost every send the size of the whole hub).
+struct RenderCache {
+    typealias Entry = (payload: String, violation: APNsPayloadRules.Violation?)
+    private var dense: [Entry?] = []
+    private var sparse: [Int: Entry] = [:]
+    private let useDense: Bool
+
+    init(numberLimit: Int, targets: Int) {
+        useDense = numberLimit <= max(4096, 4 * targets)
+        if useDense { dense = Array(repeating: nil, count: numberLimit) }
+    }
+
+    subscript(number: Int) -> Entry? {
+        get { useDense ? dense[number] : sparse[number] }
+        set {
+            if useDense { dense[number] = newValue } else { sparse[number] = newValue }
+        }
     }
 }

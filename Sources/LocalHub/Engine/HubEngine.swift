@@ -25,6 +25,10 @@ public enum WriteResult: Sendable {
     case notFound(String)
     case preconditionFailed(String)
     case invalid(String)
+    /// An id that differs from a stored one only in case.
+    case conflict(String)
+    /// The hub holds as many as it may.
+    case quotaExceeded(String)
 }
 
 /// The hub without HTTP: in-memory tables and tag index, the writer that makes changes
@@ -32,8 +36,10 @@ public enum WriteResult: Sendable {
 /// and the live device streams of the sandbox push service.
 public final class HubEngine: Sendable {
     public let store: any HubStore
-    public let streams = DeviceStreams()
+    public let streams: DeviceStreams
     public let metrics = HubMetrics()
+    /// Installations, and legacy registrations, one hub may hold.
+    public let maximumPerHub: Int
     /// At most this many devices are reached by a test send, as on the service.
     public let testSendLimit: Int
     let directory: Mutex<HubDirectory>
@@ -64,9 +70,12 @@ public final class HubEngine: Sendable {
 
     public init(
         store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
+        maximumInstallationsPerHub: Int = 100_000, maximumStreamsPerDevice: Int = 16,
         logger: Logger = Logger(label: "local-hub")
     ) {
         self.store = store
+        self.streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice)
+        self.maximumPerHub = maximumInstallationsPerHub
         self.keepAliveInterval = keepAliveInterval
         self.hubNames = hubs
         self.directory = Mutex(HubDirectory(names: hubs))
@@ -83,6 +92,12 @@ public final class HubEngine: Sendable {
         let highWater = try await store.sequenceHighWater()
         sequence.withLock { $0 = (highWater + 1, highWater) }
         let snapshot = try await store.load()
+        for record in snapshot.quarantined {
+            logger.error(
+                "quarantined the \(record.kind) '\(record.id)' of hub '\(record.hub)': \(record.reason); it is kept in the quarantine table"
+            )
+        }
+        metrics.setQuarantined(snapshot.quarantinedTotal)
         directory.withLock { directory in
             for (hub, installation) in snapshot.installations {
                 directory.modify(hub) { $0.setInstallation(installation, id: installation.installationId) }
@@ -247,11 +262,24 @@ public final class HubEngine: Sendable {
         }
     }
 
+    /// What a batch changed so far, consulted before memory by the batch's later writes.
     private struct Overlay {
         var installations: [String: Installation?] = [:]
         var registrations: [String: StoredRegistration?] = [:]
+        /// Lower-cased id → the id stored now (nil: none), for the case rule.
+        var foldedInstallations: [String: String?] = [:]
+        var foldedRegistrations: [String: String?] = [:]
+        /// Change in the number held, by lower-cased hub.
+        var installationDelta: [String: Int] = [:]
+        var registrationDelta: [String: Int] = [:]
 
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
+    }
+
+    static func caseConflict(_ what: String, existing: String, id: String) -> WriteResult {
+        .conflict(
+            "the \(what) '\(existing)' exists, and '\(id)' differs from it only in case: ids are compared exactly, but a token scoped to one is accepted for the other, so the hub keeps one of them"
+        )
     }
 
     /// Resolves a batch against memory plus the batch's own earlier changes, commits the
@@ -306,11 +334,35 @@ public final class HubEngine: Sendable {
             if let pending = overlay.registrations[Overlay.key(hub, id)] { return pending }
             return registration(hub: hub, id: id)
         }
+        /// The id stored under `id`'s lower-cased form and how many the hub holds, as of this
+        /// point of the batch.
+        func holding(installations: Bool, _ hub: String, _ id: String) -> (folded: String?, count: Int) {
+            let key = Overlay.key(hub, id.lowercased())
+            let (stored, count) = directory.withLock { directory -> (String?, Int) in
+                guard let tables = directory[hub] else { return (nil, 0) }
+                return installations
+                    ? (tables.installationIdsByFolded[id.lowercased()], tables.installations.count)
+                    : (tables.registrationIdsByFolded[id.lowercased()], tables.registrations.count)
+            }
+            let pending = installations ? overlay.foldedInstallations[key] : overlay.foldedRegistrations[key]
+            let delta = (installations ? overlay.installationDelta : overlay.registrationDelta)[hub.lowercased()] ?? 0
+            return (pending ?? stored, count + delta)
+        }
         switch request {
         case .putInstallation(let hub, let installation):
-            overlay.installations[Overlay.key(hub, installation.installationId)] = .some(installation)
+            let id = installation.installationId
+            if currentInstallation(hub, id) == nil {
+                let held = holding(installations: true, hub, id)
+                if let existing = held.folded { return Self.caseConflict("installation", existing: existing, id: id) }
+                guard held.count < maximumPerHub else {
+                    return .quotaExceeded("the hub holds \(held.count) installations, the most it may; delete some first")
+                }
+                overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(id)
+                overlay.installationDelta[hub.lowercased(), default: 0] += 1
+            }
+            overlay.installations[Overlay.key(hub, id)] = .some(installation)
             mutations.append(.upsertInstallation(hub: hub, installation))
-            published.append((0, hub, installation.installationId))
+            published.append((0, hub, id))
             return .installation(installation)
         case .patchInstallation(let hub, let id, let operations):
             guard var installation = currentInstallation(hub, id) else { return .notFound("Installation not found") }
@@ -327,6 +379,8 @@ public final class HubEngine: Sendable {
         case .deleteInstallation(let hub, let id):
             guard currentInstallation(hub, id) != nil else { return .done }
             overlay.installations[Overlay.key(hub, id)] = .some(nil)
+            overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(nil)
+            overlay.installationDelta[hub.lowercased(), default: 0] -= 1
             mutations.append(.deleteInstallation(hub: hub, id: id))
             published.append((0, hub, id))
             return .done
@@ -339,6 +393,15 @@ public final class HubEngine: Sendable {
                 guard let existing, existing.registration.etag == wanted else {
                     return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
                 }
+            }
+            if existing == nil {
+                let held = holding(installations: false, hub, id)
+                if let other = held.folded { return Self.caseConflict("registration", existing: other, id: id) }
+                guard held.count < maximumPerHub else {
+                    return .quotaExceeded("the hub holds \(held.count) registrations, the most it may; delete some first")
+                }
+                overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(id)
+                overlay.registrationDelta[hub.lowercased(), default: 0] += 1
             }
             registration.registrationId = id
             registration.etag = String((Int(existing?.registration.etag ?? "0") ?? 0) + 1)
@@ -358,6 +421,8 @@ public final class HubEngine: Sendable {
                 }
             }
             overlay.registrations[Overlay.key(hub, id)] = .some(nil)
+            overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(nil)
+            overlay.registrationDelta[hub.lowercased(), default: 0] -= 1
             mutations.append(.deleteRegistration(hub: hub, id: id))
             published.append((1, hub, id))
             return .done

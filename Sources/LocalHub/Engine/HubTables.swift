@@ -8,6 +8,10 @@ struct HubTables: Sendable {
     let name: String
     var installations: [String: Installation] = [:]
     var registrations: [String: StoredRegistration] = [:]
+    /// Ids by their lower-cased form: no two may differ in case only (`HubEngine` refuses a
+    /// second one), because a token scoped to one id is accepted for any case of it.
+    var installationIdsByFolded: [String: String] = [:]
+    var registrationIdsByFolded: [String: String] = [:]
     var index = TagIndex()
 
     init(name: String) {
@@ -16,12 +20,23 @@ struct HubTables: Sendable {
 
     mutating func setInstallation(_ installation: Installation?, id: String) {
         installations[id] = installation
+        Self.track(id, present: installation != nil, in: &installationIdsByFolded)
         index.setInstallation(installation, id: id, hub: name)
     }
 
     mutating func setRegistration(_ stored: StoredRegistration?, id: String) {
         registrations[id] = stored
+        Self.track(id, present: stored != nil, in: &registrationIdsByFolded)
         index.setRegistration(stored?.registration, id: id)
+    }
+
+    private static func track(_ id: String, present: Bool, in folded: inout [String: String]) {
+        let key = id.lowercased()
+        if present {
+            folded[key] = id
+        } else if folded[key] == id {
+            folded[key] = nil
+        }
     }
 }
 

@@ -46,13 +46,25 @@ public struct TagIndex: Sendable {
     private var allTemplate: Set<Int32> = []
     private var allNative: Set<Int32> = []
     private var slotsByOwner: [String: [Int32]] = [:]
-    private var templateNumbers: [String: (Template?, Int32)] = [:]
     private var tagsBySlot: [Int32: [String]] = [:]
+    /// Template bodies in use, numbered; a number is freed with the last target using it.
+    private var templateNumbers: [String: NumberedTemplate] = [:]
+    private var templateKeys: [Int32: String] = [:]
+    private var freeTemplateNumbers: [Int32] = []
+    private var templateNumberEnd: Int32 = 0
+
+    private struct NumberedTemplate {
+        let template: Template?
+        let number: Int32
+        var users: Int
+    }
 
     public init() {}
 
-    /// How many distinct template bodies have been numbered.
+    /// How many distinct template bodies are in use.
     public var templateCount: Int { templateNumbers.count }
+    /// Template numbers are below this: the size of a per-send cache indexed by them.
+    public var templateNumberLimit: Int { Int(templateNumberEnd) }
     /// How many targets the index holds.
     public var targetCount: Int { allTemplate.count + allNative.count }
 
@@ -141,13 +153,38 @@ public struct TagIndex: Sendable {
         }
     }
 
+    /// The compiled template and number of a body, counting one more user of it.
     private mutating func number(body: String, platform: Platform) -> (Template?, Int32) {
         let key = (platform.usesJSONTemplates ? "j" : "x") + body
-        if let known = templateNumbers[key] { return known }
+        if let known = templateNumbers[key] {
+            templateNumbers[key]!.users += 1
+            return (known.template, known.number)
+        }
         let compiled = platform.usesJSONTemplates ? try? Template.compiled(body: body) : nil
-        let entry = (compiled, Int32(templateNumbers.count))
-        templateNumbers[key] = entry
-        return entry
+        let number: Int32
+        if let free = freeTemplateNumbers.popLast() {
+            number = free
+        } else {
+            number = templateNumberEnd
+            templateNumberEnd += 1
+        }
+        templateNumbers[key] = NumberedTemplate(template: compiled, number: number, users: 1)
+        templateKeys[number] = key
+        return (compiled, number)
+    }
+
+    /// One user fewer of a template number; the last one frees it.
+    private mutating func release(templateNumber number: Int32) {
+        guard number >= 0, let key = templateKeys[number] else { return }
+        templateNumbers[key]!.users -= 1
+        guard templateNumbers[key]!.users == 0 else { return }
+        templateNumbers[key] = nil
+        templateKeys[number] = nil
+        if number == templateNumberEnd - 1 {
+            templateNumberEnd -= 1
+        } else {
+            freeTemplateNumbers.append(number)
+        }
     }
 
     private mutating func add(_ target: DeliveryTarget, tags: [String], isTemplate: Bool) {
@@ -184,6 +221,7 @@ public struct TagIndex: Sendable {
                     if nativePostings[tag]?.isEmpty == true { nativePostings[tag] = nil }
                 }
             }
+            if let target = targets[Int(slot)] { release(templateNumber: target.templateNumber) }
             targets[Int(slot)] = nil
             freeSlots.append(slot)
         }

@@ -9,6 +9,11 @@ public enum StreamEvent: Sendable {
 
 /// Live listeners of device inboxes: each open stream gets every delivery to its device as
 /// soon as it is durable, and a keep-alive tick while idle.
+///
+/// Nothing here grows without bound. A stream whose client stops reading has at most
+/// `bufferLimit` events waiting; past that it is ended, and its client resumes from the
+/// database with `Last-Event-ID`, losing nothing. Deliveries published before their commit
+/// are kept only until `markRecorded`, which forgets a whole batch in one pass.
 public final class DeviceStreams: Sendable {
     private struct Registry {
         var listeners: [String: [Int: AsyncStream<StreamEvent>.Continuation]] = [:]
@@ -18,48 +23,80 @@ public final class DeviceStreams: Sendable {
         /// Deliveries handed to live streams before their commit finished, by device: a
         /// stream that opens in between gets them from here, not from the database.
         var unrecorded: [String: [Delivery]] = [:]
+
+        /// Removes one listener; returns its continuation to finish outside the lock.
+        mutating func remove(key: String, id: Int) -> AsyncStream<StreamEvent>.Continuation? {
+            guard let continuation = listeners[key]?.removeValue(forKey: id) else { return nil }
+            if listeners[key]?.isEmpty == true { listeners[key] = nil }
+            count -= 1
+            return continuation
+        }
     }
 
     private let registry = Mutex(Registry())
+    /// Streams one device may have open at once.
+    public let maximumPerDevice: Int
+    /// Events one stream may have waiting for its client.
+    public let bufferLimit: Int
 
-    public init() {}
+    public init(maximumPerDevice: Int = 16, bufferLimit: Int = 1024) {
+        self.maximumPerDevice = maximumPerDevice
+        self.bufferLimit = bufferLimit
+    }
 
     static func key(hub: String, device: String) -> String { hub.lowercased() + "/" + device.lowercased() }
 
+    /// A stream that could not be opened.
+    public enum ListenRefusal: Error, Sendable {
+        /// The device has `maximumPerDevice` streams open.
+        case tooManyStreams
+        /// The hub is shutting down.
+        case closed
+    }
+
     /// Starts listening to a device; call `cancel` with the id when done. `unrecorded` holds
     /// the device's deliveries already published but not yet in the database.
-    public func listen(hub: String, device: String) -> (id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]) {
-        let (stream, continuation) = AsyncStream<StreamEvent>.makeStream(bufferingPolicy: .unbounded)
+    public func listen(hub: String, device: String) throws(ListenRefusal) -> (
+        id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]
+    ) {
+        let (stream, continuation) = AsyncStream<StreamEvent>.makeStream(bufferingPolicy: .bufferingOldest(bufferLimit))
         let key = Self.key(hub: hub, device: device)
-        let (id, unrecorded) = registry.withLock { registry -> (Int, [Delivery]) in
-            if registry.closed {
-                continuation.finish()
-                return (0, [])
-            }
+        let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
+            if registry.closed { return .failure(.closed) }
+            if registry.listeners[key, default: [:]].count >= maximumPerDevice { return .failure(.tooManyStreams) }
             registry.nextId += 1
             registry.listeners[key, default: [:]][registry.nextId] = continuation
             registry.count += 1
-            return (registry.nextId, registry.unrecorded[key] ?? [])
+            return .success((registry.nextId, registry.unrecorded[key] ?? []))
         }
-        return (id, stream, unrecorded)
+        switch result {
+        case .success(let (id, unrecorded)):
+            return (id, stream, unrecorded)
+        case .failure(let refusal):
+            continuation.finish()
+            throw refusal
+        }
+    }
+
+    /// Streams open now for one device.
+    public func openCount(hub: String, device: String) -> Int {
+        let key = Self.key(hub: hub, device: device)
+        return registry.withLock { $0.listeners[key]?.count ?? 0 }
     }
 
     public func cancel(hub: String, device: String, id: Int) {
         let key = Self.key(hub: hub, device: device)
-        let continuation = registry.withLock { registry -> AsyncStream<StreamEvent>.Continuation? in
-            guard let continuation = registry.listeners[key]?.removeValue(forKey: id) else { return nil }
-            if registry.listeners[key]?.isEmpty == true { registry.listeners[key] = nil }
-            registry.count -= 1
-            return continuation
-        }
+        let continuation = registry.withLock { registry in registry.remove(key: key, id: id) }
         continuation?.finish()
     }
 
     /// Hands deliveries to the listeners of their devices. With `recorded: false` they are
-    /// also kept for streams that open before `markRecorded` is called for them.
+    /// also kept for streams that open before `markRecorded` is called for them. A listener
+    /// whose buffer is full is ended.
     public func publish(_ deliveries: [Delivery], recorded: Bool = true) {
         guard !deliveries.isEmpty else { return }
-        registry.withLock { registry in
+        let overflowed = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
+            var overflowed: [AsyncStream<StreamEvent>.Continuation] = []
             var hubKeys: [String: String] = [:]
             for delivery in deliveries {
                 let hubKey = hubKeys[delivery.hub] ?? delivery.hub.lowercased()
@@ -67,30 +104,50 @@ public final class DeviceStreams: Sendable {
                 let key = hubKey + "/" + delivery.device
                 if !recorded { registry.unrecorded[key, default: []].append(delivery) }
                 guard let listeners = registry.listeners[key] else { continue }
-                for continuation in listeners.values { continuation.yield(.delivery(delivery)) }
+                for (id, continuation) in listeners {
+                    if case .dropped = continuation.yield(.delivery(delivery)), let ended = registry.remove(key: key, id: id) {
+                        overflowed.append(ended)
+                    }
+                }
             }
+            return overflowed
         }
+        for continuation in overflowed { continuation.finish() }
     }
 
     /// Forgets deliveries kept by `publish(_:recorded: false)`: they are in the database now.
+    /// Deliveries are kept per device in the order they were published, so each device's
+    /// share of the batch is a prefix, dropped at once.
     public func markRecorded(_ deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
+        var newest: [String: Int64] = [:]
+        for delivery in deliveries {
+            let key = Self.key(hub: delivery.hub, device: delivery.device)
+            newest[key] = max(newest[key] ?? .min, delivery.seq)
+        }
         registry.withLock { registry in
-            for delivery in deliveries {
-                let key = Self.key(hub: delivery.hub, device: delivery.device)
-                registry.unrecorded[key]?.removeAll { $0.seq == delivery.seq }
-                if registry.unrecorded[key]?.isEmpty == true { registry.unrecorded[key] = nil }
+            for (key, seq) in newest {
+                guard let kept = registry.unrecorded[key] else { continue }
+                let done = kept.prefix { $0.seq <= seq }.count
+                registry.unrecorded[key] = done == kept.count ? nil : Array(kept.dropFirst(done))
             }
         }
     }
 
-    /// Sends a keep-alive tick to every open stream.
+    /// Sends a keep-alive tick to every open stream; a stream that cannot take it is ended.
     public func tick() {
-        registry.withLock { registry in
-            for listeners in registry.listeners.values {
-                for continuation in listeners.values { continuation.yield(.keepAlive) }
+        let overflowed = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
+            var overflowed: [AsyncStream<StreamEvent>.Continuation] = []
+            for (key, listeners) in registry.listeners {
+                for (id, continuation) in listeners {
+                    if case .dropped = continuation.yield(.keepAlive), let ended = registry.remove(key: key, id: id) {
+                        overflowed.append(ended)
+                    }
+                }
             }
+            return overflowed
         }
+        for continuation in overflowed { continuation.finish() }
     }
 
     /// Ticks every `seconds` until cancelled.
@@ -116,4 +173,7 @@ public final class DeviceStreams: Sendable {
 
     /// Open streams.
     public var count: Int { registry.withLock { $0.count } }
+
+    /// Deliveries kept until their commit, for tests.
+    var unrecordedCount: Int { registry.withLock { $0.unrecorded.values.reduce(0) { $0 + $1.count } } }
 }

@@ -5,12 +5,16 @@ import NotificationHubs
 
 extension HubResponder {
     /// The sandbox push service, the APNs stand-in that delivers to terminals, under
-    /// `/_sandbox/apns/{hub}/devices`. Every call needs a token of the hub (Listen suffices).
+    /// `/_sandbox/apns/{hub}/devices`. A device token is a capability, as on the real
+    /// service: 32 random bytes that only its terminal and the hub know. So a Listen token
+    /// reads a device's deliveries only by naming the device, and what would reveal or
+    /// erase other devices' news needs Manage.
     ///
-    /// - `GET …/devices`: devices with deliveries and their counts.
-    /// - `GET …/devices/{token}/stream`: Server-Sent Events, resuming after `Last-Event-ID`.
-    /// - `GET …/devices/{token}/inbox?since=N&limit=M`: the same deliveries by polling.
-    /// - `GET | DELETE …/devices/{token}/deliveries`: inspect or reset a device (tests).
+    /// - `GET …/devices/{token}/stream` (Listen): Server-Sent Events, resuming after `Last-Event-ID`.
+    /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen): the same deliveries by polling.
+    /// - `GET …/devices` (Manage): devices with deliveries and their counts.
+    /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
+    /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
     func sandbox(_ r: HubRequest, route: inout String) async throws -> Response {
         let s = r.lowered
         guard s.count >= 4, s[1] == "apns", s[3] == "devices" else {
@@ -21,9 +25,9 @@ extension HubResponder {
             route = "/_sandbox/apns/{hub}"
             throw HubRefusal(.notFound, "The messaging entity '\(r.segments[2])' could not be found")
         }
-        try authorize(r, hub: hub, needs: .listen, audiencePath: "/\(hub)/")
         if s.count == 4 {
             route = "/_sandbox/apns/{hub}/devices"
+            try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
             guard r.method == .get else { throw HubRefusal(.methodNotAllowed, "Use GET") }
             let devices = try await engine.store.devices(hub: hub)
             let json = JSONValue.array(
@@ -38,26 +42,23 @@ extension HubResponder {
         guard DeviceToken.isValid(device) else {
             throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
         }
+        let rights: AccessRights = s[5] == "deliveries" ? .manage : .listen
+        try authorize(r, hub: hub, needs: rights, audiencePath: "/\(hub)/")
         switch (r.method, s[5]) {
         case (.get, "stream"):
             route = "/_sandbox/apns/{hub}/devices/{token}/stream"
             let since = try resumePoint(r)
-            return stream(hub: hub, device: device, after: since, request: r.request, trackingId: r.trackingId)
-        case (.get, "inbox"):
-            route = "/_sandbox/apns/{hub}/devices/{token}/inbox"
+            return try stream(hub: hub, device: device, after: since, request: r.request, trackingId: r.trackingId)
+        case (.get, "inbox"), (.get, "deliveries"):
+            route = "/_sandbox/apns/{hub}/devices/{token}/\(s[5])"
             let since = try resumePoint(r)
-            let limit = max(1, min(r.query["limit"].flatMap(Int.init) ?? 100, 1000))
+            let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
             let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: since, limit: limit)
             let json = JSONValue.object([
                 ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
                 ("epoch", .string(engine.epoch)),
                 ("next", .number(String(deliveries.last?.seq ?? since))),
             ])
-            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
-        case (.get, "deliveries"):
-            route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
-            let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: 0, limit: 100_000)
-            let json = JSONValue.array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         case (.delete, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
@@ -69,6 +70,9 @@ extension HubResponder {
             throw HubRefusal(.notFound, "No sandbox resource \(r.method) \(r.rawPath)")
         }
     }
+
+    /// Most deliveries one inbox or deliveries page holds: at most 1,000 × 4 KB payloads.
+    static let pageLimit = 1000
 
     /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything, and for a
     /// resume point of another epoch (the log it counted in is gone).
@@ -86,7 +90,18 @@ extension HubResponder {
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
     /// hub shuts down.
-    private func stream(hub: String, device: String, after since: Int64, request: Request, trackingId: String) -> Response {
+    private func stream(hub: String, device: String, after since: Int64, request: Request, trackingId: String) throws
+        -> Response
+    {
+        // Checked before the response so that a refusal is a status code; listening itself
+        // starts in the body, which always ends it (a stream refused there just ends).
+        guard engine.streams.openCount(hub: hub, device: device) < engine.streams.maximumPerDevice else {
+            var refusal = HubRefusal(
+                .tooManyRequests,
+                "The device has \(engine.streams.maximumPerDevice) streams open already; close one or resume it later")
+            refusal.headers[.retryAfter] = "5"
+            throw refusal
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"
@@ -94,20 +109,28 @@ extension HubResponder {
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let engine = self.engine
         let body = ResponseBody { writer in
+            guard let listener = try? engine.streams.listen(hub: hub, device: device) else {
+                try await writer.finish(nil)
+                return
+            }
+            defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Self.writeStream(to: &writer, engine: engine, hub: hub, device: device, after: since)
+                try await Self.writeStream(
+                    to: &writer, engine: engine, hub: hub, device: device, after: since, listener: listener)
             }
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
     }
 
+    /// Writes the backlog, the deliveries published before their commit, then live events
+    /// until the listener ends (client gone, hub shutting down, or a client too slow to keep
+    /// up: it resumes from the database).
     private static func writeStream(
-        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64
+        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64,
+        listener: (id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery])
     ) async throws {
-        let listener = engine.streams.listen(hub: hub, device: device)
-        defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
         var last = since
         let epoch = engine.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))

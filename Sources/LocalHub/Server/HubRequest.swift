@@ -33,7 +33,16 @@ struct HubRequest {
             query[name] = PercentEncoding.decode(raw) ?? raw
         }
         self.query = query
-        trackingId = request.headers[Self.trackingIdField] ?? Self.newTrackingId()
+        trackingId = request.headers[Self.trackingIdField].flatMap(Self.acceptedTrackingId) ?? Self.newTrackingId()
+    }
+
+    /// A client's `TrackingId` when it is one the hub may echo (into headers and XML):
+    /// 1 to 128 letters, digits and `- _ . :`. Anything else gets a new id.
+    static func acceptedTrackingId(_ text: String) -> String? {
+        guard !text.isEmpty, text.utf8.count <= 128,
+            text.utf8.allSatisfy({ PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: ":") })
+        else { return nil }
+        return text
     }
 
     static let trackingIdField = HTTPField.Name("TrackingId")!

@@ -26,7 +26,11 @@ extension HubResponder {
             } catch {
                 throw HubRefusal.badRequest(error.description)
             }
-            _ = try await engine.write(.putInstallation(hub: hub, stored))
+            switch try await engine.write(.putInstallation(hub: hub, stored)) {
+            case .conflict(let detail): throw HubRefusal(.conflict, detail)
+            case .quotaExceeded(let detail): throw HubRefusal(.forbidden, detail)
+            default: break
+            }
             var headers = HTTPFields()
             headers[HTTPField.Name("Content-Location")!] = "\(baseURL(r))/\(hub)/installations/\(id)"
             return HubReply.empty(.ok, trackingId: r.trackingId, headers: headers)

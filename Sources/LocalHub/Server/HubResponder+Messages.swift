@@ -46,6 +46,14 @@ extension HubResponder {
             throw HubRefusal.badRequest("A \(format.rawValue) send needs a JSON body, but Content-Type is '\(contentType)'")
         }
         let bytes = try await body(r)
+        // Kept as text and handed to push services as it is: it must be UTF-8 and free of
+        // NUL, which no store and no push service keeps intact.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw HubRefusal.badRequest("The notification body is not UTF-8 text")
+        }
+        if bytes.contains(0) {
+            throw HubRefusal.badRequest("The notification body holds a NUL character (U+0000), which cannot be sent")
+        }
         if format == .template {
             do {
                 _ = try TemplateProperties(json: JSONValue(parsing: bytes))
@@ -61,7 +69,7 @@ extension HubResponder {
         }
         let notification = StoredNotification(
             hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: expression.map { _ in tagsHeader! },
-            body: String(decoding: bytes, as: UTF8.self), headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
+            body: text, headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
         var fields = HTTPFields()
         fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
         if isTest {

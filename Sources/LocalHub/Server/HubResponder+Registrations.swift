@@ -18,7 +18,7 @@ extension HubResponder {
         case .get:
             let handle = try deviceTokenFilter(r)
             try authorize(r, hub: hub, needs: handle == nil ? .manage : .listen)
-            return registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
+            return try registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
         default:
             throw HubRefusal(.methodNotAllowed, "Registrations take POST and GET")
         }
@@ -29,6 +29,11 @@ extension HubResponder {
         try authorize(r, hub: hub, needs: .listen)
         switch r.method {
         case .put:
+            do {
+                try HubId.check(id, what: "the registration id")
+            } catch {
+                throw HubRefusal.badRequest(error.description)
+            }
             let registration = try await readRegistration(r)
             return try await store(registration, hub: hub, id: id, ifMatch: r.header("If-Match"), r: r)
         case .get:
@@ -59,39 +64,26 @@ extension HubResponder {
             throw HubRefusal(.notFound, detail)
         case .invalid(let detail):
             throw HubRefusal.badRequest(detail)
-        default:
+        case .conflict(let detail):
+            throw HubRefusal(.conflict, detail)
+        case .quotaExceeded(let detail):
+            throw HubRefusal(.forbidden, detail)
+        case .done, .installation:
             throw HubRefusal(.internalServerError, "The registration was not stored")
         }
     }
 
-    /// Reads and checks an Atom entry: device token, tags, template body and name.
+    /// Reads and checks an Atom entry (`Registration.validatedForStorage`).
     private func readRegistration(_ r: HubRequest) async throws -> Registration {
         let bytes = try await body(r)
-        var registration: Registration
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw HubRefusal.badRequest("The registration is not UTF-8 text")
+        }
         do {
-            registration = try Registration(atom: String(decoding: bytes, as: UTF8.self))
+            return try Registration(atom: text).validatedForStorage()
         } catch {
             throw HubRefusal.badRequest("The registration is invalid: \(error)")
         }
-        let token = registration.deviceToken
-        guard DeviceToken.isValid(token) else {
-            throw HubRefusal.badRequest("The DeviceToken '\(token.prefix(80))' is not a device token in hexadecimal")
-        }
-        do {
-            registration.tags = try Tag.validateList(registration.tags)
-        } catch {
-            throw HubRefusal.badRequest(error.description)
-        }
-        if registration.kind == .appleTemplate {
-            let name = registration.templateName ?? ""
-            do {
-                _ = try InstallationTemplate(body: registration.bodyTemplate, expiry: registration.expiry).validated(
-                    name: name.isEmpty ? "template" : name, platform: .apns)
-            } catch {
-                throw HubRefusal.badRequest(error.description)
-            }
-        }
-        return registration
     }
 
     func entryResponse(_ stored: StoredRegistration, hub: String, status: HTTPResponse.Status, r: HubRequest) -> Response {
@@ -108,7 +100,7 @@ extension HubResponder {
 
     /// A feed of legacy registrations plus installations projected as registrations, paged
     /// by `$top` and `continuationtoken`.
-    func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) -> Response {
+    func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) throws -> Response {
         let stored = engine.registrations(hub: hub, tag: tag, deviceToken: deviceToken)
         let now = W3CDate.format(Date())
         let base = "\(baseURL(r))/\(hub)/registrations"
@@ -122,8 +114,8 @@ extension HubResponder {
                 selfURL: "\(base)/\(registration.registrationId ?? "")?api-version=\(r.apiVersion ?? "2015-01")", published: now,
                 updated: now)
         }
-        let start = r.query["continuationtoken"].flatMap(Int.init) ?? 0
-        let top = max(1, min(r.query["$top"].flatMap(Int.init) ?? 100, 100))
+        let start = try pagingNumber(r, "continuationtoken") ?? 0
+        let top = max(1, min(try pagingNumber(r, "$top") ?? 100, 100))
         let page = Array(entries.dropFirst(start).prefix(top))
         var headers = HTTPFields()
         if start + page.count < entries.count {

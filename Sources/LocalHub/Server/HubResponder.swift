@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LocalHubSupport
 import Logging
 import NIOCore
 import NotificationHubs
@@ -15,8 +16,12 @@ struct HubResponder: HTTPResponder {
     let configuration: LocalHubConfiguration
     let scheme: String
 
-    init(engine: HubEngine, keys: HubKeys, configuration: LocalHubConfiguration) {
+    /// This start's secret, for `/healthz` to prove it is the hub of its data folder.
+    let secret: String
+
+    init(engine: HubEngine, keys: HubKeys, configuration: LocalHubConfiguration, secret: String) {
         self.engine = engine
+        self.secret = secret
         self.configuration = configuration
         self.scheme = configuration.tls ? "https" : "http"
         var verifiers: [String: VerifiedTokens] = [:]
@@ -59,7 +64,15 @@ struct HubResponder: HTTPResponder {
         switch s.count {
         case 1 where s[0] == "healthz":
             route = "/healthz"
-            return HubReply.body(.ok, "ok\n", contentType: "text/plain; charset=utf-8", trackingId: r.trackingId)
+            var headers = HTTPFields()
+            if let challenge = r.query[LocalHubProof.challengeParameter] {
+                guard LocalHubProof.isValidChallenge(challenge) else {
+                    throw HubRefusal.badRequest("The challenge must be 1 to \(LocalHubProof.maximumChallengeLength) characters")
+                }
+                headers[HTTPField.Name(LocalHubProof.header)!] = LocalHubProof.answer(challenge: challenge, secret: secret)
+            }
+            return HubReply.body(
+                .ok, "ok\n", contentType: "text/plain; charset=utf-8", trackingId: r.trackingId, headers: headers)
         case 1 where s[0] == "metrics":
             route = "/metrics"
             let text = engine.metrics.render(
@@ -108,7 +121,7 @@ struct HubResponder: HTTPResponder {
         case (.get, 3, "tags") where rest[2] == "registrations":
             route = "/{hub}/tags/{tag}/registrations"
             try authorize(r, hub: hub, needs: .manage)
-            return registrationFeed(r, hub: hub, tag: ids[1], deviceToken: nil)
+            return try registrationFeed(r, hub: hub, tag: ids[1], deviceToken: nil)
         case (.post, 1, "messages"):
             route = "/{hub}/messages"
             return try await send(r, hub: hub)
@@ -154,6 +167,18 @@ struct HubResponder: HTTPResponder {
                 .forbidden, "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
         }
         return rule
+    }
+
+    /// A paging parameter (`$top`, `continuationtoken`, `since`, `limit`): absent, or a
+    /// whole number from 0 up; anything else is refused with 400.
+    func pagingNumber(_ r: HubRequest, _ name: String) throws -> Int? {
+        guard let text = r.query[name], !text.isEmpty else { return nil }
+        guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int(text)
+        else {
+            throw HubRefusal.badRequest("The \(name) '\(text.prefix(40))' is not a whole number from 0 up")
+        }
+        return value
     }
 
     /// Reads the body, refusing more than the configured maximum with 413.

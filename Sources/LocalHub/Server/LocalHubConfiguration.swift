@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import Logging
 import NotificationHubs
 
@@ -24,12 +25,31 @@ public struct LocalHubConfiguration: Sendable {
     public var maximumBodyBytes: Int
     /// How far past `se` a token is still accepted.
     public var clockSkew: TimeInterval
+    /// Seconds a connection may wait for a request's head, or sit idle between requests,
+    /// before it is closed.
+    public var idleTimeout: Double
+    /// Seconds a request's body may take to arrive after its head (408 and close after).
+    public var requestTimeout: Double
+    /// Connections served at once; more wait in the listen queue. Clipped to what the
+    /// process's descriptor limit allows, with room kept for the database and files.
+    public var maximumConnections: Int
+    /// Device streams open at once for one device (429 above).
+    public var maximumStreamsPerDevice: Int
+    /// Installations one hub holds, and legacy registrations one hub holds (403 above).
+    public var maximumInstallationsPerHub: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
         hubs: [String] = [LocalHubConfiguration.defaultHubName], tls: Bool = false, logLevel: Logger.Level = .info,
-        keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30
+        keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
+        idleTimeout: Double = 30, requestTimeout: Double = 30, maximumConnections: Int = 4096,
+        maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000
     ) {
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.maximumConnections = maximumConnections
+        self.maximumStreamsPerDevice = maximumStreamsPerDevice
+        self.maximumInstallationsPerHub = maximumInstallationsPerHub
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory

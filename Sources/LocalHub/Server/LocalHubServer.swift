@@ -2,10 +2,12 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import LocalHubSupport
 import Logging
 import NIOCore
 import NotificationHubs
 import ServiceLifecycle
+import Synchronization
 
 /// Why a local hub could not start.
 public struct LocalHubStartError: Error, CustomStringConvertible, Sendable {
@@ -15,49 +17,64 @@ public struct LocalHubStartError: Error, CustomStringConvertible, Sendable {
 /// The local hub server: the HTTP front, the engine, the SQLite store, the keys, and the
 /// state file clients find it by.
 public enum LocalHubServer {
-    /// Runs until SIGTERM or SIGINT (or cancellation). `onReady` is called with the state
-    /// once the server listens; the state file is written at the same moment and removed on exit.
+    /// Runs until SIGTERM or SIGINT, until `shutdown` is triggered, or until cancelled; every
+    /// way but cancellation drains the server gracefully. `onReady` is called with the state
+    /// once the server listens; the state file is written at the same moment and removed on
+    /// exit.
     /// - Parameter handleSignals: shut down gracefully on SIGTERM and SIGINT (off for hubs
-    ///   embedded in tests, which stop by cancellation).
+    ///   embedded in tests, which stop through `shutdown`).
     public static func run(
         configuration: LocalHubConfiguration, logger: Logger, handleSignals: Bool = true,
+        shutdown: LocalHubShutdown = LocalHubShutdown(),
         onReady: @escaping @Sendable (LocalHubState) -> Void = { _ in }
     ) async throws {
         let directory = configuration.dataDirectory
-        try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try DataFolder.prepare(directory)
         let lock = try DataDirectoryLock(directory: directory)
         defer { lock.release() }
+        // Holding the lock, no other hub runs here: a state file left now is stale.
+        DataFolder.removeLeftovers(in: directory, also: [LocalHubState.fileName])
 
         let keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
         let store = try SQLiteHubStore(path: configuration.databaseURL.path)
+        try DataFolder.prepare(directory)
         let engine = HubEngine(
-            store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval, logger: logger)
+            store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
+            maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
+            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, logger: logger)
         try await engine.start()
 
+        let limits = ConnectionLimits(configuration: configuration, logger: logger)
+        let channel = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.requestTimeout)],
+            idleTimeout: limits.idleTimeout,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
+        )
         let server: HTTPServerBuilder
         if configuration.tls {
-            server = try .tls(.http1(), tlsConfiguration: SelfSignedCertificate.serverConfiguration(in: directory))
+            server = try .tls(
+                .http1(configuration: channel), tlsConfiguration: SelfSignedCertificate.serverConfiguration(in: directory))
         } else {
-            server = .http1()
+            server = .http1(configuration: channel)
         }
         let scheme = configuration.tls ? "https" : "http"
         let stateURL = configuration.stateURL
         let pid = ProcessInfo.processInfo.processIdentifier
+        let secret = LocalHubProof.makeSecret()
         let app = Application(
-            responder: HubResponder(engine: engine, keys: keys, configuration: configuration),
+            responder: HubResponder(engine: engine, keys: keys, configuration: configuration, secret: secret),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "LocalNotificationHub",
-                backlog: 1024),
+                backlog: 1024, availableConnectionsDelegate: MaximumAvailableConnections(limits.connections, logger: logger)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
                 let state = LocalHubState(
                     pid: pid, url: "\(scheme)://\(host):\(port)", hubs: configuration.hubs, tls: configuration.tls,
-                    started: W3CDate.format(Date()))
+                    started: W3CDate.format(Date()), secret: secret)
                 do {
-                    try AtomicFile.write(Data(state.json.text.utf8), to: stateURL, permissions: 0o644)
+                    try state.write(to: stateURL)
                 } catch {
                     logger.error("cannot write \(stateURL.path): \(error)")
                 }
@@ -78,12 +95,73 @@ public enum LocalHubServer {
                 ],
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
                 logger: logger))
+        await shutdown.attach(group)
         do {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw LocalHubStartError(
                 description: "port \(configuration.port) on \(configuration.host) is already in use; pick another with --port")
         }
+    }
+}
+
+/// Stops a hub that `LocalHubServer.run` runs in this process, through the service group's
+/// graceful shutdown: the server stops accepting, open requests finish, streams end, the
+/// engine drains, and `run` returns.
+public final class LocalHubShutdown: Sendable {
+    private let state = Mutex<(group: ServiceGroup?, requested: Bool)>((nil, false))
+
+    public init() {}
+
+    /// Starts the shutdown; `run` returns once it is done. Before the hub runs, it is
+    /// remembered.
+    public func trigger() async {
+        let group = state.withLock { state -> ServiceGroup? in
+            state.requested = true
+            return state.group
+        }
+        await group?.triggerGracefulShutdown()
+    }
+
+    func attach(_ group: ServiceGroup) async {
+        let requested = state.withLock { state -> Bool in
+            state.group = group
+            return state.requested
+        }
+        if requested { await group.triggerGracefulShutdown() }
+    }
+}
+
+/// The connection limits the server runs with, fitted to the process's descriptor limit.
+struct ConnectionLimits {
+    let connections: Int
+    let idleTimeout: TimeAmount
+    let requestTimeout: TimeAmount
+
+    /// Descriptors kept for the database, the files and the listening socket.
+    static let reserve = 64
+
+    init(configuration: LocalHubConfiguration, logger: Logger) {
+        let available = Self.raiseDescriptorLimit()
+        connections = max(1, min(configuration.maximumConnections, available - Self.reserve))
+        if connections < configuration.maximumConnections {
+            logger.warning(
+                "serving at most \(connections) connections: the descriptor limit is \(available)")
+        }
+        idleTimeout = .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000))
+        requestTimeout = .nanoseconds(Int64(configuration.requestTimeout * 1_000_000_000))
+    }
+
+    /// Raises the soft limit on open descriptors to the hard one; returns the limit now.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NIOSSL
 import NotificationHubs
 

@@ -135,12 +135,27 @@ public struct DispatchRecord: Sendable {
 public struct HubSnapshot: Sendable {
     public var installations: [(hub: String, installation: Installation)] = []
     public var registrations: [StoredRegistration] = []
+    /// Rows this load could not read and moved aside.
+    public var quarantined: [QuarantinedRecord] = []
+    /// Rows kept aside in all, from this load and earlier ones.
+    public var quarantinedTotal = 0
     public init() {}
+}
+
+/// A stored row that could not be loaded, kept aside rather than keeping the hub from starting.
+public struct QuarantinedRecord: Sendable, Hashable {
+    /// `installation` or `registration`.
+    public var kind: String
+    /// The hub and id, with characters that cannot be shown escaped.
+    public var hub: String
+    public var id: String
+    public var reason: String
 }
 
 /// Durable storage of a hub. Every method returns only once its writes are durable.
 public protocol HubStore: Sendable {
-    /// Installations and registrations, to rebuild the in-memory tables and tag index.
+    /// Installations and registrations, to rebuild the in-memory tables and tag index; rows
+    /// that cannot be read are set aside and reported, never an error.
     func load() async throws -> HubSnapshot
     /// Applies mutations atomically, in order.
     func apply(_ mutations: [HubMutation]) async throws

@@ -96,6 +96,22 @@ public final class SQLiteHubStore: HubStore {
                     CREATE INDEX delivery_device ON delivery(hub, device, seq);
                     """)
         }
+        // A stored row that no longer loads is moved here, whole, instead of keeping the hub
+        // from starting.
+        migrator.registerMigration("v5: quarantine of rows that cannot be loaded") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE quarantine (
+                        seq INTEGER PRIMARY KEY,
+                        kind TEXT NOT NULL,
+                        hub BLOB NOT NULL,
+                        id BLOB NOT NULL,
+                        body BLOB,
+                        reason TEXT NOT NULL,
+                        at REAL NOT NULL
+                    )
+                    """)
+        }
         return migrator
     }
 
@@ -119,22 +135,89 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
+    /// Loads every installation and registration. A row that cannot be read (cut short,
+    /// hand-edited, written by a version with other rules) is moved to the quarantine table
+    /// in the same transaction and reported, and loading goes on.
     public func load() async throws -> HubSnapshot {
-        try await pool.read { db in
+        try await pool.write { db in
             var snapshot = HubSnapshot()
-            let installations = try Row.fetchCursor(db, sql: "SELECT hub, json FROM installation")
+            var rejected: [(table: String, hub: Data, id: Data, record: QuarantinedRecord)] = []
+            func text(_ value: DatabaseValue) -> String? {
+                guard case .blob(let data) = value.storage else { return String.fromDatabaseValue(value) }
+                return String(validating: data, as: UTF8.self)
+            }
+            func readable(_ data: Data) -> String {
+                String(decoding: data, as: UTF8.self).unicodeScalars.prefix(120).map {
+                    StoredText.forbidden(in: String($0)) == nil ? String($0) : "\\u{\(String($0.value, radix: 16))}"
+                }.joined()
+            }
+            let installations = try Row.fetchCursor(
+                db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(id AS BLOB) AS id, CAST(json AS BLOB) AS json FROM installation")
             while let row = try installations.next() {
-                let json: String = row["json"]
-                snapshot.installations.append((row["hub"], try Installation(jsonText: json.utf8)))
+                let hub: Data = row["hub"]
+                let id: Data = row["id"]
+                do {
+                    guard let hubName = String(validating: hub, as: UTF8.self), let json = text(row["json"]) else {
+                        throw QuarantineReason(description: "the row is not UTF-8 text")
+                    }
+                    let installation = try Installation(jsonText: json.utf8)
+                    guard Data(installation.installationId.utf8) == id else {
+                        throw QuarantineReason(description: "the id in the row differs from the one in its JSON")
+                    }
+                    snapshot.installations.append((hubName, installation))
+                } catch {
+                    rejected.append(
+                        (
+                            "installation", hub, id,
+                            QuarantinedRecord(kind: "installation", hub: readable(hub), id: readable(id), reason: "\(error)")
+                        ))
+                }
             }
-            let registrations = try Row.fetchCursor(db, sql: "SELECT hub, xml, created, updated FROM registration")
+            let registrations = try Row.fetchCursor(
+                db,
+                sql:
+                    "SELECT CAST(hub AS BLOB) AS hub, CAST(id AS BLOB) AS id, CAST(xml AS BLOB) AS xml, created, updated FROM registration"
+            )
             while let row = try registrations.next() {
-                let registration = try Registration(atom: row["xml"] as String)
-                snapshot.registrations.append(
-                    StoredRegistration(
-                        hub: row["hub"], registration: registration, created: Date(timeIntervalSince1970: row["created"]),
-                        updated: Date(timeIntervalSince1970: row["updated"])))
+                let hub: Data = row["hub"]
+                let id: Data = row["id"]
+                do {
+                    guard let hubName = String(validating: hub, as: UTF8.self), let xml = text(row["xml"]),
+                        let created = Double.fromDatabaseValue(row["created"]),
+                        let updated = Double.fromDatabaseValue(row["updated"])
+                    else { throw QuarantineReason(description: "the row is not UTF-8 text with its times") }
+                    let registration = try Registration(atom: xml)
+                    guard Data((registration.registrationId ?? "").utf8) == id else {
+                        throw QuarantineReason(description: "the id in the row differs from the one in its XML")
+                    }
+                    snapshot.registrations.append(
+                        StoredRegistration(
+                            hub: hubName, registration: registration, created: Date(timeIntervalSince1970: created),
+                            updated: Date(timeIntervalSince1970: updated)))
+                } catch {
+                    rejected.append(
+                        (
+                            "registration", hub, id,
+                            QuarantinedRecord(kind: "registration", hub: readable(hub), id: readable(id), reason: "\(error)")
+                        ))
+                }
             }
+            let now = Date().timeIntervalSince1970
+            for entry in rejected {
+                let body = entry.table == "installation" ? "json" : "xml"
+                try db.execute(
+                    sql: """
+                        INSERT INTO quarantine (kind, hub, id, body, reason, at)
+                        SELECT ?, CAST(hub AS BLOB), CAST(id AS BLOB), CAST(\(body) AS BLOB), ?, ? FROM \(entry.table)
+                        WHERE CAST(hub AS BLOB) = ? AND CAST(id AS BLOB) = ?
+                        """,
+                    arguments: [entry.table, entry.record.reason, now, entry.hub, entry.id])
+                try db.execute(
+                    sql: "DELETE FROM \(entry.table) WHERE CAST(hub AS BLOB) = ? AND CAST(id AS BLOB) = ?",
+                    arguments: [entry.hub, entry.id])
+            }
+            snapshot.quarantined = rejected.map(\.record)
+            snapshot.quarantinedTotal = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM quarantine") ?? 0
             return snapshot
         }
     }
@@ -274,4 +357,9 @@ public final class SQLiteHubStore: HubStore {
             ).map { ($0["device"], $0["n"]) }
         }
     }
+}
+
+/// Why a stored row could not be loaded.
+struct QuarantineReason: Error, CustomStringConvertible {
+    let description: String
 }

@@ -6,6 +6,7 @@ public final class HubMetrics: Sendable {
         var requests: [String: Int] = [:]
         var sends: [String: Int] = [:]
         var deliveries: [String: Int] = [:]
+        var quarantined = 0
     }
 
     private let counters = Mutex(Counters())
@@ -15,6 +16,10 @@ public final class HubMetrics: Sendable {
     func request(route: String, method: String, status: Int) {
         let key = "route=\"\(route)\",method=\"\(method)\",status=\"\(status)\""
         counters.withLock { $0.requests[key, default: 0] += 1 }
+    }
+
+    func setQuarantined(_ count: Int) {
+        counters.withLock { $0.quarantined = count }
     }
 
     func send(format: String) {
@@ -44,6 +49,9 @@ public final class HubMetrics: Sendable {
         family("hub_installations", "gauge", "Installations stored.", ["": installations])
         family("hub_registrations", "gauge", "Legacy registrations stored.", ["": registrations])
         family("hub_stream_clients", "gauge", "Open device streams on the sandbox push service.", ["": streamClients])
+        family(
+            "hub_quarantined_records", "gauge", "Stored rows that could not be loaded, kept aside in the quarantine table.",
+            ["": snapshot.quarantined])
         return lines.joined(separator: "\n") + "\n"
     }
 }

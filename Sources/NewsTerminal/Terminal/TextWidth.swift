@@ -1,3 +1,4 @@
+import BreakingNewsKit
 import CNcursesw
 import Foundation
 
@@ -70,9 +71,9 @@ public enum TextWidth {
         return clipped + String(repeating: " ", count: max(0, width - of(clipped)))
     }
 
-    /// Printable form: control characters (a message's newlines, tabs) become spaces.
+    /// Printable form, one line (`TerminalText.line`): a message's newlines and tabs become
+    /// spaces, other control characters U+FFFD.
     public static func printable(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
-        return String(text.map { $0.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true ? " " : $0 })
+        TerminalText.line(text)
     }
 }

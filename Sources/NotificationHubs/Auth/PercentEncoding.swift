@@ -38,7 +38,8 @@ public enum PercentEncoding {
         return String(validating: out, as: UTF8.self)
     }
 
-    static func isUnreserved(_ byte: UInt8) -> Bool {
+    /// Whether `byte` is one of the unreserved characters `A-Z a-z 0-9 - . _ ~`.
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),

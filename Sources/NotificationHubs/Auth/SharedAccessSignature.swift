@@ -5,6 +5,11 @@ import Foundation
 public enum SharedAccessSignature {
     /// The literal that starts every token.
     public static let prefix = "SharedAccessSignature "
+    /// The latest expiry a token is made with, 9999-12-31T23:59:59Z: a longer lifetime is
+    /// clipped to it.
+    public static let latestExpiry: Int64 = 253_402_300_799
+    /// The longest header a token may be. The SDKs' tokens are a few hundred bytes.
+    public static let maximumLength = 4096
 
     /// Makes a token as the Notification Hubs REST tutorial does: `sr` is the lower-cased
     /// resource URL, percent-encoded with lower-case hex; the signature is the base64
@@ -16,7 +21,8 @@ public enum SharedAccessSignature {
         lifetime: TimeInterval = 3600,
         now: Date = Date()
     ) -> String {
-        let expiry = Int64((now.timeIntervalSince1970 + lifetime).rounded(.down))
+        let seconds = (now.timeIntervalSince1970 + lifetime).rounded(.down)
+        let expiry = seconds.isNaN ? latestExpiry : Int64(min(max(seconds, 0), Double(latestExpiry)))
         return make(encodedResource: PercentEncoding.encode(resource.lowercased()), keyName: keyName, key: key, expiry: expiry)
     }
 
@@ -53,6 +59,10 @@ public struct SharedAccessToken: Sendable, Equatable {
 
     /// Splits a header value into its fields, in any order.
     public init(parsing header: String) throws(SASVerificationError) {
+        guard header.utf8.count <= SharedAccessSignature.maximumLength else {
+            throw SASVerificationError(
+                .malformed("the token is longer than \(SharedAccessSignature.maximumLength) bytes"))
+        }
         guard header.hasPrefix(SharedAccessSignature.prefix) else {
             throw SASVerificationError(.malformed("the Authorization header is not a SharedAccessSignature token"))
         }

@@ -43,17 +43,28 @@ extension JSONValue {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Appends the escaped content of a JSON string, without the quotes.
+    /// Appends the escaped content of a JSON string, without the quotes. Besides what JSON
+    /// requires, DEL and the C1 controls (U+0080–U+009F) are written as `\u` escapes too, so
+    /// JSON text printed to a terminal carries no control character.
     public static func writeEscaped(_ s: String, to out: inout [UInt8]) {
         var s = s
         s.withUTF8 { utf8 in
             var runStart = 0
-            for i in 0..<utf8.count {
+            var i = 0
+            while i < utf8.count {
                 let c = utf8[i]
-                guard c < 0x20 || c == 0x22 || c == 0x5C else { continue }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
-                runStart = i + 1
-                switch c {
+                i += 1
+                guard c < 0x20 || c == 0x22 || c == 0x5C || c == 0x7F || c == 0xC2 else { continue }
+                var escaped = c
+                if c == 0xC2 {
+                    // U+0080–U+009F are C2 80 to C2 9F in UTF-8.
+                    guard i < utf8.count, utf8[i] <= 0x9F else { continue }
+                    escaped = utf8[i]
+                }
+                if runStart < i - 1 { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<(i - 1)])) }
+                if c == 0xC2 { i += 1 }
+                runStart = i
+                switch escaped {
                 case 0x22: out.append(contentsOf: [0x5C, 0x22])
                 case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
                 case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
@@ -62,13 +73,16 @@ extension JSONValue {
                 case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
                 case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+                    out.append(contentsOf: [
+                        0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(escaped >> 4)], hexDigits[Int(escaped & 0xF)],
+                    ])
                 }
             }
             if runStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// `s` as a quoted JSON string.
     public static func quoted(_ s: String) -> String {

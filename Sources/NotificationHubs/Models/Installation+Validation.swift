@@ -1,37 +1,29 @@
 extension Installation {
-    /// Longest installation id, user id or template name.
-    public static let maximumIdLength = 200
-
-    /// Whether `text` may be an installation or user id: what `$InstallationId:{…}` accepts,
-    /// letters, digits and `- _ @ # . : =`.
-    public static func isValidId(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= maximumIdLength
-            && text.utf8.allSatisfy { Tag.isTagByte($0) || $0 == UInt8(ascii: "=") }
-    }
+    /// Most templates on one installation. The service documents none; one send renders every
+    /// matching template of a device, so this bounds what one send can cost per device.
+    public static let maximumTemplates = 32
 
     /// The installation as the hub keeps it, or the reason it is refused: ids, push channel,
-    /// tags and templates checked; tags canonical; each template's name added to its tags;
-    /// read-only fields reset; the expiration normalised (`never` when absent).
+    /// tags and templates checked; every string free of characters that cannot be stored;
+    /// tags canonical; each template's name added to its tags; read-only fields reset; the
+    /// expiration normalised (`never` when absent).
     public func validatedForStorage(lastUpdate: String) throws(InstallationError) -> Installation {
         var result = self
-        guard Self.isValidId(installationId) else {
-            throw InstallationError(
-                "the installationId '\(installationId.prefix(60))' is invalid: use 1 to \(Self.maximumIdLength) letters, digits and - _ @ # . : ="
-            )
-        }
-        if let userId {
-            guard Self.isValidId(userId) else {
-                throw InstallationError("the userId '\(userId.prefix(60))' is invalid: use letters, digits and - _ @ # . : =")
-            }
-        }
+        try HubId.check(installationId, what: "the installationId")
+        if let userId { try HubId.check(userId, what: "the userId") }
         guard let pushChannel else { throw InstallationError("the installation has no pushChannel") }
-        if platform == .apns {
-            let handle = pushChannel.handle
+        switch pushChannel {
+        case .handle(let handle) where platform == .apns:
             guard DeviceToken.isValid(handle) else {
                 throw InstallationError("the apns pushChannel '\(handle.prefix(80))' is not a device token in hexadecimal")
             }
-        } else if pushChannel.handle.isEmpty {
-            throw InstallationError("the pushChannel is empty")
+        case .handle(let handle):
+            guard !handle.isEmpty else { throw InstallationError("the pushChannel is empty") }
+            try StoredText.check(handle, field: "the pushChannel")
+        case .browser(let endpoint, let p256dh, let auth):
+            try StoredText.check(endpoint, field: "the pushChannel endpoint")
+            try StoredText.check(p256dh, field: "the pushChannel p256dh")
+            try StoredText.check(auth, field: "the pushChannel auth")
         }
         let checkedTags: [String]
         do throws(TagError) {
@@ -44,6 +36,10 @@ extension Installation {
         }
         result.tags = checkedTags.isEmpty ? nil : checkedTags
         if let templates {
+            guard templates.count <= Self.maximumTemplates else {
+                throw InstallationError(
+                    "the installation has \(templates.count) templates; at most \(Self.maximumTemplates) are allowed")
+            }
             var checked: [String: InstallationTemplate] = [:]
             for (name, template) in templates {
                 checked[name] = try template.validated(name: name, platform: platform)
@@ -51,14 +47,17 @@ extension Installation {
             result.templates = checked.isEmpty ? nil : checked
         }
         if let pushVariables {
-            for key in pushVariables.keys
-            where key.isEmpty || !key.utf8.allSatisfy({ Tag.isTagByte($0) && $0 != UInt8(ascii: ":") }) {
-                throw InstallationError("the push variable name '\(key)' is invalid")
+            for (key, value) in pushVariables {
+                guard !key.isEmpty, key.utf8.allSatisfy({ Tag.isTagByte($0) && $0 != UInt8(ascii: ":") }) else {
+                    throw InstallationError("the push variable name '\(key.prefix(60))' is invalid")
+                }
+                try StoredText.check(value, field: "the push variable \(key)")
             }
         }
         if let expirationTime {
             guard let normalized = W3CDate.normalize(expirationTime) else {
-                throw InstallationError("expirationTime '\(expirationTime)' is not a W3C date such as 2030-01-31T10:20:00Z")
+                throw InstallationError(
+                    "expirationTime '\(expirationTime.prefix(40))' is not a W3C date such as 2030-01-31T10:20:00Z")
             }
             result.expirationTime = normalized
         } else {
@@ -81,15 +80,20 @@ extension Installation {
 }
 
 extension InstallationTemplate {
+    /// Longest template name (wire spec §10).
+    public static let maximumNameLength = 200
+
     /// Checks one template; its name is added to its tags as the service does.
     public func validated(name: String, platform: Platform) throws(InstallationError) -> InstallationTemplate {
-        guard !name.isEmpty, name.count <= Installation.maximumIdLength else {
-            throw InstallationError("a template name must have 1 to \(Installation.maximumIdLength) characters")
+        guard !name.isEmpty, name.count <= Self.maximumNameLength else {
+            throw InstallationError("a template name must have 1 to \(Self.maximumNameLength) characters")
         }
+        try StoredText.check(name, field: "the template name")
         guard !name.contains(":"), name != "$Default" else {
             throw InstallationError("the template name '\(name)' is reserved or contains ':'")
         }
         guard let body, !body.isEmpty else { throw InstallationError("the template '\(name)' has no body") }
+        try StoredText.check(body, field: "the body of template '\(name)'", lineBreaks: true)
         if platform.usesJSONTemplates {
             do {
                 _ = try Template.compiled(body: body)
@@ -97,15 +101,81 @@ extension InstallationTemplate {
                 throw InstallationError("the template '\(name)' is invalid: \(error)")
             }
         }
-        if let expiry, TemplateExpression.looksLikeExpression(expiry) {
-            do { _ = try TemplateExpression(parsing: expiry) } catch {
-                throw InstallationError("the expiry of template '\(name)' is invalid: \(error)")
+        if let expiry {
+            try StoredText.check(expiry, field: "the expiry of template '\(name)'")
+            if TemplateExpression.looksLikeExpression(expiry) {
+                do { _ = try TemplateExpression(parsing: expiry) } catch {
+                    throw InstallationError("the expiry of template '\(name)' is invalid: \(error)")
+                }
             }
         }
+        for (header, value) in headers ?? [:] {
+            guard !header.isEmpty, header.utf8.allSatisfy(Self.isHeaderNameByte) else {
+                throw InstallationError("the header name '\(header.prefix(60))' of template '\(name)' is invalid")
+            }
+            try StoredText.check(value, field: "the header \(header) of template '\(name)'")
+        }
         var result = self
-        var tags = tags ?? []
-        if !tags.contains(name) { tags.insert(name, at: 0) }
-        result.tags = tags
+        // The name is a tag of the template even when it could not be one (the service's own
+        // recordings show "Template Name"); the other tags follow the tag rules.
+        let given = self.tags ?? []
+        do throws(TagError) {
+            let others = try Tag.validateList(given.filter { $0 != name })
+            // Where the name was given, it stays; otherwise it comes first.
+            var before = 0
+            if let position = given.firstIndex(of: name) {
+                before = try Tag.validateList(given[..<position].filter { $0 != name }).count
+            }
+            result.tags = Array(others[..<before]) + [name] + others[before...]
+        } catch {
+            throw InstallationError("template '\(name)': \(error.description)")
+        }
+        return result
+    }
+
+    /// An HTTP field-name byte (RFC 9110 `tchar`).
+    static func isHeaderNameByte(_ byte: UInt8) -> Bool {
+        Tag.isTagByte(byte) && byte != UInt8(ascii: ":") && byte != UInt8(ascii: "@")
+            || "!$%&'*+^`|~".utf8.contains(byte)
+    }
+}
+
+extension Registration {
+    /// The registration as the hub keeps it, or the reason it is refused: device token, tags,
+    /// template, and every other field free of characters that cannot be stored.
+    public func validatedForStorage() throws(InstallationError) -> Registration {
+        var result = self
+        if let registrationId { try HubId.check(registrationId, what: "the registration id") }
+        guard DeviceToken.isValid(deviceToken) else {
+            throw InstallationError("the DeviceToken '\(deviceToken.prefix(80))' is not a device token in hexadecimal")
+        }
+        do throws(TagError) {
+            result.tags = try Tag.validateList(tags)
+        } catch {
+            throw InstallationError(error.description)
+        }
+        if kind == .appleTemplate {
+            let name = templateName ?? ""
+            _ = try InstallationTemplate(body: bodyTemplate, expiry: expiry).validated(
+                name: name.isEmpty ? "template" : name, platform: .apns)
+        }
+        if let templateName { try StoredText.check(templateName, field: "the TemplateName") }
+        if let priority {
+            guard let value = Int(priority), (0...10).contains(value) else {
+                throw InstallationError("the Priority '\(priority.prefix(20))' is not an APNs priority from 0 to 10")
+            }
+        }
+        for (name, value) in apnsHeaders {
+            guard !name.isEmpty, name.utf8.allSatisfy(InstallationTemplate.isHeaderNameByte) else {
+                throw InstallationError("the ApnsHeader name '\(name.prefix(60))' is invalid")
+            }
+            try StoredText.check(value, field: "the ApnsHeader \(name)")
+        }
+        for (key, value) in pushVariables ?? [:] {
+            try StoredText.check(key, field: "a PushVariables name")
+            try StoredText.check(value, field: "the push variable \(key)")
+        }
+        if let expirationTime { try StoredText.check(expirationTime, field: "the ExpirationTime") }
         return result
     }
 }

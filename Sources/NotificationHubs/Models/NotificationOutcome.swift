@@ -166,7 +166,7 @@ public struct ServiceErrorBody: Sendable, Hashable {
 
     /// The XML body, the detail suffixed with the tracking id and time as the service does.
     public func xml(trackingId: String, timestamp: String) -> String {
-        "<Error><Code>\(code)</Code><Detail>\(XMLNode.escape(detail)).TrackingId:\(trackingId),TimeStamp:\(timestamp)</Detail></Error>"
+        "<Error><Code>\(code)</Code><Detail>\(XMLNode.escape(detail)).TrackingId:\(XMLNode.escape(trackingId)),TimeStamp:\(timestamp)</Detail></Error>"
     }
 
     /// Reads an error body; `nil` when it is not one.

@@ -106,9 +106,16 @@ public struct ServerSentEvent: Sendable, Hashable {
 
 /// Reads a Server-Sent Events stream chunk by chunk (any split, LF or CRLF), per the HTML
 /// specification: `data` lines joined with newlines, `id` and `event` fields, comments skipped.
+/// A line or an event longer than `maximumEventBytes` is refused: the stream comes from the
+/// network, and a peer that never ends a line must not grow the buffer without bound.
 public struct ServerSentEventParser: Sendable {
+    /// Largest line, and largest event, accepted. A delivery is a 4 KB payload and a few
+    /// fields; this leaves room for any payload a push service carries.
+    public static let maximumEventBytes = 1 << 20
+
     private var pending: [UInt8] = []
     private var data: [String] = []
+    private var dataBytes = 0
     private var id: String?
     private var event: String?
     /// The last `id` seen, kept across events as the spec asks.
@@ -118,25 +125,32 @@ public struct ServerSentEventParser: Sendable {
 
     public init() {}
 
-    /// Feeds bytes; returns the events they complete.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+    /// Feeds bytes; returns the events they complete. Throws once a line or an event grows
+    /// past `maximumEventBytes`; the parser is then spent.
+    public mutating func feed(_ bytes: some Sequence<UInt8>) throws(SandboxError) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if byte == 0x0A {
                 if pending.last == 0x0D { pending.removeLast() }
                 if let event = line(String(decoding: pending, as: UTF8.self)) { events.append(event) }
                 pending.removeAll(keepingCapacity: true)
+                guard dataBytes <= Self.maximumEventBytes else { throw Self.tooLong }
             } else {
                 pending.append(byte)
+                guard pending.count <= Self.maximumEventBytes else { throw Self.tooLong }
             }
         }
         return events
     }
 
+    static let tooLong = SandboxError(
+        description: "the stream sent a line or an event longer than \(maximumEventBytes) bytes")
+
     private mutating func line(_ line: String) -> ServerSentEvent? {
         if line.isEmpty {
             defer {
                 data = []
+                dataBytes = 0
                 event = nil
                 id = nil
             }
@@ -155,7 +169,9 @@ public struct ServerSentEventParser: Sendable {
             value = ""
         }
         switch field {
-        case "data": data.append(String(value))
+        case "data":
+            data.append(String(value))
+            dataBytes += value.utf8.count + 1
         case "event": event = String(value)
         case "id":
             if !value.contains("\u{0}") {

@@ -10,6 +10,11 @@ public indirect enum TagExpression: Sendable, Hashable, CustomStringConvertible 
     public static let maximumTagsOrOnly = 20
     /// At most this many tags when the expression uses `&&` or `!`.
     public static let maximumTags = 6
+    /// At most this many `!` and `(` nested inside one another: six tags never need more,
+    /// and the parser and every walk over the tree recurse once per level.
+    public static let maximumDepth = 16
+    /// The longest header accepted: twenty system tags at their longest with operators.
+    public static let maximumLength = 8192
 
     /// Whether a holder of `tags` matches.
     public func matches(_ tags: Set<String>) -> Bool {
@@ -73,6 +78,10 @@ extension TagExpression {
     /// Parses and validates an expression: tag charset and length, system tags, and the
     /// limits of 20 tags with only `||`, otherwise 6.
     public init(parsing text: String) throws(TagExpressionError) {
+        guard text.utf8.count <= Self.maximumLength else {
+            throw TagExpressionError(
+                column: 1, "the expression is \(text.utf8.count) bytes long; at most \(Self.maximumLength) are allowed")
+        }
         var parser = TagExpressionParser(text: text)
         let expression = try parser.parseExpression()
         if let extra = try parser.peek() {
@@ -120,6 +129,8 @@ private struct TagExpressionParser {
     let bytes: [UInt8]
     var position = 0
     var lookahead: Token?
+    /// `!` and `(` open around the current position.
+    var depth = 0
 
     init(text: String) {
         bytes = Array(text.utf8)
@@ -212,9 +223,22 @@ private struct TagExpressionParser {
             throw TagExpressionError(column: endColumn, bytes.isEmpty ? "the expression is empty" : "a tag is missing at the end")
         }
         switch token.kind {
+        case .not, .open:
+            guard depth < TagExpression.maximumDepth else {
+                throw TagExpressionError(
+                    column: token.column, "'\(token.text)' nests more than \(TagExpression.maximumDepth) levels deep")
+            }
+        default:
+            break
+        }
+        switch token.kind {
         case .not:
+            depth += 1
+            defer { depth -= 1 }
             return .not(try parseUnary())
         case .open:
+            depth += 1
+            defer { depth -= 1 }
             let inner = try parseExpression()
             guard let close = try next() else {
                 throw TagExpressionError(column: token.column, "this '(' is never closed")

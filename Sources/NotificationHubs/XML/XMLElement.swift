@@ -60,7 +60,9 @@ extension XMLNode {
         self = try parser.parseDocument()
     }
 
-    /// Escapes text for element content or a double-quoted attribute (`& < > "`).
+    /// Escapes text for element content or a double-quoted attribute (`& < > "`). Characters
+    /// XML cannot hold at all (C0 controls but tab and line breaks, U+FFFE, U+FFFF) become
+    /// U+FFFD: stored text never has them, but error details quote what a client sent.
     public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -70,6 +72,8 @@ extension XMLNode {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -211,10 +215,11 @@ private struct XMLReader {
             let start = i
             while i < bytes.count, bytes[i] != quote { i += 1 }
             guard i < bytes.count else { throw error("an attribute value is not closed") }
+            try checkCharacters(start..<i, in: "the attribute \(attributeName)")
             let raw = String(decoding: bytes[start..<i], as: UTF8.self)
             i += 1
             let key = attributeName.hasPrefix("xmlns") ? attributeName : Self.localName(attributeName)
-            node.attributes[key] = try decodeEntities(raw)
+            node.attributes[key] = try decodeEntities(raw, in: "the attribute \(attributeName)")
         }
         var text = ""
         while true {
@@ -234,6 +239,7 @@ private struct XMLReader {
                     i += 9
                     let start = i
                     try skip(past: "]]>")
+                    try checkCharacters(start..<(i - 3), in: "<\(qualified)>")
                     text += String(decoding: bytes[start..<(i - 3)], as: UTF8.self)
                 } else if starts(with: "<!--") {
                     try skip(past: "-->")
@@ -245,12 +251,43 @@ private struct XMLReader {
             } else {
                 let start = i
                 while i < bytes.count, bytes[i] != UInt8(ascii: "<") { i += 1 }
-                text += try decodeEntities(String(decoding: bytes[start..<i], as: UTF8.self))
+                try checkCharacters(start..<i, in: "<\(qualified)>")
+                text += try decodeEntities(String(decoding: bytes[start..<i], as: UTF8.self), in: "<\(qualified)>")
             }
         }
     }
 
-    func decodeEntities(_ raw: String) throws(XMLParseError) -> String {
+    /// Refuses bytes that XML 1.0 does not allow in a document: the C0 controls other than
+    /// tab, line feed and carriage return, and the noncharacters U+FFFE and U+FFFF. None of
+    /// them could be written back out as XML.
+    func checkCharacters(_ range: Range<Int>, in place: String) throws(XMLParseError) {
+        var k = range.lowerBound
+        while k < range.upperBound {
+            let c = bytes[k]
+            if c < 0x20, c != 0x09, c != 0x0A, c != 0x0D {
+                throw XMLParseError(offset: k, reason: "\(place) holds the control character U+\(Self.hex(UInt32(c)))")
+            }
+            if c == 0xEF, k + 2 < range.upperBound, bytes[k + 1] == 0xBF, bytes[k + 2] == 0xBE || bytes[k + 2] == 0xBF {
+                throw XMLParseError(offset: k, reason: "\(place) holds the noncharacter U+FFF\(bytes[k + 2] == 0xBE ? "E" : "F")")
+            }
+            k += 1
+        }
+    }
+
+    /// Whether a character reference may stand in a document (XML 1.0 `Char`).
+    static func isCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
+        default: return false
+        }
+    }
+
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    func decodeEntities(_ raw: String, in place: String) throws(XMLParseError) -> String {
         guard raw.contains("&") else { return raw }
         var out = ""
         var rest = Substring(raw)
@@ -271,7 +308,10 @@ private struct XMLReader {
                 } else if entity.hasPrefix("#") {
                     value = UInt32(entity.dropFirst())
                 }
-                guard let value, let scalar = Unicode.Scalar(value) else { throw error("unknown entity &\(entity);") }
+                guard let value, let scalar = Unicode.Scalar(value) else { throw error("unknown entity &\(entity.prefix(20));") }
+                guard Self.isCharacter(value) else {
+                    throw error("\(place) holds &\(entity);, a character XML does not allow (U+\(Self.hex(value)))")
+                }
                 out.unicodeScalars.append(scalar)
             }
             rest = rest[rest.index(after: semi)...]

@@ -1,6 +1,7 @@
 import BreakingNewsKit
 import Foundation
 import HubTestSupport
+import LocalHubSupport
 
 /// A private tmux server for driving the terminal UI: sessions, keys, screen captures.
 struct Tmux {

@@ -1,4 +1,5 @@
 import Foundation
+import NotificationHubs
 
 /// The local hub's well-known defaults, shared by the hub and its clients.
 public enum LocalHubDefaults {
@@ -7,12 +8,13 @@ public enum LocalHubDefaults {
     /// The hub every terminal uses unless told otherwise.
     public static let hubName = "breakingnews"
     /// The hub's data folder files.
-    public static let stateFileName = "hub.json"
-    public static let keyFileName = "keys.json"
+    public static let stateFileName = LocalHubState.fileName
+    public static let keyFileName = LocalHubKeyFile.fileName
 }
 
 /// What a running hub writes to `hub.json` in its data folder, for clients and for
-/// `hub status` / `hub stop`.
+/// `hub status` / `hub stop`. The file is the owner's alone (0600 in a 0700 folder): its
+/// `secret` is what the hub proves it knows before a client trusts whatever answers at `url`.
 public struct LocalHubState: Sendable, Equatable {
     public static let fileName = "hub.json"
 
@@ -22,13 +24,22 @@ public struct LocalHubState: Sendable, Equatable {
     public var hubs: [String]
     public var tls: Bool
     public var started: String
+    /// Made anew at every start; see `LocalHubProof`.
+    public var secret: String
 
-    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String) {
+    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String) {
         self.pid = pid
         self.url = url
         self.hubs = hubs
         self.tls = tls
         self.started = started
+        self.secret = secret
+    }
+
+    /// The port of `url`, when it names one.
+    public var port: Int? {
+        guard let components = URLComponents(string: url) else { return nil }
+        return components.port ?? (components.scheme == "https" ? 443 : 80)
     }
 }
 
@@ -36,19 +47,26 @@ extension LocalHubState {
     public var json: JSONValue {
         .object([
             ("pid", .number(String(pid))), ("url", .string(url)), ("hubs", .strings(hubs)), ("tls", .bool(tls)),
-            ("started", .string(started)),
+            ("started", .string(started)), ("secret", .string(secret)),
         ])
     }
 
-    /// Reads a state file; `nil` when it is missing or not one.
+    /// Reads a state file; `nil` when it is missing or not one (a file of an earlier version,
+    /// without a secret, is not one: no client can trust it).
     public static func read(_ url: URL) -> LocalHubState? {
-        guard let data = try? Data(contentsOf: url), let json = try? JSONValue(parsing: data),
+        guard let data = try? Data(contentsOf: url), data.count <= 64 * 1024, let json = try? JSONValue(parsing: data),
             let pid = json["pid"].flatMap({ if case .number(let n) = $0 { return Int32(n) } else { return nil } }),
-            let base = json["url"]?.stringValue
+            let base = json["url"]?.stringValue, let secret = json["secret"]?.stringValue, !secret.isEmpty
         else { return nil }
         let hubs = json["hubs"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let tls = json["tls"] == .bool(true)
-        return LocalHubState(pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "")
+        return LocalHubState(
+            pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "", secret: secret)
+    }
+
+    /// Writes the state file, readable by its owner only.
+    public func write(to url: URL) throws {
+        try AtomicFile.write(Data(json.text.utf8), to: url, permissions: 0o600)
     }
 }
 

@@ -1,0 +1,42 @@
+import Foundation
+import NotificationHubs
+
+/// How a local hub proves it is the one that wrote `hub.json`: a client sends a fresh random
+/// challenge to `/healthz`, the hub answers with a signature of it keyed by the secret of its
+/// state file (which only the owner can read). Whatever squats the port after the hub died
+/// cannot answer, so it never sees a token.
+public enum LocalHubProof {
+    /// The query parameter of `/healthz` that carries the challenge.
+    public static let challengeParameter = "challenge"
+    /// The response header that carries the answer.
+    public static let header = "X-Local-Hub-Proof"
+    /// The longest challenge a hub answers.
+    public static let maximumChallengeLength = 128
+
+    /// A new secret: 32 random bytes, base64.
+    public static func makeSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+    }
+
+    /// A new challenge: 16 random bytes as hex.
+    public static func makeChallenge() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+        }.joined()
+    }
+
+    /// The answer to `challenge`: the SAS signature primitive (HMAC-SHA256, base64) over a
+    /// fixed label and the challenge, keyed by the secret.
+    public static func answer(challenge: String, secret: String) -> String {
+        SharedAccessSignature.sign(encodedResource: "breaking-news-local-hub", expiry: challenge, key: secret)
+    }
+
+    /// Whether a challenge is one a hub should answer: short, and hex or base64 characters.
+    public static func isValidChallenge(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= maximumChallengeLength
+            && text.utf8.allSatisfy { PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") }
+    }
+}

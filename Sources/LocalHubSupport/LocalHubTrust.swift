@@ -1,0 +1,49 @@
+import Foundation
+import NotificationHubs
+
+/// Decides whether the hub a state file names is running and is the one that wrote it,
+/// before any client hands it a token: the process is alive, it holds the listening socket
+/// of the recorded port, and `/healthz` answers a fresh challenge with the file's secret.
+public enum LocalHubTrust {
+    /// Why a state file is not trusted.
+    public struct Distrust: Error, Sendable, CustomStringConvertible {
+        public enum Kind: Sendable {
+            /// No hub process: the file outlived its hub.
+            case stale
+            /// The process lives, but what answers is not it, or cannot prove it is.
+            case impostor
+            /// The process lives and holds the port, but did not answer (busy, starting).
+            case silent
+        }
+
+        public let kind: Kind
+        public let description: String
+    }
+
+    /// The state, when every check passes.
+    public static func verify(_ state: LocalHubState) async throws(Distrust) -> LocalHubState {
+        guard LocalProcess.isAlive(state.pid) else {
+            throw Distrust(kind: .stale, description: "the hub that wrote hub.json (pid \(state.pid)) is not running")
+        }
+        guard let port = state.port else {
+            throw Distrust(kind: .impostor, description: "hub.json names no usable address ('\(state.url.prefix(80))')")
+        }
+        if LocalProcess.listens(state.pid, port: port) == false {
+            throw Distrust(
+                kind: .impostor, description: "pid \(state.pid) does not listen on port \(port), which hub.json names")
+        }
+        let challenge = LocalHubProof.makeChallenge()
+        guard
+            let answer = await HubClient.health(
+                baseURL: state.url, query: "\(LocalHubProof.challengeParameter)=\(challenge)", header: LocalHubProof.header)
+        else {
+            throw Distrust(kind: .silent, description: "the hub at \(state.url) did not answer")
+        }
+        guard answer.status == 200, answer.header == LocalHubProof.answer(challenge: challenge, secret: state.secret) else {
+            throw Distrust(
+                kind: .impostor,
+                description: "what answers at \(state.url) cannot prove it is the hub of this data folder")
+        }
+        return state
+    }
+}
