@@ -5,7 +5,7 @@ APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan bsdutils
 BIN := .build/debug/breaking-news
 
-.PHONY: all deps build run test lint format install bench bench-deps clean
+.PHONY: all deps build run test lint format install bench bench-deps fuzz clean
 
 all: build
 
@@ -32,13 +32,14 @@ run: build
 	@$(BIN)
 
 # Tests make homes, hub folders and databases under TMPDIR: one folder per run, emptied
-# at the start of the next, so runs leave nothing behind in /tmp.
+# at the start of the next, so runs leave nothing behind in /tmp. Tests/run-tests stops
+# whatever processes the run left, however it ended.
 TEST_TMPDIR := $(CURDIR)/.build/test-tmp
 
 test: deps
 	$(SWIFT) build --build-tests
 	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
-	TMPDIR="$(TEST_TMPDIR)" $(SWIFT) test --skip-build
+	TMPDIR="$(TEST_TMPDIR)" Tests/run-tests $(SWIFT) test --skip-build
 
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
@@ -69,5 +70,16 @@ bench: bench-deps
 	cc -O2 -Wall -o .build/bench/loadgen Benchmarks/loadgen/loadgen.c
 	"$$($(SWIFT) build -c release --show-bin-path)/breaking-news-bench" $(BENCH_FLAGS)
 
+# libFuzzer over every parser of the wire library, with AddressSanitizer (and its leak
+# check): each target runs FUZZ_SECONDS (FUZZ_TARGETS to choose). See README, Security.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= tag-expression template json xml sas json-patch atom sse installation
+FUZZ_BUILD := .build-fuzz
+
+fuzz: deps
+	BREAKING_NEWS_FUZZ=1 $(SWIFT) build --scratch-path $(FUZZ_BUILD) --product hub-fuzz \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+	Fuzz/run $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

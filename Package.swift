@@ -124,6 +124,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/HubTestSupport"
         ),
@@ -137,6 +139,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
@@ -153,3 +156,12 @@ let package = Package(
         ),
     ]
 )
+
+// `make fuzz` builds the libFuzzer entry point of the wire library's parsers with the
+// sanitizers; ordinary builds do not see it.
+if Context.environment["BREAKING_NEWS_FUZZ"] != nil {
+    package.products.append(.executable(name: "hub-fuzz", targets: ["hub-fuzz"]))
+    package.targets.append(.target(name: "CFuzzer", path: "Fuzz/CFuzzer"))
+    package.targets.append(
+        .executableTarget(name: "hub-fuzz", dependencies: ["NotificationHubs", "CFuzzer"], path: "Fuzz/HubFuzz"))
+}

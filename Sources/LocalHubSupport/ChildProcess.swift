@@ -13,10 +13,10 @@ public enum ChildProcess {
     ///     input and error are `/dev/null`.
     @discardableResult
     public static func run(_ argv: [String], newSession: Bool = false, standardOutput: String? = nil) throws -> Int32 {
-        markDescriptorsCloseOnExec()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        closeInheritedDescriptors(&actions)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(
             &actions, 1, standardOutput ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
@@ -47,15 +47,32 @@ public enum ChildProcess {
         return exitStatus
     }
 
-    /// Marks every descriptor above standard error close-on-exec, so no child keeps one.
-    private static func markDescriptorsCloseOnExec() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
-        for name in names {
-            guard let fd = Int32(name), fd > 2 else { continue }
-            let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+    /// Closes every descriptor above standard error in the child only. This process's own
+    /// descriptors are left as they are: marking them close-on-exec here would race with
+    /// other threads starting children (Foundation's Process hands each child a socket it
+    /// must keep, and a child that loses it is taken for dead).
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        if let closeFrom = addCloseFrom {
+            _ = closeFrom(&actions, 3)
+            return
+        }
+        // An older C library: close, in the child, what is open now.
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for name in open {
+            guard let fd = Int32(name), fd > 2, fcntl(fd, F_GETFD) >= 0 else { continue }
+            posix_spawn_file_actions_addclose(&actions, fd)
         }
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
+    /// Glibc module does not show.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            return nil
+        }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 }
 
 public struct ChildProcessError: Error, CustomStringConvertible, Sendable {

@@ -15,25 +15,49 @@ public enum LocalProcess {
         var inodes = Set<String>()
         var readable = false
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = readWhole(table) else { continue }
             readable = true
             inodes.formUnion(listeningInodes(in: text, port: port))
         }
         guard readable else { return nil }
         guard !inodes.isEmpty else { return false }
+        let targets = Set(inodes.map { "socket:[\($0)]" })
+        // readdir and readlink, not FileManager: descriptors of a busy process come and go
+        // while the folder is read, and one that vanished must not fail the whole read.
         let fdFolder = "/proc/\(pid)/fd"
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: fdFolder) else { return false }
-        for descriptor in descriptors {
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdFolder)/\(descriptor)"),
-                target.hasPrefix("socket:[")
-            else { continue }
-            if inodes.contains(String(target.dropFirst(8).dropLast())) { return true }
+        guard let folder = opendir(fdFolder) else { return false }
+        defer { closedir(folder) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true else { continue }
+            let count = readlink("\(fdFolder)/\(name)", &buffer, buffer.count)
+            guard count > 0 else { continue }
+            let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if targets.contains(target) { return true }
         }
         return false
     }
 
+    /// A file of /proc, read to its end: such files report a size of 0 and are made as they
+    /// are read, a page at a time.
+    static func readWhole(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The inodes of sockets listening on `port` in one of the kernel's `/proc/net/tcp` tables.
-    static func listeningInodes(in table: String, port: Int) -> [String] {
+    public static func listeningInodes(in table: String, port: Int) -> [String] {
         let wanted = String(port, radix: 16, uppercase: true)
         var inodes: [String] = []
         for line in table.split(separator: "\n").dropFirst() {

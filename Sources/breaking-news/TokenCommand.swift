@@ -16,8 +16,13 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "Lifetime of the token in seconds.")
     var expiry: Int = 3600
 
+    /// The longest lifetime a token is made with: ten years.
+    static let maximumExpiry = 10 * 366 * 86_400
+
     func validate() throws {
-        guard expiry > 0 else { throw ValidationError("--expiry must be a positive number of seconds") }
+        guard (1...Self.maximumExpiry).contains(expiry) else {
+            throw ValidationError("--expiry must be 1 to \(Self.maximumExpiry) seconds (ten years)")
+        }
     }
 
     func run() async throws {

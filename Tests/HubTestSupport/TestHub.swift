@@ -144,7 +144,7 @@ public func raw(
     request.method = method
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(string: body)) }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))
     let text = String(buffer: try await response.body.collect(upTo: 32 << 20))
     return RawResponse(status: Int(response.status.code), headers: response.headers, body: text)
 }
@@ -156,7 +156,7 @@ public func readStream(
     var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
     request.headers.add(name: "Authorization", value: token)
     if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Int64(timeout) + 5))
+    let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(Int64(timeout) + 5))
     guard response.status == .ok else { throw TestHubError(description: "stream answered \(response.status)") }
     return try await withThrowingTaskGroup(of: [SandboxDelivery].self) { group in
         group.addTask {

@@ -7,51 +7,6 @@ import NotificationHubs
 import Synchronization
 import Testing
 
-/// A server that answers from a script of statuses, counting requests: the other side of
-/// HubClient's retry rules.
-final class ScriptedServer: Sendable {
-    private let statuses: Mutex<[(Int, String?)]>
-    private let hits = Mutex(0)
-
-    init(_ statuses: [(Int, String?)]) {
-        self.statuses = Mutex(statuses)
-    }
-
-    var requests: Int { hits.withLock { $0 } }
-
-    struct Responder: HTTPResponder {
-        typealias Context = BasicRequestContext
-        let server: ScriptedServer
-        func respond(to request: Request, context: Context) async throws -> Response {
-            _ = try await request.body.collect(upTo: 1 << 20)
-            return server.next()
-        }
-    }
-
-    func next() -> Response {
-        hits.withLock { $0 += 1 }
-        let (status, retryAfter) = statuses.withLock { $0.isEmpty ? (200, nil) : $0.removeFirst() }
-        var headers = HTTPFields()
-        if let retryAfter { headers[HTTPField.Name("Retry-After")!] = retryAfter }
-        let body = status == 200 ? "" : "<Error><Code>\(status)</Code><Detail>scripted \(status)</Detail></Error>"
-        return Response(status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    /// Serves while `body` runs, given the port; then stops gracefully.
-    func serve<T>(_ body: (Int) async throws -> T) async throws -> T {
-        let (ready, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "scripted")
-        logger.logLevel = .critical
-        let app = Application(
-            responder: Responder(server: self), configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        return try await withService(app) {
-            var iterator = ready.makeAsyncIterator()
-            return try await body(await iterator.next() ?? 0)
-        }
-    }
-}
-
 @Suite struct HubClientRetryTests {
     func client(port: Int, retries: Int) throws -> HubClient {
         let cs = try ConnectionString(

@@ -13,15 +13,19 @@ public struct EmbeddedHub: Sendable {
     public let hubName: String
     /// The executable to start as `hub serve`.
     public let executable: String
+    /// Seconds a newly started hub has to answer.
+    public let startTimeout: Double
 
     public init(
         paths: Paths, port: Int? = nil, hubName: String = LocalHubDefaults.hubName,
-        environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil
+        environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil,
+        startTimeout: Double = 15
     ) {
         self.directory = paths.hubDirectory
         self.port = port ?? environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init) ?? LocalHubDefaults.port
         self.hubName = hubName
         self.executable = executable ?? Self.commandLineTool
+        self.startTimeout = startTimeout
     }
 
     /// The `breaking-news` executable: this process, or its sibling when this is the
@@ -54,8 +58,8 @@ public struct EmbeddedHub: Sendable {
     /// The running hub, starting one in the background first when none answers.
     /// A hub that is alive and holds its port but is slow to answer is waited for, not
     /// started twice.
-    public func ensureRunning(timeout: Double = 15) async throws -> LocalHubState {
-        let deadline = Date().addingTimeInterval(timeout)
+    public func ensureRunning() async throws -> LocalHubState {
+        let deadline = Date().addingTimeInterval(startTimeout)
         var started = false
         while true {
             // Stale, missing, or not ours: a hub of our own is started (the data folder's lock
@@ -77,7 +81,7 @@ public struct EmbeddedHub: Sendable {
         let tail =
             (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
         throw EmbeddedHubError(
-            description: "the local hub did not start within \(Int(timeout)) s (log: \(logFile.path))"
+            description: "the local hub did not start within \(Int(startTimeout)) s (log: \(logFile.path))"
                 + (tail.isEmpty ? "" : ":\n\(tail)"))
     }
 

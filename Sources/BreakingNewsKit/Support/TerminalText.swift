@@ -22,14 +22,14 @@ public enum TerminalText {
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar.value {
-            case 0x0A,
-                0x09 where keepingLineFeeds:
+            case 0x09, 0x0A:
+                out.append(keepingLineFeeds ? scalar : " ")
+            case 0x0D:
+                out.append(keepingLineFeeds ? "\u{FFFD}" : " ")
+            case 0x00...0x1F, 0x7F...0x9F:
+                out.append("\u{FFFD}")
+            default:
                 out.append(scalar)
-            case 0x09, 0x0A,
-                0x0D where !keepingLineFeeds:
-                out.append(" ")
-            case 0x00...0x1F, 0x7F...0x9F: out.append("\u{FFFD}")
-            default: out.append(scalar)
             }
         }
         return String(out)

@@ -154,12 +154,14 @@ extension Registration {
         } catch {
             throw InstallationError(error.description)
         }
+        // Named as on the wire first; then the template rules shared with installations.
+        if let templateName { try StoredText.check(templateName, field: "the TemplateName") }
+        if let expiry { try StoredText.check(expiry, field: "the Expiry") }
         if kind == .appleTemplate {
             let name = templateName ?? ""
             _ = try InstallationTemplate(body: bodyTemplate, expiry: expiry).validated(
                 name: name.isEmpty ? "template" : name, platform: .apns)
         }
-        if let templateName { try StoredText.check(templateName, field: "the TemplateName") }
         if let priority {
             guard let value = Int(priority), (0...10).contains(value) else {
                 throw InstallationError("the Priority '\(priority.prefix(20))' is not an APNs priority from 0 to 10")

@@ -1,0 +1,2 @@
+// The header declares libFuzzer's driver; libFuzzer itself comes with -sanitize=fuzzer.
+#include "CFuzzer.h"

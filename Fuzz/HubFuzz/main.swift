@@ -1,0 +1,166 @@
+// libFuzzer entry point for the parsers of the wire library (`make fuzz`). One binary, the
+// target chosen by FUZZ_TARGET. Each target parses what libFuzzer hands it and, when that
+// succeeds, checks what a correct parser guarantees: what it writes reads back the same.
+// A crash, a failed check (a trap), a hang or a leak is a finding.
+import CFuzzer
+import Foundation
+import NotificationHubs
+
+enum FuzzTarget: String, CaseIterable {
+    case tagExpression = "tag-expression"
+    case template
+    case json
+    case xml
+    case sas
+    case jsonPatch = "json-patch"
+    case atom
+    case sse
+    case installation
+}
+
+let fuzzTarget: FuzzTarget = {
+    let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
+    guard let target = FuzzTarget(rawValue: name) else {
+        let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
+        FileHandle.standardError.write(Data("FUZZ_TARGET must be one of: \(names)\n".utf8))
+        exit(2)
+    }
+    return target
+}()
+
+/// Traps with a message when a property does not hold.
+func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
+    if !condition() { fatalError("property violated: \(message())") }
+}
+
+let verifier = SASVerifier(rules: [
+    AuthorizationRule(name: "DefaultListenSharedAccessSignature", primaryKey: "bGlzdGVuLWtleQ==", rights: .listen),
+    AuthorizationRule(name: "full", primaryKey: "ZnVsbC1rZXk=", secondaryKey: "c2Vjb25k", rights: .full),
+])
+
+let baseInstallation: Installation = {
+    var installation = Installation(
+        installationId: "fuzz-1", platform: .apns, pushChannel: "AB12", tags: ["World"],
+        templates: ["simpleAPNSTemplate": InstallationTemplate(body: #"{"aps":{"alert":"$(messageParam)"}}"#)])
+    installation.userId = "user"
+    return installation
+}()
+
+func fuzzTagExpression(_ text: String) {
+    guard let expression = try? TagExpression(parsing: text) else { return }
+    let again = try? TagExpression(parsing: expression.description)
+    check(again == expression, "tag expression \(expression) does not read back from \(expression.description)")
+    let tags = Set(expression.tags.prefix(3))
+    check(expression.matches(tags) == again!.matches(tags), "evaluation differs after a round trip")
+}
+
+func fuzzTemplate(_ text: String) {
+    guard let template = try? Template(body: text) else { return }
+    let properties = TemplateProperties(["messageParam": text, "a": "1.5", "b": "\u{0}\"\\", "n": "12"])
+    let rendered = template.render(properties)
+    check((try? JSONValue(parsing: rendered)) != nil, "a rendering of \(text) is not JSON")
+}
+
+func fuzzJSON(_ bytes: [UInt8]) {
+    guard let value = try? JSONValue(parsing: bytes) else { return }
+    check((try? JSONValue(parsing: value.text)) == value, "compact JSON does not read back")
+    check((try? JSONValue(parsing: value.prettyText)) == value, "pretty JSON does not read back")
+}
+
+func fuzzXML(_ text: String) {
+    guard let root = try? XMLNode(parsing: text) else { return }
+    // Text the reader accepted can be written back and read the same.
+    let written = "<r a=\"\(XMLNode.escape(root.text))\">\(XMLNode.escape(root.text))</r>"
+    let again = try? XMLNode(parsing: written)
+    check(again?.text == root.text && again?.attributes["a"] == root.text, "escaped text does not read back")
+    _ = ServiceErrorBody(xml: text)
+    _ = try? NotificationOutcome(xml: text)
+    _ = try? NotificationDetails(xml: text)
+    _ = try? Registration.parseFeed(text)
+}
+
+func fuzzSAS(_ text: String) {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    _ = try? verifier.verify(header: text, host: "127.0.0.1:47474", path: "/news/installations/x", now: now)
+    _ = SASVerifier.normalizedAudience(text)
+    if let token = try? SharedAccessToken(parsing: text) {
+        check(!token.resource.isEmpty && !token.signature.isEmpty, "a parsed token lacks a field")
+    }
+    // A token made for any resource verifies for that resource.
+    let made = SharedAccessSignature.make(resource: "http://h/" + text, keyName: "full", key: "ZnVsbC1rZXk=", now: now)
+    if made.utf8.count <= SharedAccessSignature.maximumLength {
+        check((try? verifier.verifySignature(header: made)) != nil, "a token made here does not verify")
+    }
+}
+
+func fuzzPatch(_ bytes: [UInt8]) {
+    guard let json = try? JSONValue(parsing: bytes), let operations = try? InstallationPatchOperation.parseDocument(json)
+    else { return }
+    var installation = baseInstallation
+    guard (try? installation.apply(operations)) != nil else { return }
+    roundTrip(installation)
+}
+
+func fuzzInstallation(_ bytes: [UInt8]) {
+    guard let installation = try? Installation(jsonText: bytes) else { return }
+    roundTrip(installation)
+}
+
+/// A stored installation reads back equal from its JSON.
+func roundTrip(_ installation: Installation) {
+    guard let stored = try? installation.validatedForStorage(lastUpdate: "2026-01-01T00:00:00.0000000Z") else { return }
+    let again = try? Installation(jsonText: stored.json.text.utf8)
+    check(again == stored, "a stored installation does not read back from its JSON")
+}
+
+func fuzzAtom(_ text: String) {
+    guard let registration = try? Registration(atom: text), var stored = try? registration.validatedForStorage() else {
+        return
+    }
+    stored.registrationId = stored.registrationId ?? "1-2-3"
+    let again = try? Registration(atom: stored.requestEntryXML).validatedForStorage()
+    check(again?.deviceToken == stored.deviceToken, "the device token does not read back")
+    check(again?.tags == stored.tags, "the tags do not read back")
+    check(again?.templateName == stored.templateName, "the template name does not read back")
+    check(again?.bodyTemplate == stored.bodyTemplate, "the body template does not read back")
+    check(again?.apnsHeaders == stored.apnsHeaders, "the APNs headers do not read back")
+}
+
+func fuzzSSE(_ bytes: [UInt8]) {
+    // The same bytes in one piece and split in two give the same events.
+    var whole = ServerSentEventParser()
+    let all = try? whole.feed(bytes)
+    var split = ServerSentEventParser()
+    let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+    let first = try? split.feed(bytes[..<cut])
+    let second = first == nil ? nil : try? split.feed(bytes[cut...])
+    if let all, let first, let second {
+        check(all == first + second, "events depend on how the stream was split")
+    }
+    for event in all ?? [] {
+        _ = try? SandboxDelivery(json: JSONValue(parsing: event.data))
+    }
+}
+
+func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    let bytes = start.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
+    let text = String(decoding: bytes, as: UTF8.self)
+    switch fuzzTarget {
+    case .tagExpression: fuzzTagExpression(text)
+    case .template: fuzzTemplate(text)
+    case .json: fuzzJSON(bytes)
+    case .xml: fuzzXML(text)
+    case .sas: fuzzSAS(text)
+    case .jsonPatch: fuzzPatch(bytes)
+    case .atom: fuzzAtom(text)
+    case .sse: fuzzSSE(bytes)
+    case .installation: fuzzInstallation(bytes)
+    }
+    return 0
+}
+
+// libFuzzer's own main is not linked: a Swift executable has its main, which hands over.
+_ = fuzzTarget
+var arguments = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&arguments, &argv) { fuzzOne($0, $1) })

@@ -1,0 +1,114 @@
+import Foundation
+import HubTestSupport
+import LocalHubSupport
+import NotificationHubs
+import Testing
+
+/// Issue 10, seen from a shell: the CLI against hostile news, a hostile hub, a stale state
+/// file and hostile arguments.
+@Suite(.serialized) struct HostileInputEndToEndTests {
+    static let hostile = "a\u{1B}]0;pwned\u{7}b\u{1B}[2Jc\u{1B}]52;c;ZXZpbA==\u{7}d\u{9B}31me"
+
+    /// Bytes no terminal output of ours may carry: C0 controls but LF, DEL, and C1 (C2 80–9F).
+    func controlBytes(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        var found: [UInt8] = []
+        for (i, byte) in bytes.enumerated() {
+            if (byte < 0x20 && byte != 0x0A) || byte == 0x7F { found.append(byte) }
+            if byte == 0xC2, i + 1 < bytes.count, (0x80...0x9F).contains(bytes[i + 1]) { found.append(bytes[i + 1]) }
+        }
+        return found
+    }
+
+    @Test func item5_logShowsHostileNewsWithoutObeyingIt() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+        #expect(try user.run(["subscribe", "World"]).status == 0)
+        let follow = try user.start(["log", "--follow"])
+        defer { follow.terminate() }
+        #expect(try user.run(["send", Self.hostile, "--category", "World"]).status == 0)
+        #expect(follow.waitFor { out, _ in out.contains("pwned") }, "\(follow.stderr)")
+        let log = try user.run(["log"])
+        #expect(log.status == 0)
+        #expect(log.stdout.contains("Breaking World News : a\u{FFFD}]0;pwned"))
+        #expect(controlBytes(log.stdout).isEmpty, "\(controlBytes(log.stdout))")
+        #expect(controlBytes(follow.stdout).isEmpty, "\(controlBytes(follow.stdout))")
+        // --json stays exact: the text reads back whole from its escapes.
+        let json = try user.run(["log", "--json"])
+        #expect(controlBytes(json.stdout).isEmpty)
+        let line = try #require(json.stdout.split(separator: "\n").last)
+        #expect(try JSONValue(parsing: String(line))["text"]?.stringValue == "Breaking World News : \(Self.hostile)")
+    }
+
+    @Test func item5_errorsFromAHostileHubAreShownWithoutControlCharacters() async throws {
+        let hostileHub = ScriptedServer([(400, nil)], details: ["bad \u{1B}]0;pwned\u{7} \u{9B}2J request"])
+        try await hostileHub.serve { port in
+            let user = Command.freshHome()
+            let result = try user.run([
+                "send", "hi", "--category", "World", "--connection-string",
+                "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h",
+            ])
+            #expect(result.status == 5, "\(result.stderr)")
+            #expect(result.stderr.contains("pwned"))
+            #expect(controlBytes(result.stderr).isEmpty, "\(controlBytes(result.stderr))")
+            #expect(controlBytes(result.stdout).isEmpty)
+        }
+    }
+
+    @Test func item10_aHugeTokenLifetimeIsAUsageError() throws {
+        let result = try Command.freshHome().run(["token", "--expiry", "9223372036854775000"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("expiry"))
+        #expect(!result.stderr.contains("Fatal"))
+    }
+
+    /// A state file left by a crash names a pid that is now something else, and an address
+    /// nothing (or anything) answers at: status and stop say so and touch nothing.
+    @Test func item7_hubStatusAndStopActOnlyOnAVerifiedHub() throws {
+        let user = Command.freshHome()
+        let bystander = Process()
+        bystander.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        bystander.arguments = ["600"]
+        try bystander.run()
+        defer {
+            // SIGKILL: the test runner's children inherit its blocked SIGTERM.
+            kill(bystander.processIdentifier, SIGKILL)
+            bystander.waitUntilExit()
+        }
+        let folder = user.home.appendingPathComponent("data/hub")
+        try DataFolder.prepare(folder)
+        try LocalHubState(
+            pid: bystander.processIdentifier, url: "http://127.0.0.1:9", hubs: ["breakingnews"], tls: false, started: "",
+            secret: LocalHubProof.makeSecret()
+        ).write(to: folder.appendingPathComponent(LocalHubState.fileName))
+        let status = try user.run(["hub", "status"])
+        #expect(status.status == 3, "\(status.stdout)")
+        let stop = try user.run(["hub", "stop"])
+        #expect(stop.status == 3, "\(stop.stdout)")
+        #expect(stop.stderr.contains("not stopping"))
+        #expect(bystander.isRunning)
+    }
+
+    /// After a crash, another program took the hub's port: the CLI starts a hub of its own
+    /// (which cannot bind) and never hands its token to the squatter.
+    @Test func item7_whatSquatsTheHubPortGetsNoToken() async throws {
+        let squatter = ScriptedServer([])
+        try await squatter.serve { port in
+            let user = Command.freshHome(extra: ["BREAKING_NEWS_HUB_PORT": String(port)])
+            let folder = user.home.appendingPathComponent("data/hub")
+            try DataFolder.prepare(folder)
+            // The test runner holds the port, as the crashed hub's replacement would.
+            try LocalHubState(
+                pid: getpid(), url: "http://127.0.0.1:\(port)", hubs: ["breakingnews"], tls: false, started: "",
+                secret: LocalHubProof.makeSecret()
+            ).write(to: folder.appendingPathComponent(LocalHubState.fileName))
+            let subscribed = try user.run(["subscribe", "World"])
+            #expect(subscribed.status == 3, "\(subscribed.stdout) \(subscribed.stderr)")
+            let sent = try user.run(["send", "secret", "--category", "World"])
+            #expect(sent.status == 3, "\(sent.stdout) \(sent.stderr)")
+            #expect(squatter.authorizations.isEmpty, "\(squatter.authorizations)")
+        }
+    }
+}

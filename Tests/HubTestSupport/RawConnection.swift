@@ -1,0 +1,57 @@
+import Foundation
+
+/// A plain TCP connection to a loopback port, for what no HTTP client sends: half a request,
+/// a request that never ends, bytes the server must refuse.
+public final class RawConnection {
+    private let descriptor: Int32
+
+    /// Connects to `127.0.0.1:port`.
+    public init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestHubError(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw TestHubError(description: "connect to \(port): \(reason)")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends all of `text`.
+    public func send(_ text: String) throws {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw TestHubError(description: "send: \(String(cString: strerror(errno)))") }
+            bytes = bytes.dropFirst(sent)
+        }
+    }
+
+    /// Reads until the server closes the connection or `timeout` seconds pass; returns what
+    /// came and whether the connection was closed.
+    public func readUntilClosed(timeout: Double) -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return (String(decoding: received, as: UTF8.self), false) }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(left, 1) * 1000))
+            if ready <= 0 { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
+            received += buffer[..<count]
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import GRDB
+import HubTestSupport
+import LocalHub
+import LocalHubSupport
+import NIOHTTP1
+import NotificationHubs
+import Testing
+
+/// Issue 10: what anyone holding the app's Listen key (or running on the same machine) could
+/// do to the hub. Every request gets a clear 4xx or its connection closed, the hub stays up
+/// and healthy, and what it stored still loads. Test names carry the item they cover.
+@Suite struct HostileRequestTests {
+    func get(_ hub: TestHub, _ path: String, token: String? = nil) async throws -> RawResponse {
+        try await raw(.GET, hub.baseURL + path, headers: [("Authorization", token ?? hub.token(hub.listen))])
+    }
+
+    func expectHealthy(_ hub: TestHub) async throws {
+        #expect(try await raw(.GET, hub.baseURL + "/healthz").status == 200)
+    }
+
+    @Test func item1_pagingParametersAreCheckedNotTrusted() async throws {
+        try await TestHub.with { hub in
+            let filter = "$filter=DeviceToken%20eq%20'ab'"
+            for query in ["continuationtoken=-1", "continuationtoken=x", "$top=-5", "continuationtoken=99999999999999999999"] {
+                let response = try await get(hub, "/news/registrations?\(filter)&\(query)")
+                #expect(response.status == 400, "\(query): \(response.body)")
+                try await expectHealthy(hub)
+            }
+            let far = try await get(hub, "/news/registrations?\(filter)&continuationtoken=1000000")
+            #expect(far.status == 200)
+        }
+    }
+
+    static let templateEntry = """
+        <entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml">\
+        <AppleTemplateRegistrationDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect">\
+        <Tags>World</Tags><DeviceToken>AB12</DeviceToken><BodyTemplate><![CDATA[{"aps":{"alert":"$(m)"}}]]></BodyTemplate>\
+        FIELDS</AppleTemplateRegistrationDescription></content></entry>
+        """
+
+    @Test(arguments: [
+        ("<Priority>1&#0;0</Priority>", "Priority"),
+        ("<Expiry>2030&#0;</Expiry>", "Expiry"),
+        ("<TemplateName>t&#0;x</TemplateName>", "TemplateName"),
+        ("<TemplateName>t&#x1B;[2Jx</TemplateName>", "TemplateName"),
+        ("<ApnsHeaders><ApnsHeader><Header>apns-id</Header><Value>a&#0;b</Value></ApnsHeader></ApnsHeaders>", "Value"),
+        ("<TemplateName>t\u{1}x</TemplateName>", "TemplateName"),
+        ("<TemplateName>t&#x9B;x</TemplateName>", "TemplateName"),
+        ("<Expiry>\u{9B}2J</Expiry>", "Expiry"),
+    ])
+    func item2_charactersThatCannotBeStoredAreRefusedNamingTheField(fields: String, field: String) async throws {
+        let directory = TestHub.temporaryDirectory()
+        try await TestHub.with(directory: directory) { hub in
+            let response = try await raw(
+                .POST, hub.baseURL + "/news/registrations",
+                headers: [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")],
+                body: Self.templateEntry.replacingOccurrences(of: "FIELDS", with: fields))
+            #expect(response.status == 400, "\(response.body)")
+            #expect(response.errorDetail?.contains(field) == true, "\(response.body)")
+        }
+        // Nothing was stored that could keep it from starting again.
+        try await TestHub.with(directory: directory) { hub in try await expectHealthy(hub) }
+    }
+
+    @Test(arguments: ["a%00b", "a%0Db", "a%0Ab", "a%20b", "%1B%5B2J"])
+    func item2_registrationIdsFollowTheServiceRules(id: String) async throws {
+        try await TestHub.with { hub in
+            let response = try await raw(
+                .PUT, hub.baseURL + "/news/registrations/\(id)",
+                headers: [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")],
+                body: Self.templateEntry.replacingOccurrences(of: "FIELDS", with: ""))
+            #expect(response.status == 400, "\(id): \(response.body)")
+            #expect(response.errorDetail?.contains("registration id") == true, "\(response.body)")
+        }
+    }
+
+    @Test func item2_aStoredRowThatCannotBeLoadedIsQuarantinedAndTheHubStarts() async throws {
+        let directory = TestHub.temporaryDirectory()
+        let device = randomDevice()
+        try await TestHub.with(directory: directory) { hub in
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("good", device: device, tags: ["World"]))
+        }
+        // Rows an earlier version could write: a registration cut short at a NUL, and an
+        // installation whose JSON no longer reads.
+        let database = try DatabaseQueue(path: directory.appendingPathComponent("hub.sqlite").path)
+        try await database.write { db in
+            try db.execute(
+                sql: "INSERT INTO registration (hub, id, xml, created, updated) VALUES ('news', '1-2-3', ?, 0, 0)",
+                arguments: ["<AppleTemplateRegistrationDescription><RegistrationId>1-2-3</RegistrationId><Priority>1"])
+            try db.execute(
+                sql: "INSERT INTO installation (hub, id, json) VALUES ('news', ?, '{\"installationId\":')",
+                arguments: [Data("bad\u{0}id".utf8)])
+        }
+        try await database.close()
+        try await TestHub.with(directory: directory) { hub in
+            try await expectHealthy(hub)
+            #expect(try await hub.client(hub.listen).installation(id: "good").pushChannel == .handle(device))
+            let metrics = try await raw(.GET, hub.baseURL + "/metrics")
+            #expect(metrics.body.contains("hub_quarantined_records 2"), "\(metrics.body)")
+        }
+        // Kept, not lost, and not tried again.
+        let kept = try DatabaseQueue(path: directory.appendingPathComponent("hub.sqlite").path)
+        #expect(try await kept.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM quarantine") } == 2)
+        #expect(try await kept.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM registration") } == 0)
+        try await kept.close()
+        try await TestHub.with(directory: directory) { hub in try await expectHealthy(hub) }
+    }
+
+    @Test(arguments: [
+        String(repeating: "!", count: 6000) + "a",
+        String(repeating: "(", count: 2800) + "a" + String(repeating: ")", count: 2800),
+        String(repeating: "(", count: 17) + "a" + String(repeating: ")", count: 17),
+    ])
+    func item3_deeplyNestedTagExpressionsAreRefused(expression: String) async throws {
+        try await TestHub.with { hub in
+            let response = try await raw(
+                .POST, hub.baseURL + "/news/messages",
+                headers: [
+                    ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
+                    ("ServiceBusNotification-Tags", expression), ("Content-Type", "application/json"),
+                ],
+                body: #"{"messageParam":"x"}"#)
+            #expect(response.status == 400, "\(response.body.prefix(200))")
+            #expect(response.errorDetail?.contains("levels deep") == true)
+            try await expectHealthy(hub)
+        }
+    }
+
+    @Test func item4_templatesPerInstallationAreBoundedAndBigSendsDoNotStall() async throws {
+        try await TestHub.with { hub in
+            func installation(_ id: String, templates: Int) -> Installation {
+                Installation(
+                    installationId: id, platform: .apns, pushChannel: randomDevice(), tags: ["World"],
+                    templates: Dictionary(
+                        uniqueKeysWithValues: (0..<templates).map {
+                            ("t\($0)", InstallationTemplate(body: #"{"aps":{"alert":"$(m)"},"n":\#($0)}"#))
+                        }))
+            }
+            let client = try hub.client(hub.listen)
+            await #expect(throws: HubError.self) {
+                try await client.createOrUpdateInstallation(installation("many", templates: 1000))
+            }
+            let most = installation("most", templates: Installation.maximumTemplates)
+            try await client.createOrUpdateInstallation(most)
+            let sender = try hub.client(hub.full)
+            let payload = String(repeating: "x", count: 3900)
+            var receipts: [SendReceipt] = []
+            for _ in 0..<10 {
+                receipts.append(try await sender.send(.template(["m": payload]), tagExpression: "World"))
+                try await expectHealthy(hub)
+            }
+            // Every send is handled: each of the 32 templates rendered once and delivered.
+            for receipt in receipts {
+                var details = try await sender.notificationDetails(id: receipt.notificationId!)
+                for _ in 0..<600 where details.state == .enqueued || details.state == .processing {
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                    details = try await sender.notificationDetails(id: receipt.notificationId!)
+                }
+                #expect(details.apnsOutcomeCounts.values.reduce(0, +) == Installation.maximumTemplates)
+            }
+        }
+    }
+
+    @Test func item6_theListenKeyCannotListOrEraseOtherDevices() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("v", device: device, tags: ["World"]))
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "private"]), tagExpression: "World")
+            let devices = "/_sandbox/apns/news/devices"
+            let deliveries = SandboxDelivery.path(hub: "news", device: device, resource: "deliveries")
+            #expect(try await get(hub, devices).status == 403)
+            #expect(try await get(hub, deliveries).status == 403)
+            let erase = try await raw(.DELETE, hub.baseURL + deliveries, headers: [("Authorization", hub.token(hub.listen))])
+            #expect(erase.status == 403)
+            // The device's own stream and inbox open with the Listen key, as before.
+            let got = try await readStream(
+                baseURL: hub.baseURL, hub: "news", device: device, token: hub.token(hub.listen), count: 1)
+            #expect(got.first?.alertText == "private")
+            // Manage still can.
+            #expect(try await get(hub, devices, token: hub.token(hub.full)).status == 200)
+        }
+    }
+
+    @Test func item7_healthzProvesTheSecretOfTheStateFile() async throws {
+        try await TestHub.with { hub in
+            let stateFile = hub.directory.appendingPathComponent(LocalHubState.fileName)
+            let state = try #require(LocalHubState.read(stateFile))
+            #expect(!state.secret.isEmpty)
+            let challenge = LocalHubProof.makeChallenge()
+            let answer = try await raw(.GET, hub.baseURL + "/healthz?challenge=\(challenge)")
+            #expect(
+                answer.headers.first(name: LocalHubProof.header)
+                    == LocalHubProof.answer(challenge: challenge, secret: state.secret))
+            #expect(try await raw(.GET, hub.baseURL + "/healthz").headers.first(name: LocalHubProof.header) == nil)
+            #expect(try await raw(.GET, hub.baseURL + "/healthz?challenge=%0A%0A").status == 400)
+            #expect(try await LocalHubTrust.verify(state) == state)
+            let mode = try FileManager.default.attributesOfItem(atPath: stateFile.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
+    @Test func item7_aDataFolderIsMadePrivateAndLeftoversAreCleanedAtStart() async throws {
+        let directory = TestHub.temporaryDirectory()
+        try await TestHub.with(directory: directory) { _ in }
+        chmod(directory.path, 0o755)
+        chmod(directory.appendingPathComponent("hub.sqlite").path, 0o644)
+        let leftovers = [".hub.json.4242.tmp", ".keys.json.17.tmp"]
+        for name in leftovers { try Data("x".utf8).write(to: directory.appendingPathComponent(name)) }
+        try Data(#"{"pid":1,"url":"http://127.0.0.1:1","secret":"stale"}"#.utf8).write(
+            to: directory.appendingPathComponent(LocalHubState.fileName))
+        try await TestHub.with(directory: directory) { hub in
+            func mode(_ path: String) throws -> Int? {
+                try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            }
+            #expect(try mode(directory.path) == 0o700)
+            #expect(try mode(directory.appendingPathComponent("hub.sqlite").path) == 0o600)
+            for name in leftovers {
+                #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path))
+            }
+            #expect(LocalHubState.read(directory.appendingPathComponent(LocalHubState.fileName))?.secret != "stale")
+            try await expectHealthy(hub)
+        }
+    }
+
+    @Test func item8_halfSentRequestsAreClosedAndTheHubKeepsAnswering() async throws {
+        try await TestHub.with(configure: {
+            $0.idleTimeout = 1
+            $0.requestTimeout = 1
+            $0.maximumConnections = 64
+        }) { hub in
+            var halfSent: [RawConnection] = []
+            for i in 0..<300 {
+                let connection = try RawConnection(port: hub.port)
+                if i < 64 { try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n") }
+                halfSent.append(connection)
+            }
+            let body = try RawConnection(port: hub.port)
+            try body.send(
+                "PUT /news/installations/x HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
+                    + "Content-Length: 100\r\n\r\n{\"installationId\"")
+            // The hub closes them all, and answers others meanwhile.
+            try await expectHealthy(hub)
+            for connection in halfSent.prefix(64) { #expect(connection.readUntilClosed(timeout: 60).closed) }
+            let answer = body.readUntilClosed(timeout: 60)
+            #expect(answer.closed)
+            #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
+            try await expectHealthy(hub)
+        }
+    }
+
+    @Test func item9_aDevicesDeliveriesComeInPages() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("p", device: device, tags: ["World"]))
+            for i in 0..<3 {
+                _ = try await hub.client(hub.full).send(.template(["messageParam": "\(i)"]), tagExpression: "World")
+            }
+            _ = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: hub.token(hub.listen), count: 3)
+            let path = SandboxDelivery.path(hub: "news", device: device, resource: "deliveries")
+            let first = try await get(hub, path + "?limit=2", token: hub.token(hub.full))
+            let page = try JSONValue(parsing: first.body)
+            #expect(page["deliveries"]?.arrayValue?.count == 2)
+            let next = try #require(page["next"].flatMap { if case .number(let n) = $0 { return n } else { return nil } })
+            let rest = try JSONValue(parsing: try await get(hub, path + "?since=\(next)", token: hub.token(hub.full)).body)
+            #expect(rest["deliveries"]?.arrayValue?.count == 1)
+            #expect(try await get(hub, path + "?limit=-1", token: hub.token(hub.full)).status == 400)
+        }
+    }
+
+    @Test func item10_quotasOnInstallationsAndTemplates() async throws {
+        try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 3 }) { hub in
+            let client = try hub.client(hub.listen)
+            for i in 0..<3 {
+                try await client.createOrUpdateInstallation(newsInstallation("q\(i)", device: randomDevice(), tags: []))
+            }
+            let refused = await #expect(throws: HubError.self) {
+                try await client.createOrUpdateInstallation(newsInstallation("q3", device: randomDevice(), tags: []))
+            }
+            #expect(refused?.status == 403)
+            // Changing one that exists is fine; so is adding after a delete.
+            try await client.createOrUpdateInstallation(newsInstallation("q0", device: randomDevice(), tags: ["World"]))
+            try await client.deleteInstallation(id: "q1")
+            try await client.createOrUpdateInstallation(newsInstallation("q3", device: randomDevice(), tags: []))
+        }
+    }
+
+    @Test func item10_theTrackingIdIsCheckedBeforeItIsEchoed() async throws {
+        try await TestHub.with { hub in
+            let hostile = #"</Detail><Injected a="1"/>&"#
+            let response = try await raw(.GET, hub.baseURL + "/news/installations/none", headers: [("TrackingId", hostile)])
+            #expect(response.status == 401)
+            #expect(!response.body.contains("<Injected"))
+            #expect(ServiceErrorBody(xml: response.body) != nil, "\(response.body)")
+            #expect(response.headers.first(name: "TrackingId") != hostile)
+            let fine = try await raw(.GET, hub.baseURL + "/healthz", headers: [("TrackingId", "abc-123_x.y:z")])
+            #expect(fine.headers.first(name: "TrackingId") == "abc-123_x.y:z")
+        }
+    }
+
+    @Test func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
+        try await TestHub.with { hub in
+            let owner = try hub.client(hub.full)
+            try await owner.createOrUpdateInstallation(newsInstallation("dev1", device: randomDevice(), tags: ["World"]))
+            let conflict = await #expect(throws: HubError.self) {
+                try await owner.createOrUpdateInstallation(newsInstallation("DEV1", device: randomDevice(), tags: []))
+            }
+            #expect(conflict?.status == 409)
+            // A token scoped to dev1 is accepted for DEV1 (audiences ignore case, §3.3), but
+            // there is no DEV1 to open.
+            let scoped = hub.token(hub.listen, resource: hub.baseURL + "/news/installations/dev1")
+            #expect(try await get(hub, "/news/installations/DEV1", token: scoped).status == 404)
+            #expect(try await get(hub, "/news/installations/dev1", token: scoped).status == 200)
+            let entry = Self.templateEntry.replacingOccurrences(of: "FIELDS", with: "")
+            let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
+            #expect(try await raw(.PUT, hub.baseURL + "/news/registrations/abc-1", headers: headers, body: entry).status == 200)
+            #expect(try await raw(.PUT, hub.baseURL + "/news/registrations/ABC-1", headers: headers, body: entry).status == 409)
+        }
+    }
+
+    @Test func item10_bodiesHoldingNULAreRefused() async throws {
+        try await TestHub.with { hub in
+            let response = try await raw(
+                .POST, hub.baseURL + "/news/messages",
+                headers: [("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "gcm")],
+                body: "{\"data\":\"a\u{0}b\"}")
+            #expect(response.status == 400)
+            #expect(response.errorDetail?.contains("NUL") == true)
+        }
+    }
+
+    /// Issue 10 item 11: a hub stopped while requests are in flight (accepted connections
+    /// still buffered among them) shuts down cleanly; the test process would die otherwise.
+    @Test func item11_stoppingAHubWithConnectionsInFlightIsClean() async throws {
+        for _ in 0..<10 {
+            let hub = try await TestHub.start()
+            let requests = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for i in 0..<40 {
+                        group.addTask {
+                            _ = try? await raw(
+                                .PUT, hub.baseURL + "/news/installations/i\(i)",
+                                headers: [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/json")],
+                                body: newsInstallation("i\(i)", device: randomDevice(), tags: ["World"]).json.text)
+                        }
+                    }
+                }
+            }
+            await hub.stop()
+            await requests.value
+        }
+    }
+}
