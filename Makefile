@@ -78,7 +78,7 @@ FUZZ_BUILD := .build-fuzz
 
 fuzz: deps
 	BREAKING_NEWS_FUZZ=1 $(SWIFT) build --scratch-path $(FUZZ_BUILD) --product hub-fuzz \
-		-Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+		-Xswiftc -sanitize=fuzzer,address
 	Fuzz/run $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:

@@ -163,5 +163,8 @@ if Context.environment["BREAKING_NEWS_FUZZ"] != nil {
     package.products.append(.executable(name: "hub-fuzz", targets: ["hub-fuzz"]))
     package.targets.append(.target(name: "CFuzzer", path: "Fuzz/CFuzzer"))
     package.targets.append(
-        .executableTarget(name: "hub-fuzz", dependencies: ["NotificationHubs", "CFuzzer"], path: "Fuzz/HubFuzz"))
+        .executableTarget(
+            name: "hub-fuzz", dependencies: ["NotificationHubs", "CFuzzer"], path: "Fuzz/HubFuzz",
+            // gold cannot link the sanitizers' debug information; lld can.
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]))
 }

@@ -142,7 +142,8 @@ func fuzzSSE(_ bytes: [UInt8]) {
     }
 }
 
-func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let bytes = start.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
     let text = String(decoding: bytes, as: UTF8.self)
     switch fuzzTarget {

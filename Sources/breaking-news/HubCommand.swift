@@ -53,11 +53,16 @@ struct HubCommand: AsyncParsableCommand {
 
         @Option(
             name: .customLong("request-timeout"), help: "Seconds a request's body may take after its head (408 after).")
-        var requestTimeout: Double = 30
+        var requestTimeout: Double = 20
 
         @Option(
             name: .customLong("max-installations"), help: "Installations, and legacy registrations, one hub may hold.")
         var maximumInstallations: Int = 100_000
+
+        @Option(
+            name: .customLong("max-hub-megabytes"),
+            help: "Megabytes one hub's installations and registrations may take in all.")
+        var maximumHubMegabytes: Int = 256
 
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
@@ -69,6 +74,9 @@ struct HubCommand: AsyncParsableCommand {
                 throw ValidationError("--idle-timeout and --request-timeout must be 1 to 86400 seconds")
             }
             guard maximumInstallations >= 1 else { throw ValidationError("--max-installations must be at least 1") }
+            guard (1...1_048_576).contains(maximumHubMegabytes) else {
+                throw ValidationError("--max-hub-megabytes must be 1 to 1048576")
+            }
             for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
                 throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
             }
@@ -82,7 +90,7 @@ struct HubCommand: AsyncParsableCommand {
                 dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
                 hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
                 idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
-                maximumInstallationsPerHub: maximumInstallations)
+                maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20)
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)

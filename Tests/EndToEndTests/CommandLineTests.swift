@@ -6,27 +6,27 @@ import Testing
 /// The built binary driven from a shell's point of view.
 @Suite(.serialized) struct CommandLineTests {
     /// A new user on a fresh machine: no hub started by hand.
-    @Test func subscribeSendLogOnTheEmbeddedHub() throws {
+    @Test func subscribeSendLogOnTheEmbeddedHub() async throws {
         let user = Command.freshHome()
-        defer { _ = try? user.run(["hub", "stop"]) }
-        let subscribed = try user.run(["subscribe", "World"])
+        defer { _ = try? user.start(["hub", "stop"]) }
+        let subscribed = try await user.run(["subscribe", "World"])
         #expect(subscribed.status == 0, "\(subscribed.stderr)")
         #expect(subscribed.stdout == "Subscribed to World.\n")
-        let sent = try user.run(["send", "hello", "--category", "World"])
+        let sent = try await user.run(["send", "hello", "--category", "World"])
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout.hasPrefix("World      sent  "))
-        let log = try user.run(["log"])
+        let log = try await user.run(["log"])
         #expect(log.status == 0, "\(log.stderr)")
         #expect(log.stdout.contains("World       Breaking World News : hello"))
         // The hub kept running in the background and says where.
-        let status = try user.run(["hub", "status"])
+        let status = try await user.run(["hub", "status"])
         #expect(status.status == 0)
         #expect(status.stdout.hasPrefix("running: pid "))
         let defaults = try String(contentsOf: user.home.appendingPathComponent("config/defaults.json"), encoding: .utf8)
         #expect(defaults.contains(#""BreakingNewsCategories":["World"]"#))
-        let stopped = try user.run(["hub", "stop"])
+        let stopped = try await user.run(["hub", "stop"])
         #expect(stopped.stdout.hasPrefix("stopped the local hub"))
-        #expect(try user.run(["hub", "status"]).status == 3)
+        #expect(try await user.run(["hub", "status"]).status == 3)
     }
 
     /// Two subscribers and a sender on one hub process: each gets exactly its categories,
@@ -43,17 +43,17 @@ import Testing
         let worldSports = Command.freshHome(extra: environment(hub.listen))
         let politics = Command.freshHome(extra: environment(hub.listen))
         let sender = Command.freshHome(extra: environment(hub.full))
-        #expect(try worldSports.run(["subscribe", "World", "Sports"]).status == 0)
-        #expect(try politics.run(["subscribe", "Politics"]).status == 0)
+        #expect(try await worldSports.run(["subscribe", "World", "Sports"]).status == 0)
+        #expect(try await politics.run(["subscribe", "Politics"]).status == 0)
         let followA = try worldSports.start(["log", "--follow", "--json"])
         let followB = try politics.start(["log", "--follow", "--json"])
-        #expect(followA.waitFor { _, _ in true })
+        #expect(await followA.waitFor { _, _ in true })
         let plan = [
             ("World", "w1"), ("Politics", "p1"), ("Sports", "s1"), ("Business", "b1"), ("World", "w2"), ("Politics", "p2"),
             ("Sports", "s2"),
         ]
         for (category, text) in plan {
-            let sent = try sender.run(["send", text, "--category", category])
+            let sent = try await sender.run(["send", text, "--category", category])
             #expect(sent.status == 0, "\(sent.stderr)")
         }
         func texts(_ jsonLines: String) -> [String] {
@@ -63,21 +63,21 @@ import Testing
             "Breaking World News : w1", "Breaking Sports News : s1", "Breaking World News : w2", "Breaking Sports News : s2",
         ]
         let expectB = ["Breaking Politics News : p1", "Breaking Politics News : p2"]
-        #expect(followA.waitFor { out, _ in texts(out).count >= 4 })
-        #expect(followB.waitFor { out, _ in texts(out).count >= 2 })
+        #expect(await followA.waitFor { out, _ in texts(out).count >= 4 })
+        #expect(await followB.waitFor { out, _ in texts(out).count >= 2 })
         try await Task.sleep(nanoseconds: 300_000_000)  // nothing more may come
         #expect(texts(followA.stdout) == expectA)
         #expect(texts(followB.stdout) == expectB)
 
         // Restart subscribers and hub: the logs are intact, still once each.
-        followA.terminate()
-        followB.terminate()
-        #expect(followA.process.terminationStatus == 0)
+        await followA.terminate()
+        await followB.terminate()
+        #expect(await followA.process.terminationStatus == 0)
         hub.stop()
         hub = try await HubProcess.start(directory: hubDirectory, port: hub.port)
         defer { hub.stop() }
-        let logA = try worldSports.run(["log", "--json"])
-        let logB = try politics.run(["log", "--json"])
+        let logA = try await worldSports.run(["log", "--json"])
+        let logB = try await politics.run(["log", "--json"])
         #expect(texts(logA.stdout) == expectA, "\(logA.stderr)")
         #expect(texts(logB.stdout) == expectB, "\(logB.stderr)")
     }
@@ -88,20 +88,20 @@ import Testing
         var hub = try await HubProcess.start(directory: hubDirectory)
         let cs = ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description]
         let user = Command.freshHome(extra: cs)
-        #expect(try user.run(["subscribe", "Science"]).status == 0)
+        #expect(try await user.run(["subscribe", "Science"]).status == 0)
         let follow = try user.start(["log", "--follow"])
-        defer { follow.terminate() }
-        #expect(try user.run(["send", "before", "--category", "Science"]).status == 0)
-        #expect(follow.waitFor { out, _ in out.contains("Breaking Science News : before") })
+        defer { follow.stop() }
+        #expect(try await user.run(["send", "before", "--category", "Science"]).status == 0)
+        #expect(await follow.waitFor { out, _ in out.contains("Breaking Science News : before") })
         hub.kill()
-        #expect(follow.waitFor { _, err in err.contains("lost the hub") && err.contains("retrying in") })
+        #expect(await follow.waitFor { _, err in err.contains("lost the hub") && err.contains("retrying in") })
         hub = try await HubProcess.start(directory: hubDirectory, port: hub.port)
         defer { hub.stop() }
-        #expect(follow.waitFor(timeout: 90) { _, err in err.contains("reconnected to the hub") }, "\(follow.stderr)")
+        #expect(await follow.waitFor(timeout: 90) { _, err in err.contains("reconnected to the hub") }, "\(follow.stderr)")
         for text in ["after 1", "after 2"] {
-            #expect(try user.run(["send", text, "--category", "Science"]).status == 0)
+            #expect(try await user.run(["send", text, "--category", "Science"]).status == 0)
         }
-        #expect(follow.waitFor { out, _ in out.contains("Breaking Science News : after 2") })
+        #expect(await follow.waitFor { out, _ in out.contains("Breaking Science News : after 2") })
         let lines = follow.stdout.split(separator: "\n").map {
             $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? ""
         }
@@ -116,7 +116,7 @@ import Testing
         let user = Command.freshHome(extra: [
             "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "BREAKING_NEWS_HUB": "elsewhere",
         ])
-        let log = try user.run(["log"])
+        let log = try await user.run(["log"])
         #expect(log.status == 0)
         #expect(log.stderr.contains("no sandbox push service"))
         #expect(log.stderr.contains("real devices"))
@@ -126,16 +126,16 @@ import Testing
         let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
         defer { hub.stop() }
         let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
-        #expect(try user.run(["subscribe", "Technology"]).status == 0)
-        let sent = try user.run(["send", "chips", "--category", "Technology", "--test"])
+        #expect(try await user.run(["subscribe", "Technology"]).status == 0)
+        let sent = try await user.run(["send", "chips", "--category", "Technology", "--test"])
         #expect(sent.status == 0)
         #expect(sent.stdout.contains("outcome: 1 succeeded, 0 failed"))
         #expect(sent.stdout.contains(NotificationOutcome.sent))
-        let raw = try user.run(["send", "--tags", "Technology || World", "--property", "messageParam=raw hi", "--test"])
+        let raw = try await user.run(["send", "--tags", "Technology || World", "--property", "messageParam=raw hi", "--test"])
         #expect(raw.stdout.contains("outcome: 1 succeeded"), "\(raw.stdout) \(raw.stderr)")
-        let native = try user.run(["send", "--apple", #"{"aps":{"alert":"native"}}"#, "--tags", "Technology"])
+        let native = try await user.run(["send", "--apple", #"{"aps":{"alert":"native"}}"#, "--tags", "Technology"])
         #expect(native.status == 0)
-        let installation = try user.run(["installation"])
+        let installation = try await user.run(["installation"])
         #expect(installation.stdout.contains(#""tags": ["#))
         #expect(installation.stdout.contains(#""Technology""#))
     }
@@ -164,7 +164,7 @@ import Testing
             (["send"], [:], 2, "TEXT"),
         ]
         for (arguments, environment, status, words) in cases {
-            let result = try Command.freshHome(extra: environment).run(arguments)
+            let result = try await Command.freshHome(extra: environment).run(arguments)
             let label = arguments.joined(separator: " ").prefix(60)
             #expect(result.status == status, "\(label): \(result.stderr)")
             #expect(result.stderrLines.count == 1, "\(label): \(result.stderr)")
@@ -173,12 +173,12 @@ import Testing
         }
     }
 
-    @Test func aCorruptDefaultsFileIsKeptAsideAndTheAppGoesOn() throws {
+    @Test func aCorruptDefaultsFileIsKeptAsideAndTheAppGoesOn() async throws {
         let user = Command.freshHome()
         let config = user.home.appendingPathComponent("config")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data("{\"BreakingNewsCategories\": [\"World\"".utf8).write(to: config.appendingPathComponent("defaults.json"))
-        let result = try user.run(["categories"])
+        let result = try await user.run(["categories"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("was not valid JSON; it was kept as defaults.json.corrupt-"))
         #expect(result.stdout.contains("[ ] World"))

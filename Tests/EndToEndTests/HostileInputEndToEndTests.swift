@@ -24,18 +24,18 @@ import Testing
         let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
         defer { hub.stop() }
         let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
-        #expect(try user.run(["subscribe", "World"]).status == 0)
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
         let follow = try user.start(["log", "--follow"])
-        defer { follow.terminate() }
-        #expect(try user.run(["send", Self.hostile, "--category", "World"]).status == 0)
-        #expect(follow.waitFor { out, _ in out.contains("pwned") }, "\(follow.stderr)")
-        let log = try user.run(["log"])
+        defer { follow.stop() }
+        #expect(try await user.run(["send", Self.hostile, "--category", "World"]).status == 0)
+        #expect(await follow.waitFor { out, _ in out.contains("pwned") }, "\(follow.stderr)")
+        let log = try await user.run(["log"])
         #expect(log.status == 0)
         #expect(log.stdout.contains("Breaking World News : a\u{FFFD}]0;pwned"))
         #expect(controlBytes(log.stdout).isEmpty, "\(controlBytes(log.stdout))")
         #expect(controlBytes(follow.stdout).isEmpty, "\(controlBytes(follow.stdout))")
         // --json stays exact: the text reads back whole from its escapes.
-        let json = try user.run(["log", "--json"])
+        let json = try await user.run(["log", "--json"])
         #expect(controlBytes(json.stdout).isEmpty)
         let line = try #require(json.stdout.split(separator: "\n").last)
         #expect(try JSONValue(parsing: String(line))["text"]?.stringValue == "Breaking World News : \(Self.hostile)")
@@ -45,7 +45,7 @@ import Testing
         let hostileHub = ScriptedServer([(400, nil)], details: ["bad \u{1B}]0;pwned\u{7} \u{9B}2J request"])
         try await hostileHub.serve { port in
             let user = Command.freshHome()
-            let result = try user.run([
+            let result = try await user.run([
                 "send", "hi", "--category", "World", "--connection-string",
                 "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h",
             ])
@@ -56,8 +56,8 @@ import Testing
         }
     }
 
-    @Test func item10_aHugeTokenLifetimeIsAUsageError() throws {
-        let result = try Command.freshHome().run(["token", "--expiry", "9223372036854775000"])
+    @Test func item10_aHugeTokenLifetimeIsAUsageError() async throws {
+        let result = try await Command.freshHome().run(["token", "--expiry", "9223372036854775000"])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderrLines.count == 1)
         #expect(result.stderr.contains("expiry"))
@@ -66,12 +66,12 @@ import Testing
 
     /// A state file left by a crash names a pid that is now something else, and an address
     /// nothing (or anything) answers at: status and stop say so and touch nothing.
-    @Test func item7_hubStatusAndStopActOnlyOnAVerifiedHub() throws {
+    @Test func item7_hubStatusAndStopActOnlyOnAVerifiedHub() async throws {
         let user = Command.freshHome()
         let bystander = Process()
         bystander.executableURL = URL(fileURLWithPath: "/bin/sleep")
         bystander.arguments = ["600"]
-        try bystander.run()
+        try await bystander.run()
         defer {
             // SIGKILL: the test runner's children inherit its blocked SIGTERM.
             kill(bystander.processIdentifier, SIGKILL)
@@ -83,9 +83,9 @@ import Testing
             pid: bystander.processIdentifier, url: "http://127.0.0.1:9", hubs: ["breakingnews"], tls: false, started: "",
             secret: LocalHubProof.makeSecret()
         ).write(to: folder.appendingPathComponent(LocalHubState.fileName))
-        let status = try user.run(["hub", "status"])
+        let status = try await user.run(["hub", "status"])
         #expect(status.status == 3, "\(status.stdout)")
-        let stop = try user.run(["hub", "stop"])
+        let stop = try await user.run(["hub", "stop"])
         #expect(stop.status == 3, "\(stop.stdout)")
         #expect(stop.stderr.contains("not stopping"))
         #expect(bystander.isRunning)
@@ -104,9 +104,9 @@ import Testing
                 pid: getpid(), url: "http://127.0.0.1:\(port)", hubs: ["breakingnews"], tls: false, started: "",
                 secret: LocalHubProof.makeSecret()
             ).write(to: folder.appendingPathComponent(LocalHubState.fileName))
-            let subscribed = try user.run(["subscribe", "World"])
+            let subscribed = try await user.run(["subscribe", "World"])
             #expect(subscribed.status == 3, "\(subscribed.stdout) \(subscribed.stderr)")
-            let sent = try user.run(["send", "secret", "--category", "World"])
+            let sent = try await user.run(["send", "secret", "--category", "World"])
             #expect(sent.status == 3, "\(sent.stdout) \(sent.stderr)")
             #expect(squatter.authorizations.isEmpty, "\(squatter.authorizations)")
         }

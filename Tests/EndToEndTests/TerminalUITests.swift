@@ -19,7 +19,7 @@ struct TerminalUITests {
             environment: [
                 "BREAKING_NEWS_HOME": homeA, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
             ])
-        var screen = try tmux.waitFor("A") { $0.contains("● online") }
+        var screen = try await tmux.waitFor("A") { $0.contains("● online") }
         #expect(screen.contains(" ▸ [ OFF ] World"))
 
         // Toggle World and Sports, then subscribe.
@@ -27,10 +27,10 @@ struct TerminalUITests {
         try tmux.keys("A", "j", "j", "j", "j", "j")
         try tmux.keys("A", "Space")
         try tmux.keys("A", "s")
-        screen = try tmux.waitFor("A") { $0.contains("┌ Subscribed") }
+        screen = try await tmux.waitFor("A") { $0.contains("┌ Subscribed") }
         #expect(screen.contains("Breaking news for World, Sports will reach this terminal."))
         try tmux.keys("A", "Enter")
-        screen = try tmux.waitFor("A") { $0.contains("✓ Registered World, Sports") }
+        screen = try await tmux.waitFor("A") { $0.contains("✓ Registered World, Sports") }
         #expect(screen.contains("[  ON ] World"))
         #expect(screen.contains("[  ON ] Sports"))
         let defaults = try String(contentsOfFile: homeA + "/config/defaults.json", encoding: .utf8)
@@ -44,54 +44,54 @@ struct TerminalUITests {
         try tmux.start(
             session: "B", command: binary,
             environment: ["BREAKING_NEWS_HOME": homeB, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen"])
-        try tmux.waitFor("B") { $0.contains("● online") }
+        try await tmux.waitFor("B") { $0.contains("● online") }
         try tmux.keys("B", "2")
         try tmux.type("B", "Earthquake drill at noon")
         try tmux.keys("B", "Escape", "a", "Space", "Up")
-        screen = try tmux.waitFor("B") { $0.contains("[x] World   [ ] Politics") }
+        screen = try await tmux.waitFor("B") { $0.contains("[x] World   [ ] Politics") }
         try tmux.keys("B", "Enter")
-        screen = try tmux.waitFor("B") { $0.contains("✓ sent") }
+        screen = try await tmux.waitFor("B") { $0.contains("✓ sent") }
         #expect(!screen.contains("Politics    ✓"))
 
         // The first terminal shows the toast and the log entry.
-        screen = try tmux.waitFor("A") { $0.contains("▶ Notification: Breaking World News : Earthquake drill at noon") }
+        screen = try await tmux.waitFor("A") { $0.contains("▶ Notification: Breaking World News : Earthquake drill at noon") }
         #expect(screen.contains("3 Log (1)"))
         try tmux.keys("A", "3")
-        screen = try tmux.waitFor("A") { $0.contains("World       Breaking World News : Earthquake drill at noon") }
+        screen = try await tmux.waitFor("A") { $0.contains("World       Breaking World News : Earthquake drill at noon") }
         #expect(screen.contains(" ● "))
 
         // Resizing to 40×12 and back leaves no garbage.
         let before = screen
         try tmux.resize("A", columns: 40, rows: 12)
-        screen = try tmux.waitFor("A") { $0.contains("Terminal too small") }
+        screen = try await tmux.waitFor("A") { $0.contains("Terminal too small") }
         #expect(screen.contains("(40×12; needs 50×14)"))
         try tmux.resize("A", columns: 100, rows: 30)
-        screen = try tmux.waitFor("A") { $0.contains("Breaking World News : Earthquake drill at noon") }
+        screen = try await tmux.waitFor("A") { $0.contains("Breaking World News : Earthquake drill at noon") }
         #expect(!screen.contains("too small"))
         #expect(screen.split(separator: "\n").first == before.split(separator: "\n").first)
         #expect(Array(screen.split(separator: "\n").dropFirst(3)) == Array(before.split(separator: "\n").dropFirst(3)))
 
         // q quits with status 0 and gives the terminal back.
         try tmux.keys("A", "q")
-        screen = try tmux.waitFor("A") { $0.contains("exit=") }
+        screen = try await tmux.waitFor("A") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
         #expect(!screen.contains("Breaking News"))
         try tmux.keys("B", "Escape", "q")
-        #expect(try tmux.waitFor("B") { $0.contains("exit=") }.contains("exit=0"))
+        #expect(try await tmux.waitFor("B") { $0.contains("exit=") }.contains("exit=0"))
     }
 
-    @Test func ctrlCAlsoRestoresTheTerminal() throws {
+    @Test func ctrlCAlsoRestoresTheTerminal() async throws {
         let tmux = Tmux()
         defer { tmux.killServer() }
         let user = Command.freshHome()
-        defer { _ = try? user.run(["hub", "stop"]) }
+        defer { _ = try? user.start(["hub", "stop"]) }
         var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
         environment["TERM"] = "screen"
         environment["NO_COLOR"] = "1"
         try tmux.start(session: "C", command: builtBinary().path, environment: environment)
-        try tmux.waitFor("C") { $0.contains("● online") }
+        try await tmux.waitFor("C") { $0.contains("● online") }
         try tmux.keys("C", "C-c")
-        let screen = try tmux.waitFor("C") { $0.contains("exit=") }
+        let screen = try await tmux.waitFor("C") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
         #expect(!screen.contains("Categories"))
     }

@@ -38,17 +38,19 @@ public final class RawConnection {
     }
 
     /// Reads until the server closes the connection or `timeout` seconds pass; returns what
-    /// came and whether the connection was closed.
-    public func readUntilClosed(timeout: Double) -> (text: String, closed: Bool) {
+    /// came and whether the connection was closed. Waits by sleeping, not by blocking a thread
+    /// of the cooperative pool, which a hub in this process needs to answer.
+    public func readUntilClosed(timeout: Double) async -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { return (String(decoding: received, as: UTF8.self), false) }
+            guard deadline.timeIntervalSinceNow > 0 else { return (String(decoding: received, as: UTF8.self), false) }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(left, 1) * 1000))
-            if ready <= 0 { continue }
+            if poll(&poller, 1, 0) <= 0 {
+                try? await Task.sleep(nanoseconds: 20_000_000)
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received += buffer[..<count]

@@ -163,4 +163,46 @@ import Testing
         streams.markRecorded([delivery])
         #expect(try streams.listen(hub: "news", device: "ab").unrecorded.isEmpty)
     }
+
+    static func deliveries(_ count: Int, device: String = "ab") -> [Delivery] {
+        (0..<count).map {
+            Delivery(
+                seq: Int64($0 + 1), hub: "news", device: device, notificationId: "n\($0)", template: "t", payload: "{}",
+                delivered: Date(), tags: nil)
+        }
+    }
+
+    /// Issue 10 item 4: forgetting a committed batch removed each delivery from its device's
+    /// list one by one, holding the registry lock: quadratic in the batch, the hub stalled.
+    @Test(.timeLimit(.minutes(1)))
+    func item4_aCommittedBatchIsForgottenInOnePass() throws {
+        let streams = DeviceStreams()
+        let batch = Self.deliveries(200_000)
+        streams.publish(batch, recorded: false)
+        #expect(try streams.listen(hub: "news", device: "ab").unrecorded.count == 200_000)
+        streams.markRecorded(batch)
+        #expect(try streams.listen(hub: "news", device: "ab").unrecorded.isEmpty)
+    }
+
+    /// Issue 10 item 4: a stream whose client stops reading kept every delivery in memory.
+    @Test(.timeLimit(.minutes(1)))
+    func item4_aStreamThatIsNotReadIsEndedNotGrown() async throws {
+        let streams = DeviceStreams(bufferLimit: 100)
+        let listener = try streams.listen(hub: "news", device: "ab")
+        streams.publish(Self.deliveries(150))
+        streams.tick()
+        var received = 0
+        for await event in listener.events {
+            if case .delivery = event { received += 1 }
+        }
+        #expect(received == 100)
+        #expect(streams.count == 0)
+    }
+
+    @Test func item4_aDeviceHasAtMostItsShareOfStreams() throws {
+        let streams = DeviceStreams(maximumPerDevice: 3)
+        for _ in 0..<3 { _ = try streams.listen(hub: "news", device: "ab") }
+        #expect(throws: DeviceStreams.ListenRefusal.self) { try streams.listen(hub: "news", device: "AB") }
+        _ = try streams.listen(hub: "news", device: "cd")
+    }
 }

@@ -19,6 +19,17 @@ import Testing
         #expect(try await raw(.GET, hub.baseURL + "/healthz").status == 200)
     }
 
+    /// Waits (60 s at most) until `/healthz` answers: under a flood, a request may wait its
+    /// turn or be cut while the hub sheds idle connections.
+    func waitHealthy(_ hub: TestHub) async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if (try? await raw(.GET, hub.baseURL + "/healthz").status) == 200 { return }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        Issue.record("the hub did not answer /healthz within 60 s")
+    }
+
     @Test func item1_pagingParametersAreCheckedNotTrusted() async throws {
         try await TestHub.with { hub in
             let filter = "$filter=DeviceToken%20eq%20'ab'"
@@ -225,7 +236,7 @@ import Testing
 
     @Test func item8_halfSentRequestsAreClosedAndTheHubKeepsAnswering() async throws {
         try await TestHub.with(configure: {
-            $0.idleTimeout = 1
+            $0.idleTimeout = 2
             $0.requestTimeout = 1
             $0.maximumConnections = 64
         }) { hub in
@@ -239,13 +250,13 @@ import Testing
             try body.send(
                 "PUT /news/installations/x HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
                     + "Content-Length: 100\r\n\r\n{\"installationId\"")
-            // The hub closes them all, and answers others meanwhile.
-            try await expectHealthy(hub)
-            for connection in halfSent.prefix(64) { #expect(connection.readUntilClosed(timeout: 60).closed) }
-            let answer = body.readUntilClosed(timeout: 60)
+            // The hub closes them all, and answers others meanwhile (queued behind them).
+            try await waitHealthy(hub)
+            for connection in halfSent.prefix(64) { #expect(await connection.readUntilClosed(timeout: 60).closed) }
+            let answer = await body.readUntilClosed(timeout: 60)
             #expect(answer.closed)
             #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
-            try await expectHealthy(hub)
+            try await waitHealthy(hub)
         }
     }
 
@@ -325,7 +336,7 @@ import Testing
                 headers: [("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "gcm")],
                 body: "{\"data\":\"a\u{0}b\"}")
             #expect(response.status == 400)
-            #expect(response.errorDetail?.contains("NUL") == true)
+            #expect(response.errorDetail?.contains("U+0000") == true)
         }
     }
 
@@ -348,6 +359,126 @@ import Testing
             }
             await hub.stop()
             await requests.value
+        }
+    }
+
+    // MARK: Found by the attack pass on the hardened hub
+
+    @Test func attack_systemTagsCannotBeClaimedByRegistrationsOrTemplates() async throws {
+        try await TestHub.with { hub in
+            let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
+            for tag in ["$InstallationId:{victim}", "$UserId:{someone}"] {
+                let entry = Self.templateEntry.replacingOccurrences(of: "<Tags>World</Tags>", with: "<Tags>World,\(tag)</Tags>")
+                    .replacingOccurrences(of: "FIELDS", with: "")
+                let response = try await raw(.POST, hub.baseURL + "/news/registrations", headers: headers, body: entry)
+                #expect(response.status == 400, "\(tag): \(response.body)")
+                #expect(response.errorDetail?.contains("system tag") == true)
+            }
+            var thief = newsInstallation("thief", device: randomDevice(), tags: [])
+            thief.templates?["simpleAPNSTemplate"]?.tags = ["$InstallationId:{victim}"]
+            let refused = await #expect(throws: HubError.self) {
+                try await hub.client(hub.listen).createOrUpdateInstallation(thief)
+            }
+            #expect(refused?.status == 400)
+        }
+    }
+
+    @Test func attack_aFilteredListingPagesAcrossRegistrationsAndInstallations() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            let client = try hub.client(hub.listen)
+            for i in 0..<3 { try await client.createOrUpdateInstallation(newsInstallation("s\(i)", device: device, tags: [])) }
+            _ = try await client.createOrUpdateRegistration(
+                Registration(kind: .appleNative, deviceToken: device, tags: ["World"]))
+            var ids: [String] = []
+            var token: String? = "0"
+            while let next = token {
+                let page = try await get(
+                    hub, "/news/registrations?$filter=DeviceToken%20eq%20'\(device)'&$top=2&continuationtoken=\(next)")
+                #expect(page.status == 200)
+                let entries = try Registration.parseFeed(page.body)
+                #expect(entries.count <= 2)
+                ids += entries.compactMap(\.registrationId)
+                token = page.headers.first(name: "x-ms-continuationtoken")
+            }
+            // One legacy registration, then each installation's native and template projection.
+            #expect(ids.count == 7)
+            #expect(Set(ids).count == 7)
+        }
+    }
+
+    @Test func attack_whatAHubHoldsIsBoundedInBytes() async throws {
+        try await TestHub.with(configure: { $0.maximumBytesPerHub = 48 * 1024 }) { hub in
+            let client = try hub.client(hub.listen)
+            func big(_ id: String, _ kilobytes: Int) -> Installation {
+                var installation = newsInstallation(id, device: randomDevice(), tags: [])
+                installation.pushVariables = ["pad": String(repeating: "p", count: kilobytes * 1024)]
+                return installation
+            }
+            for i in 0..<4 { try await client.createOrUpdateInstallation(big("b\(i)", 10)) }
+            let refused = await #expect(throws: HubError.self) { try await client.createOrUpdateInstallation(big("b4", 10)) }
+            #expect(refused?.status == 403)
+            #expect(refused?.detail.contains("MB") == true)
+            // Growing one that exists counts too; deleting gives the room back.
+            await #expect(throws: HubError.self) { try await client.createOrUpdateInstallation(big("b0", 20)) }
+            try await client.deleteInstallation(id: "b1")
+            try await client.createOrUpdateInstallation(big("b4", 10))
+        }
+    }
+
+    @Test func attack_streamsCannotHoldEveryConnection() async throws {
+        try await TestHub.with(configure: { $0.maximumConnections = 8 }) { hub in
+            func openStream(closing: Bool = false) throws -> RawConnection {
+                let connection = try RawConnection(port: hub.port)
+                try connection.send(
+                    "GET \(SandboxDelivery.path(hub: "news", device: randomDevice(), resource: "stream")) HTTP/1.1\r\n"
+                        + "Host: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
+                        + (closing ? "Connection: close\r\n\r\n" : "\r\n"))
+                return connection
+            }
+            // Six of the eight connections may stream (three quarters).
+            var open: [RawConnection] = []
+            for _ in 0..<6 { open.append(try openStream()) }
+            var streaming = false
+            for _ in 0..<600 where !streaming {
+                streaming = try await raw(.GET, hub.baseURL + "/metrics").body.contains("hub_stream_clients 6")
+                if !streaming { try await Task.sleep(nanoseconds: 50_000_000) }
+            }
+            #expect(streaming)
+            // The seventh is turned away, and the hub still answers everything else.
+            let seventh = try openStream(closing: true)
+            let answer = await seventh.readUntilClosed(timeout: 60)
+            #expect(answer.text.hasPrefix("HTTP/1.1 503"), "\(answer.text)")
+            #expect(answer.text.contains("Retry-After"))
+            try await expectHealthy(hub)
+            open.removeAll()
+        }
+    }
+
+    @Test func attack_controlCharactersInAnyBodyAreRefused() async throws {
+        try await TestHub.with { hub in
+            let response = try await raw(
+                .POST, hub.baseURL + "/news/messages",
+                headers: [("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "apple")],
+                body: "{\"aps\":{\"alert\":\"a\u{1}b\"}}")
+            #expect(response.status == 400)
+            #expect(response.errorDetail?.contains("U+0001") == true)
+        }
+    }
+
+    @Test func attack_malformedFramingIsTheClientsError() async throws {
+        try await TestHub.with { hub in
+            let connection = try RawConnection(port: hub.port)
+            try connection.send(
+                "PUT /news/installations/x HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
+                    + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nabc")
+            let answer = await connection.readUntilClosed(timeout: 60)
+            #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
+            let hostile = try RawConnection(port: hub.port)
+            try hostile.send("GET /healthz HTTP/1.1\r\nHost: a\"<b>\r\nConnection: close\r\n\r\n")
+            #expect(await hostile.readUntilClosed(timeout: 60).text.hasPrefix("HTTP/1.1 400"))
+            let metrics = try await raw(.GET, hub.baseURL + "/metrics")
+            #expect(!metrics.body.contains("status=\"500\""), "\(metrics.body)")
         }
     }
 }

@@ -48,4 +48,33 @@ import Testing
             #expect(index.resolve(nil, templates: false).count == model.count)
         }
     }
+
+    /// Issue 10 item 10: every distinct template body stayed numbered after its last user
+    /// was deleted, and each send sized a cache by all of them.
+    @Test func templateNumbersAreGivenBackWithTheirLastUser() {
+        var index = TagIndex()
+        for i in 0..<300 {
+            let templates = Dictionary(
+                uniqueKeysWithValues: (0..<10).map {
+                    ("t\($0)", InstallationTemplate(body: #"{"aps":{"alert":"$(m)"},"i":\#(i * 10 + $0)}"#))
+                })
+            let installation = Installation(
+                installationId: "i\(i)", platform: .apns, pushChannel: "AB", tags: ["World"], templates: templates)
+            index.setInstallation(installation, id: "i\(i)", hub: "news")
+        }
+        #expect(index.templateCount == 3000)
+        #expect(index.templateNumberLimit == 3000)
+        for i in (0..<300).shuffled() { index.setInstallation(nil, id: "i\(i)", hub: "news") }
+        #expect(index.templateCount == 0)
+        #expect(index.templateNumberLimit == 0)
+        #expect(index.targetCount == 0)
+        // A body two installations share stays while one of them holds it.
+        index.setInstallation(newsInstallation("a", device: "AB", tags: []), id: "a", hub: "news")
+        index.setInstallation(newsInstallation("b", device: "CD", tags: []), id: "b", hub: "news")
+        #expect(index.templateCount == 1)
+        index.setInstallation(nil, id: "a", hub: "news")
+        #expect(index.templateCount == 1)
+        index.setInstallation(nil, id: "b", hub: "news")
+        #expect(index.templateCount == 0)
+    }
 }

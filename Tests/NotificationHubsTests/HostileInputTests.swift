@@ -23,6 +23,20 @@ struct HostileInputTests {
         }
     }
 
+    /// Found by `make fuzz` (tag-expression): a parenthesised `&&` inside `&&` made a nested
+    /// tree whose text read back as a flat one.
+    @Test(arguments: ["!!!(a&&(a&&b)||cb)||c", "a&&(b&&c)", "(a||b)||(c||(d))", "((a))", "!(a&&b)&&(c&&!d)"])
+    func fuzzFinding_anExpressionReadsBackFromItsText(text: String) throws {
+        let expression = try TagExpression(parsing: text)
+        #expect(try TagExpression(parsing: expression.description) == expression)
+    }
+
+    @Test func nestedGroupsOfOneOperatorAreOneGroup() throws {
+        #expect(try TagExpression(parsing: "a&&(b&&c)") == .and([.tag("a"), .tag("b"), .tag("c")]))
+        #expect(try TagExpression(parsing: "(a||b)||c") == .or([.tag("a"), .tag("b"), .tag("c")]))
+        #expect(try TagExpression(parsing: "(a||b)&&c") == .and([.or([.tag("a"), .tag("b")]), .tag("c")]))
+    }
+
     @Test(arguments: [
         ("<a>x&#0;y</a>", "&#0;"), ("<a>&#x1B;[2J</a>", "&#x1B;"), ("<a>\u{1}</a>", "U+0001"), ("<a b=\"\u{8}\"/>", "U+0008"),
         ("<a><![CDATA[\u{0}]]></a>", "U+0000"), ("<a>&#xFFFE;</a>", "U+FFFE"), ("<a>\u{FFFF}</a>", "U+FFFF"),
@@ -34,6 +48,16 @@ struct HostileInputTests {
         } catch {
             #expect(error.description.contains(named), "\(error)")
         }
+    }
+
+    /// Found by `make fuzz` (xml): `&quot;` followed by a combining mark was not decoded,
+    /// because as Characters `;` and the mark are one.
+    @Test func fuzzFinding_entitiesBeforeCombiningMarksAreDecoded() throws {
+        let text = "\"\u{329} <y>"
+        let escaped = XMLNode.escape(text)
+        #expect(try XMLNode(parsing: "<r a=\"\(escaped)\">\(escaped)</r>").text == text)
+        #expect(try XMLNode(parsing: "<r>&amp;&#x301;&lt;&#809;</r>").text == "&\u{301}<\u{329}")
+        #expect(throws: XMLParseError.self) { try XMLNode(parsing: "<r>&#+65;</r>") }
     }
 
     @Test func item2_xmlStillTakesTabsLineBreaksAndEveryCharacter() throws {

@@ -40,6 +40,8 @@ public final class HubEngine: Sendable {
     public let metrics = HubMetrics()
     /// Installations, and legacy registrations, one hub may hold.
     public let maximumPerHub: Int
+    /// Bytes their strings may take in all, per hub (`Installation.storedSize`).
+    public let maximumBytesPerHub: Int
     /// At most this many devices are reached by a test send, as on the service.
     public let testSendLimit: Int
     let directory: Mutex<HubDirectory>
@@ -70,12 +72,13 @@ public final class HubEngine: Sendable {
 
     public init(
         store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
-        maximumInstallationsPerHub: Int = 100_000, maximumStreamsPerDevice: Int = 16,
-        logger: Logger = Logger(label: "local-hub")
+        maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20, maximumStreamsPerDevice: Int = 16,
+        maximumStreams: Int = .max, logger: Logger = Logger(label: "local-hub")
     ) {
         self.store = store
-        self.streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice)
+        self.streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
         self.maximumPerHub = maximumInstallationsPerHub
+        self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval
         self.hubNames = hubs
         self.directory = Mutex(HubDirectory(names: hubs))
@@ -152,50 +155,56 @@ public final class HubEngine: Sendable {
         directory.withLock { $0[hub]?.registrations[id] }
     }
 
-    /// Legacy registrations, optionally those carrying `tag`, ordered by id.
-    public func registrations(hub: String, tag: String? = nil, deviceToken: String? = nil) -> [StoredRegistration] {
-        directory.withLock { directory in
-            (directory[hub]?.registrations.values ?? [:].values)
-                .filter { stored in
-                    (tag.map { stored.registration.tags.contains($0) } ?? true)
-                        && (deviceToken.map { stored.registration.deviceToken.lowercased() == $0.lowercased() } ?? true)
-                }
-                .sorted { $0.id < $1.id }
+    /// One page of what `GET /{hub}/registrations` lists: legacy registrations by id, then
+    /// installations by id, each as its native registration and one per template by name, as
+    /// the service projects them; those carrying `tag` or of `deviceToken` when given. Only
+    /// the page is built, outside the directory's lock: a listing costs what it returns.
+    public func registrationFeed(hub: String, tag: String?, deviceToken: String?, start: Int, limit: Int) -> FeedPage {
+        guard let tables = directory.withLock({ $0[hub] }) else { return FeedPage() }
+        let device = deviceToken?.lowercased()
+        var page = FeedPage()
+        var position = 0
+        /// Counts one entry; whether it falls in the page.
+        func take() -> Bool {
+            defer { position += 1 }
+            return position >= start && page.count < limit
         }
-    }
-
-    /// Installations projected as registrations (native and one per template), as the
-    /// service lists them.
-    public func projectedRegistrations(hub: String, tag: String? = nil, deviceToken: String? = nil) -> [Registration] {
-        directory.withLock { directory in
-            guard let tables = directory[hub] else { return [] }
-            var result: [Registration] = []
-            for installation in tables.installations.values.sorted(by: { $0.installationId < $1.installationId })
-            where installation.platform == .apns {
-                guard let handle = installation.pushChannel?.handle else { continue }
-                if let deviceToken, handle.lowercased() != deviceToken.lowercased() { continue }
-                let tags = installation.effectiveTags
+        let legacy = tables.registrations.values.filter { stored in
+            (tag.map { stored.registration.tags.contains($0) } ?? true)
+                && (device.map { stored.registration.deviceToken.lowercased() == $0 } ?? true)
+        }
+        for stored in legacy.sorted(by: { $0.id < $1.id }) where take() { page.stored.append(stored) }
+        let installations = tables.installations.values.filter { installation in
+            guard installation.platform == .apns, let handle = installation.pushChannel?.handle else { return false }
+            return device.map { handle.lowercased() == $0 } ?? true
+        }
+        for installation in installations.sorted(by: { $0.installationId < $1.installationId }) {
+            let handle = installation.pushChannel?.handle ?? ""
+            let tags = installation.effectiveTags
+            if tag.map({ tags.contains($0) }) ?? true, take() {
                 var native = Registration(kind: .appleNative, deviceToken: handle, tags: tags)
                 native.registrationId = TagIndex.projectedRegistrationId(
                     hub: tables.name, owner: installation.installationId, template: "")
                 native.etag = "1"
                 native.expirationTime = installation.expirationTime
-                if tag.map({ tags.contains($0) }) ?? true { result.append(native) }
-                for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    var projected = Registration(
-                        kind: .appleTemplate, deviceToken: handle, tags: tags + (template.tags ?? [name]),
-                        bodyTemplate: template.body,
-                        templateName: name)
-                    projected.registrationId = TagIndex.projectedRegistrationId(
-                        hub: tables.name, owner: installation.installationId, template: name)
-                    projected.etag = "1"
-                    projected.expiry = template.expiry
-                    projected.expirationTime = installation.expirationTime
-                    if tag.map({ projected.tags.contains($0) }) ?? true { result.append(projected) }
-                }
+                page.projected.append(native)
             }
-            return result
+            for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let templateTags = tags + (template.tags ?? [name])
+                guard tag.map({ templateTags.contains($0) }) ?? true, take() else { continue }
+                var projected = Registration(
+                    kind: .appleTemplate, deviceToken: handle, tags: templateTags, bodyTemplate: template.body,
+                    templateName: name)
+                projected.registrationId = TagIndex.projectedRegistrationId(
+                    hub: tables.name, owner: installation.installationId, template: name)
+                projected.etag = "1"
+                projected.expiry = template.expiry
+                projected.expirationTime = installation.expirationTime
+                page.projected.append(projected)
+            }
         }
+        page.total = position
+        return page
     }
 
     public var installationCount: Int { directory.withLock { $0.installationCount } }
@@ -269,9 +278,10 @@ public final class HubEngine: Sendable {
         /// Lower-cased id → the id stored now (nil: none), for the case rule.
         var foldedInstallations: [String: String?] = [:]
         var foldedRegistrations: [String: String?] = [:]
-        /// Change in the number held, by lower-cased hub.
+        /// Change in the number held, and in the bytes stored, by lower-cased hub.
         var installationDelta: [String: Int] = [:]
         var registrationDelta: [String: Int] = [:]
+        var bytesDelta: [String: Int] = [:]
 
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
@@ -348,15 +358,32 @@ public final class HubEngine: Sendable {
             let delta = (installations ? overlay.installationDelta : overlay.registrationDelta)[hub.lowercased()] ?? 0
             return (pending ?? stored, count + delta)
         }
+        /// Whether the hub's stored bytes stay within the budget after `change`; counts it when so.
+        func fits(_ hub: String, _ change: Int) -> Bool {
+            let key = hub.lowercased()
+            if change > 0 {
+                let stored = directory.withLock { $0[hub]?.storedBytes ?? 0 }
+                guard stored + (overlay.bytesDelta[key] ?? 0) + change <= maximumBytesPerHub else { return false }
+            }
+            overlay.bytesDelta[key, default: 0] += change
+            return true
+        }
+        let overBudget = WriteResult.quotaExceeded(
+            "the hub's installations and registrations would take more than \(maximumBytesPerHub / 1_048_576) MB, the most it holds; delete some first"
+        )
         switch request {
         case .putInstallation(let hub, let installation):
             let id = installation.installationId
-            if currentInstallation(hub, id) == nil {
+            let current = currentInstallation(hub, id)
+            if current == nil {
                 let held = holding(installations: true, hub, id)
                 if let existing = held.folded { return Self.caseConflict("installation", existing: existing, id: id) }
                 guard held.count < maximumPerHub else {
                     return .quotaExceeded("the hub holds \(held.count) installations, the most it may; delete some first")
                 }
+            }
+            guard fits(hub, installation.storedSize - (current?.storedSize ?? 0)) else { return overBudget }
+            if current == nil {
                 overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(id)
                 overlay.installationDelta[hub.lowercased(), default: 0] += 1
             }
@@ -365,19 +392,22 @@ public final class HubEngine: Sendable {
             published.append((0, hub, id))
             return .installation(installation)
         case .patchInstallation(let hub, let id, let operations):
-            guard var installation = currentInstallation(hub, id) else { return .notFound("Installation not found") }
+            guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
+            var installation = current
             do {
                 try installation.apply(operations)
                 installation = try installation.validatedForStorage(lastUpdate: W3CDate.format(now))
             } catch {
                 return .invalid(error.description)
             }
+            guard fits(hub, installation.storedSize - current.storedSize) else { return overBudget }
             overlay.installations[Overlay.key(hub, id)] = .some(installation)
             mutations.append(.upsertInstallation(hub: hub, installation))
             published.append((0, hub, id))
             return .installation(installation)
         case .deleteInstallation(let hub, let id):
-            guard currentInstallation(hub, id) != nil else { return .done }
+            guard let current = currentInstallation(hub, id) else { return .done }
+            _ = fits(hub, -current.storedSize)
             overlay.installations[Overlay.key(hub, id)] = .some(nil)
             overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(nil)
             overlay.installationDelta[hub.lowercased(), default: 0] -= 1
@@ -400,6 +430,9 @@ public final class HubEngine: Sendable {
                 guard held.count < maximumPerHub else {
                     return .quotaExceeded("the hub holds \(held.count) registrations, the most it may; delete some first")
                 }
+            }
+            guard fits(hub, registration.storedSize - (existing?.registration.storedSize ?? 0)) else { return overBudget }
+            if existing == nil {
                 overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(id)
                 overlay.registrationDelta[hub.lowercased(), default: 0] += 1
             }
@@ -420,6 +453,7 @@ public final class HubEngine: Sendable {
                     return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
                 }
             }
+            _ = fits(hub, -existing.registration.storedSize)
             overlay.registrations[Overlay.key(hub, id)] = .some(nil)
             overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(nil)
             overlay.registrationDelta[hub.lowercased(), default: 0] -= 1
@@ -431,6 +465,17 @@ public final class HubEngine: Sendable {
             return .done
         }
     }
+}
+
+/// One page of the registration feed.
+public struct FeedPage: Sendable {
+    /// Legacy registrations on the page, then installations projected as registrations.
+    public var stored: [StoredRegistration] = []
+    public var projected: [Registration] = []
+    /// Entries matching in all, on every page.
+    public var total = 0
+
+    public var count: Int { stored.count + projected.count }
 }
 
 /// A test send's outcome, set once by the dispatcher and awaited by the request.

@@ -13,18 +13,23 @@ struct HubTables: Sendable {
     var installationIdsByFolded: [String: String] = [:]
     var registrationIdsByFolded: [String: String] = [:]
     var index = TagIndex()
+    /// What the installations and registrations take as stored (`storedSize`): the budget
+    /// that bounds what a hub holds in memory.
+    var storedBytes = 0
 
     init(name: String) {
         self.name = name
     }
 
     mutating func setInstallation(_ installation: Installation?, id: String) {
+        storedBytes += (installation?.storedSize ?? 0) - (installations[id]?.storedSize ?? 0)
         installations[id] = installation
         Self.track(id, present: installation != nil, in: &installationIdsByFolded)
         index.setInstallation(installation, id: id, hub: name)
     }
 
     mutating func setRegistration(_ stored: StoredRegistration?, id: String) {
+        storedBytes += (stored?.registration.storedSize ?? 0) - (registrations[id]?.registration.storedSize ?? 0)
         registrations[id] = stored
         Self.track(id, present: stored != nil, in: &registrationIdsByFolded)
         index.setRegistration(stored?.registration, id: id)

@@ -50,7 +50,7 @@ public struct TagIndex: Sendable {
     /// Template bodies in use, numbered; a number is freed with the last target using it.
     private var templateNumbers: [String: NumberedTemplate] = [:]
     private var templateKeys: [Int32: String] = [:]
-    private var freeTemplateNumbers: [Int32] = []
+    private var freeTemplateNumbers: Set<Int32> = []
     private var templateNumberEnd: Int32 = 0
 
     private struct NumberedTemplate {
@@ -162,7 +162,7 @@ public struct TagIndex: Sendable {
         }
         let compiled = platform.usesJSONTemplates ? try? Template.compiled(body: body) : nil
         let number: Int32
-        if let free = freeTemplateNumbers.popLast() {
+        if let free = freeTemplateNumbers.popFirst() {
             number = free
         } else {
             number = templateNumberEnd
@@ -180,11 +180,9 @@ public struct TagIndex: Sendable {
         guard templateNumbers[key]!.users == 0 else { return }
         templateNumbers[key] = nil
         templateKeys[number] = nil
-        if number == templateNumberEnd - 1 {
-            templateNumberEnd -= 1
-        } else {
-            freeTemplateNumbers.append(number)
-        }
+        freeTemplateNumbers.insert(number)
+        // Numbers at the end are given back, so per-send caches shrink with the hub.
+        while templateNumberEnd > 0, freeTemplateNumbers.remove(templateNumberEnd - 1) != nil { templateNumberEnd -= 1 }
     }
 
     private mutating func add(_ target: DeliveryTarget, tags: [String], isTemplate: Bool) {

@@ -36,11 +36,15 @@ public final class DeviceStreams: Sendable {
     private let registry = Mutex(Registry())
     /// Streams one device may have open at once.
     public let maximumPerDevice: Int
+    /// Streams open at once in all: fewer than the connections the server takes, so that
+    /// streams (which never time out) cannot hold every connection.
+    public let maximum: Int
     /// Events one stream may have waiting for its client.
     public let bufferLimit: Int
 
-    public init(maximumPerDevice: Int = 16, bufferLimit: Int = 1024) {
+    public init(maximumPerDevice: Int = 16, maximum: Int = .max, bufferLimit: Int = 1024) {
         self.maximumPerDevice = maximumPerDevice
+        self.maximum = maximum
         self.bufferLimit = bufferLimit
     }
 
@@ -50,6 +54,8 @@ public final class DeviceStreams: Sendable {
     public enum ListenRefusal: Error, Sendable {
         /// The device has `maximumPerDevice` streams open.
         case tooManyStreams
+        /// `maximum` streams are open.
+        case full
         /// The hub is shutting down.
         case closed
     }
@@ -64,6 +70,7 @@ public final class DeviceStreams: Sendable {
         let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
             if registry.closed { return .failure(.closed) }
             if registry.listeners[key, default: [:]].count >= maximumPerDevice { return .failure(.tooManyStreams) }
+            if registry.count >= maximum { return .failure(.full) }
             registry.nextId += 1
             registry.listeners[key, default: [:]][registry.nextId] = continuation
             registry.count += 1

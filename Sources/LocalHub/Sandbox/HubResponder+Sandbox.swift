@@ -102,6 +102,12 @@ extension HubResponder {
             refusal.headers[.retryAfter] = "5"
             throw refusal
         }
+        guard engine.streams.count < engine.streams.maximum else {
+            var refusal = HubRefusal(
+                .serviceUnavailable, "The hub has \(engine.streams.maximum) streams open, the most it serves; try again later")
+            refusal.headers[.retryAfter] = "30"
+            throw refusal
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"

@@ -69,6 +69,12 @@ struct HubRequest {
     /// The host the client addressed (for token audiences and `Location`), port included.
     var authority: String { request.head.authority ?? header("Host") ?? "localhost" }
 
+    /// A byte of a host name, an IPv4 or bracketed IPv6 address, and a port.
+    static func isAuthorityByte(_ byte: UInt8) -> Bool {
+        PercentEncoding.isUnreserved(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[")
+            || byte == UInt8(ascii: "]")
+    }
+
     /// A query flag such as `test` or `direct`: present bare or with any value but `false`.
     func flag(_ name: String) -> Bool {
         guard let value = query[name] else { return false }

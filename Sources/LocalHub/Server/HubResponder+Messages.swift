@@ -51,8 +51,9 @@ extension HubResponder {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw HubRefusal.badRequest("The notification body is not UTF-8 text")
         }
-        if bytes.contains(0) {
-            throw HubRefusal.badRequest("The notification body holds a NUL character (U+0000), which cannot be sent")
+        if let bad = StoredText.forbidden(in: text, lineBreaks: true) {
+            throw HubRefusal.badRequest(
+                "The notification body holds \(StoredText.describe(bad)), which no payload may carry")
         }
         if format == .template {
             do {

@@ -101,27 +101,26 @@ extension HubResponder {
     /// A feed of legacy registrations plus installations projected as registrations, paged
     /// by `$top` and `continuationtoken`.
     func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) throws -> Response {
-        let stored = engine.registrations(hub: hub, tag: tag, deviceToken: deviceToken)
-        let now = W3CDate.format(Date())
-        let base = "\(baseURL(r))/\(hub)/registrations"
-        var entries = stored.map { s in
-            s.registration.responseEntryXML(
-                selfURL: "\(base)/\(s.id)?api-version=\(r.apiVersion ?? "2015-01")", published: W3CDate.format(s.created),
-                updated: W3CDate.format(s.updated))
-        }
-        entries += engine.projectedRegistrations(hub: hub, tag: tag, deviceToken: deviceToken).map { registration in
-            registration.responseEntryXML(
-                selfURL: "\(base)/\(registration.registrationId ?? "")?api-version=\(r.apiVersion ?? "2015-01")", published: now,
-                updated: now)
-        }
         let start = try pagingNumber(r, "continuationtoken") ?? 0
         let top = max(1, min(try pagingNumber(r, "$top") ?? 100, 100))
-        let page = Array(entries.dropFirst(start).prefix(top))
+        let page = engine.registrationFeed(hub: hub, tag: tag, deviceToken: deviceToken, start: start, limit: top)
+        let now = W3CDate.format(Date())
+        let base = "\(baseURL(r))/\(hub)/registrations"
+        let version = r.apiVersion ?? "2015-01"
+        var entries = page.stored.map { s in
+            s.registration.responseEntryXML(
+                selfURL: "\(base)/\(s.id)?api-version=\(version)", published: W3CDate.format(s.created),
+                updated: W3CDate.format(s.updated))
+        }
+        entries += page.projected.map { registration in
+            registration.responseEntryXML(
+                selfURL: "\(base)/\(registration.registrationId ?? "")?api-version=\(version)", published: now, updated: now)
+        }
         var headers = HTTPFields()
-        if start + page.count < entries.count {
+        if start + page.count < page.total {
             headers[HTTPField.Name("x-ms-continuationtoken")!] = String(start + page.count)
         }
-        let feed = Registration.feedXML(selfURL: base, updated: now, entries: page)
+        let feed = Registration.feedXML(selfURL: base, updated: now, entries: entries)
         return HubReply.body(.ok, feed, contentType: Self.atomFeedType, trackingId: r.trackingId, headers: headers)
     }
 

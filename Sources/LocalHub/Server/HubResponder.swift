@@ -60,6 +60,10 @@ struct HubResponder: HTTPResponder {
     }
 
     private func dispatch(_ r: HubRequest, route: inout String) async throws -> Response {
+        // The host is signed into token audiences and written into Location headers.
+        guard r.authority.utf8.allSatisfy(HubRequest.isAuthorityByte) else {
+            throw HubRefusal.badRequest("The Host header is not a host name or address with a port")
+        }
         let s = r.lowered
         switch s.count {
         case 1 where s[0] == "healthz":
@@ -192,6 +196,9 @@ struct HubResponder: HTTPResponder {
             return buffer.readBytes(length: buffer.readableBytes) ?? []
         } catch is NIOTooManyBytesError {
             throw HubRefusal(.contentTooLarge, "The request body is larger than \(limit) bytes")
+        } catch {
+            // Malformed framing, a client gone halfway, or the body deadline: the client's doing.
+            throw HubRefusal.badRequest("The request body could not be read: \(error)")
         }
     }
 }

@@ -28,7 +28,8 @@ public struct LocalHubConfiguration: Sendable {
     /// Seconds a connection may wait for a request's head, or sit idle between requests,
     /// before it is closed.
     public var idleTimeout: Double
-    /// Seconds a request's body may take to arrive after its head (408 and close after).
+    /// Seconds a request's body may take to arrive after its head (408 and close after);
+    /// shorter than `idleTimeout`, so a stalled body is answered before the connection is cut.
     public var requestTimeout: Double
     /// Connections served at once; more wait in the listen queue. Clipped to what the
     /// process's descriptor limit allows, with room kept for the database and files.
@@ -37,14 +38,18 @@ public struct LocalHubConfiguration: Sendable {
     public var maximumStreamsPerDevice: Int
     /// Installations one hub holds, and legacy registrations one hub holds (403 above).
     public var maximumInstallationsPerHub: Int
+    /// Bytes the strings of one hub's installations and registrations may take in all (403
+    /// above): what bounds the memory a hub needs, whoever registers.
+    public var maximumBytesPerHub: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
         hubs: [String] = [LocalHubConfiguration.defaultHubName], tls: Bool = false, logLevel: Logger.Level = .info,
         keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
-        idleTimeout: Double = 30, requestTimeout: Double = 30, maximumConnections: Int = 4096,
-        maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000
+        idleTimeout: Double = 30, requestTimeout: Double = 20, maximumConnections: Int = 4096,
+        maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20
     ) {
+        self.maximumBytesPerHub = maximumBytesPerHub
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.maximumConnections = maximumConnections

@@ -38,13 +38,14 @@ public enum LocalHubServer {
         let keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
         let store = try SQLiteHubStore(path: configuration.databaseURL.path)
         try DataFolder.prepare(directory)
+        let limits = ConnectionLimits(configuration: configuration, logger: logger)
         let engine = HubEngine(
             store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
             maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
-            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, logger: logger)
+            maximumBytesPerHub: configuration.maximumBytesPerHub,
+            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams, logger: logger)
         try await engine.start()
 
-        let limits = ConnectionLimits(configuration: configuration, logger: logger)
         let channel = HTTP1Channel.Configuration(
             additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.requestTimeout)],
             idleTimeout: limits.idleTimeout,
@@ -135,6 +136,8 @@ public final class LocalHubShutdown: Sendable {
 /// The connection limits the server runs with, fitted to the process's descriptor limit.
 struct ConnectionLimits {
     let connections: Int
+    /// Three quarters of the connections: the rest stay for requests.
+    var streams: Int { max(1, connections * 3 / 4) }
     let idleTimeout: TimeAmount
     let requestTimeout: TimeAmount
 

@@ -31,9 +31,7 @@ extension Installation {
         } catch {
             throw InstallationError(error.description)
         }
-        if let system = checkedTags.first(where: { $0.hasPrefix("$") }) {
-            throw InstallationError("the tag '\(system)' is a system tag; the hub adds $InstallationId and $UserId itself")
-        }
+        try Tag.refuseSystemTags(checkedTags)
         result.tags = checkedTags.isEmpty ? nil : checkedTags
         if let templates {
             guard templates.count <= Self.maximumTemplates else {
@@ -119,17 +117,19 @@ extension InstallationTemplate {
         // The name is a tag of the template even when it could not be one (the service's own
         // recordings show "Template Name"); the other tags follow the tag rules.
         let given = self.tags ?? []
+        let others: [String]
+        var before = 0
         do throws(TagError) {
-            let others = try Tag.validateList(given.filter { $0 != name })
+            others = try Tag.validateList(given.filter { $0 != name })
             // Where the name was given, it stays; otherwise it comes first.
-            var before = 0
             if let position = given.firstIndex(of: name) {
                 before = try Tag.validateList(given[..<position].filter { $0 != name }).count
             }
-            result.tags = Array(others[..<before]) + [name] + others[before...]
         } catch {
             throw InstallationError("template '\(name)': \(error.description)")
         }
+        try Tag.refuseSystemTags(others)
+        result.tags = Array(others[..<before]) + [name] + others[before...]
         return result
     }
 
@@ -154,6 +154,7 @@ extension Registration {
         } catch {
             throw InstallationError(error.description)
         }
+        try Tag.refuseSystemTags(result.tags)
         // Named as on the wire first; then the template rules shared with installations.
         if let templateName { try StoredText.check(templateName, field: "the TemplateName") }
         if let expiry { try StoredText.check(expiry, field: "the Expiry") }
@@ -179,5 +180,40 @@ extension Registration {
         }
         if let expirationTime { try StoredText.check(expirationTime, field: "the ExpirationTime") }
         return result
+    }
+}
+
+extension Installation {
+    /// About how many bytes the installation takes as stored: the length of its strings.
+    /// What a hub's budget counts (cheaper than writing the JSON out).
+    public var storedSize: Int {
+        var size = installationId.utf8.count + (userId?.utf8.count ?? 0) + 64
+        switch pushChannel {
+        case .handle(let handle)?: size += handle.utf8.count
+        case .browser(let endpoint, let p256dh, let auth)?: size += endpoint.utf8.count + p256dh.utf8.count + auth.utf8.count
+        case nil: break
+        }
+        size += (tags ?? []).reduce(0) { $0 + $1.utf8.count + 3 }
+        size += (pushVariables ?? [:]).reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+        for (name, template) in templates ?? [:] {
+            size += name.utf8.count + (template.body?.utf8.count ?? 0) + (template.expiry?.utf8.count ?? 0) + 32
+            size += (template.tags ?? []).reduce(0) { $0 + $1.utf8.count + 3 }
+            size += (template.headers ?? [:]).reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+        }
+        size += (secondaryTiles ?? [:]).reduce(0) { $0 + $1.key.utf8.count + $1.value.text.utf8.count }
+        return size
+    }
+}
+
+extension Registration {
+    /// About how many bytes the registration takes as stored (see `Installation.storedSize`).
+    public var storedSize: Int {
+        var size = deviceToken.utf8.count + (registrationId?.utf8.count ?? 0) + 96
+        size += tags.reduce(0) { $0 + $1.utf8.count + 1 }
+        size += (bodyTemplate?.utf8.count ?? 0) + (templateName?.utf8.count ?? 0) + (expiry?.utf8.count ?? 0)
+        size += (priority?.utf8.count ?? 0) + (expirationTime?.utf8.count ?? 0)
+        size += apnsHeaders.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 48 }
+        size += (pushVariables ?? [:]).reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+        return size
     }
 }

@@ -53,6 +53,16 @@ public enum Tag {
         return tag
     }
 
+    /// Refuses `$InstallationId:{…}` and `$UserId:{…}` among tags a client gives: the hub adds
+    /// them itself from the installation's id and user, and a client that could claim another
+    /// installation's system tag would receive what is sent to that installation alone.
+    public static func refuseSystemTags(_ tags: [String]) throws(InstallationError) {
+        if let system = tags.first(where: { $0.hasPrefix("$") }) {
+            throw InstallationError(
+                "the tag '\(system)' is a system tag; the hub adds $InstallationId and $UserId itself")
+        }
+    }
+
     /// Checks the tags of one installation or registration: each tag, at most 60, at most
     /// one `$InstallationId` and one `$UserId`. Returns them canonical and without duplicates.
     public static func validateList(_ tags: [String]) throws(TagError) -> [String] {

@@ -200,22 +200,35 @@ private struct TagExpressionParser {
         }
     }
 
+    /// `a || (b || c)` reads as `a || b || c`, and `&&` likewise: one expression has one tree,
+    /// the one its `description` reads back to.
     mutating func parseExpression() throws(TagExpressionError) -> TagExpression {
-        var terms = [try parseAnd()]
-        while try peek()?.kind == .or {
-            _ = try next()
-            terms.append(try parseAnd())
-        }
+        var terms: [TagExpression] = []
+        repeat {
+            switch try parseAnd() {
+            case .or(let inner): terms += inner
+            case let term: terms.append(term)
+            }
+        } while try consume(.or)
         return terms.count == 1 ? terms[0] : .or(terms)
     }
 
     mutating func parseAnd() throws(TagExpressionError) -> TagExpression {
-        var terms = [try parseUnary()]
-        while try peek()?.kind == .and {
-            _ = try next()
-            terms.append(try parseUnary())
-        }
+        var terms: [TagExpression] = []
+        repeat {
+            switch try parseUnary() {
+            case .and(let inner): terms += inner
+            case let term: terms.append(term)
+            }
+        } while try consume(.and)
         return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    /// Takes the next token when it is `kind`.
+    mutating func consume(_ kind: Kind) throws(TagExpressionError) -> Bool {
+        guard try peek()?.kind == kind else { return false }
+        _ = try next()
+        return true
     }
 
     mutating func parseUnary() throws(TagExpressionError) -> TagExpression {

@@ -80,9 +80,22 @@ extension XMLNode {
         return out
     }
 
-    /// Wraps text in CDATA, splitting any `]]>` it contains.
+    /// Wraps text in CDATA, splitting any `]]>` it contains; what XML cannot hold becomes
+    /// U+FFFD, as in `escape`.
     public static func cdata(_ text: String) -> String {
-        "<![CDATA[" + text.replacingAll("]]>", with: "]]]]><![CDATA[>") + "]]>"
+        var clean = text
+        if StoredText.forbidden(in: text, lineBreaks: true) != nil {
+            clean = String(
+                String.UnicodeScalarView(
+                    text.unicodeScalars.map { scalar in
+                        switch scalar {
+                        case "\t", "\n", "\r": return scalar
+                        case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": return "\u{FFFD}"
+                        default: return scalar
+                        }
+                    }))
+        }
+        return "<![CDATA[" + clean.replacingAll("]]>", with: "]]]]><![CDATA[>") + "]]>"
     }
 }
 
@@ -287,36 +300,54 @@ private struct XMLReader {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
+    /// Decodes the five named entities and character references. Works on the UTF-8 bytes:
+    /// as Characters, `;` followed by a combining mark is one grapheme, not a `;`.
     func decodeEntities(_ raw: String, in place: String) throws(XMLParseError) -> String {
-        guard raw.contains("&") else { return raw }
-        var out = ""
-        var rest = Substring(raw)
-        while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            guard let semi = rest[amp...].firstIndex(of: ";") else { throw error("an entity is not closed with ';'") }
-            let entity = rest[rest.index(after: amp)..<semi]
+        let bytes = Array(raw.utf8)
+        guard bytes.contains(UInt8(ascii: "&")) else { return raw }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var k = 0
+        while k < bytes.count {
+            guard bytes[k] == UInt8(ascii: "&") else {
+                out.append(bytes[k])
+                k += 1
+                continue
+            }
+            guard let semi = bytes[k...].firstIndex(of: UInt8(ascii: ";")) else {
+                throw error("an entity is not closed with ';'")
+            }
+            let entity = String(decoding: bytes[(k + 1)..<semi], as: UTF8.self)
             switch entity {
-            case "amp": out += "&"
-            case "lt": out += "<"
-            case "gt": out += ">"
-            case "quot": out += "\""
-            case "apos": out += "'"
+            case "amp": out.append(UInt8(ascii: "&"))
+            case "lt": out.append(UInt8(ascii: "<"))
+            case "gt": out.append(UInt8(ascii: ">"))
+            case "quot": out.append(UInt8(ascii: "\""))
+            case "apos": out.append(UInt8(ascii: "'"))
             default:
                 var value: UInt32?
-                if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
-                    value = UInt32(entity.dropFirst(2), radix: 16)
-                } else if entity.hasPrefix("#") {
-                    value = UInt32(entity.dropFirst())
+                let digits = entity.utf8.dropFirst(entity.hasPrefix("#x") || entity.hasPrefix("#X") ? 2 : 1)
+                if entity.hasPrefix("#"), !digits.isEmpty, digits.count <= 8 {
+                    let hex = entity.hasPrefix("#x") || entity.hasPrefix("#X")
+                    value = digits.reduce(UInt32?(0)) { partial, byte in
+                        guard let partial, let digit = hex ? PercentEncoding.hexValue(byte) : Self.decimal(byte) else {
+                            return nil
+                        }
+                        return partial &* (hex ? 16 : 10) &+ UInt32(digit)
+                    }
                 }
                 guard let value, let scalar = Unicode.Scalar(value) else { throw error("unknown entity &\(entity.prefix(20));") }
                 guard Self.isCharacter(value) else {
                     throw error("\(place) holds &\(entity);, a character XML does not allow (U+\(Self.hex(value)))")
                 }
-                out.unicodeScalars.append(scalar)
+                out.append(contentsOf: String(Character(scalar)).utf8)
             }
-            rest = rest[rest.index(after: semi)...]
+            k = semi + 1
         }
-        out += rest
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decimal(_ byte: UInt8) -> UInt8? {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : nil
     }
 }

@@ -28,11 +28,13 @@ struct Command {
         var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
     }
 
-    /// Runs to completion (at most `timeout` seconds).
-    func run(_ arguments: [String], timeout: Double = 60) throws -> Result {
+    /// Runs to completion (at most `timeout` seconds). Waits by sleeping, never by blocking a
+    /// thread: tests share a cooperative pool as wide as the machine has cores, and a hub or
+    /// peer running in this process needs it to answer the command.
+    func run(_ arguments: [String], timeout: Double = 60) async throws -> Result {
         let running = try start(arguments)
-        guard running.wait(timeout: timeout) else {
-            running.terminate()
+        guard await running.wait(timeout: timeout) else {
+            await running.terminate()
             throw TestHubError(description: "'\(arguments.joined(separator: " "))' did not finish in \(timeout) s")
         }
         return Result(status: running.process.terminationStatus, stdout: running.stdout, stderr: running.stderr)
@@ -77,27 +79,33 @@ final class RunningCommand: Sendable {
     var stderr: String { err.text }
 
     /// Waits for the process to end; false on timeout.
-    func wait(timeout: Double) -> Bool {
+    func wait(timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
+        while process.isRunning, Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
         if process.isRunning { return false }
-        usleep(50_000)  // let the pipes drain
+        try? await Task.sleep(nanoseconds: 50_000_000)  // let the pipes drain
         return true
     }
 
     /// Waits until `condition` holds for the output seen so far; false on timeout.
-    func waitFor(timeout: Double = 20, _ condition: (_ stdout: String, _ stderr: String) -> Bool) -> Bool {
+    func waitFor(timeout: Double = 20, _ condition: (_ stdout: String, _ stderr: String) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition(stdout, stderr) { return true }
-            usleep(20_000)
+            try? await Task.sleep(nanoseconds: 20_000_000)
         }
         return condition(stdout, stderr)
     }
 
-    func terminate() {
+    /// Asks it to stop and waits (10 s at most).
+    func terminate() async {
+        stop()
+        _ = await wait(timeout: 10)
+    }
+
+    /// Asks it to stop, without waiting (for `defer`).
+    func stop() {
         if process.isRunning { process.terminate() }
-        _ = wait(timeout: 10)
     }
 }
 

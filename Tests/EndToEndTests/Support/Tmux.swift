@@ -53,11 +53,11 @@ struct Tmux {
 
     /// Waits until the screen satisfies `condition`; returns the last capture.
     @discardableResult
-    func waitFor(_ session: String, timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+    func waitFor(_ session: String, timeout: Double = 20, _ condition: (String) -> Bool) async throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var screen = try capture(session)
         while !condition(screen), Date() < deadline {
-            usleep(50_000)
+            try await Task.sleep(nanoseconds: 50_000_000)
             screen = try capture(session)
         }
         guard condition(screen) else { throw TestHubError(description: "the screen never matched; it shows:\n\(screen)") }
