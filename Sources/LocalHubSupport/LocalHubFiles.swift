@@ -24,10 +24,11 @@ public struct LocalHubState: Sendable, Equatable {
     public var hubs: [String]
     public var tls: Bool
     public var started: String
-    /// Made anew at every start; see `LocalHubProof`.
-    public var secret: String
+    /// Made anew at every start; see `LocalHubProof`. Nil in a file of an earlier version,
+    /// whose hub cannot prove itself (`LocalHubTrust` calls it `.legacy`).
+    public var secret: String?
 
-    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String) {
+    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String?) {
         self.pid = pid
         self.url = url
         self.hubs = hubs
@@ -47,17 +48,17 @@ extension LocalHubState {
     public var json: JSONValue {
         .object([
             ("pid", .number(String(pid))), ("url", .string(url)), ("hubs", .strings(hubs)), ("tls", .bool(tls)),
-            ("started", .string(started)), ("secret", .string(secret)),
+            ("started", .string(started)), ("secret", secret.map(JSONValue.string) ?? .null),
         ])
     }
 
-    /// Reads a state file; `nil` when it is missing or not one (a file of an earlier version,
-    /// without a secret, is not one: no client can trust it).
+    /// Reads a state file; `nil` when it is missing or not one.
     public static func read(_ url: URL) -> LocalHubState? {
         guard let data = try? Data(contentsOf: url), data.count <= 64 * 1024, let json = try? JSONValue(parsing: data),
             let pid = json["pid"].flatMap({ if case .number(let n) = $0 { return Int32(n) } else { return nil } }),
-            let base = json["url"]?.stringValue, let secret = json["secret"]?.stringValue, !secret.isEmpty
+            let base = json["url"]?.stringValue
         else { return nil }
+        let secret = json["secret"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         let hubs = json["hubs"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let tls = json["tls"] == .bool(true)
         return LocalHubState(

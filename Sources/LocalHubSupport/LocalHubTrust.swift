@@ -14,10 +14,20 @@ public enum LocalHubTrust {
             case impostor
             /// The process lives and holds the port, but did not answer (busy, starting).
             case silent
+            /// The process lives and holds the port, but wrote its file before hubs proved
+            /// themselves: a hub of an earlier version, to be stopped and started anew.
+            case legacy
         }
 
         public let kind: Kind
         public let description: String
+    }
+
+    /// Whether the process a state file names holds its listening socket: enough to signal
+    /// it (it is the process that wrote the file in our own folder), not to send it a token.
+    public static func holdsPort(_ state: LocalHubState) -> Bool {
+        guard LocalProcess.isAlive(state.pid), let port = state.port else { return false }
+        return LocalProcess.listens(state.pid, port: port) == true
     }
 
     /// The state, when every check passes.
@@ -28,9 +38,15 @@ public enum LocalHubTrust {
         guard let port = state.port else {
             throw Distrust(kind: .impostor, description: "hub.json names no usable address ('\(state.url.prefix(80))')")
         }
-        if LocalProcess.listens(state.pid, port: port) == false {
+        let holdsPort = LocalProcess.listens(state.pid, port: port)
+        if holdsPort == false {
             throw Distrust(
                 kind: .impostor, description: "pid \(state.pid) does not listen on port \(port), which hub.json names")
+        }
+        guard let secret = state.secret else {
+            throw Distrust(
+                kind: holdsPort == true ? .legacy : .impostor,
+                description: "the hub at \(state.url) (pid \(state.pid)) is of an earlier version and cannot prove itself")
         }
         let challenge = LocalHubProof.makeChallenge()
         guard
@@ -39,7 +55,7 @@ public enum LocalHubTrust {
         else {
             throw Distrust(kind: .silent, description: "the hub at \(state.url) did not answer")
         }
-        guard answer.status == 200, answer.header == LocalHubProof.answer(challenge: challenge, secret: state.secret) else {
+        guard answer.status == 200, answer.header == LocalHubProof.answer(challenge: challenge, secret: secret) else {
             throw Distrust(
                 kind: .impostor,
                 description: "what answers at \(state.url) cannot prove it is the hub of this data folder")

@@ -3,10 +3,15 @@ import Foundation
 /// Facts about processes of this machine, read from the kernel: whether one is alive and
 /// which listening TCP ports it holds.
 public enum LocalProcess {
-    /// Whether `pid` names a live process this user may signal.
+    /// Whether `pid` names a live process this user may signal; a zombie (exited, not yet reaped by its
+    /// parent) is not one: it holds no socket and answers nothing.
     public static func isAlive(_ pid: Int32) -> Bool {
-        guard pid > 0 else { return false }
-        return kill(pid, 0) == 0
+        guard pid > 0, kill(pid, 0) == 0 else { return false }
+        guard let stat = readWhole("/proc/\(pid)/stat"),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        // After "pid (comm) " comes the one-letter state.
+        return stat[close...].dropFirst(2).first != "Z"
     }
 
     /// Whether `pid` holds the socket listening on TCP `port` (IPv4 or IPv6); `nil` when the

@@ -111,4 +111,40 @@ import Testing
             #expect(squatter.authorizations.isEmpty, "\(squatter.authorizations)")
         }
     }
+
+    /// A hub started by an earlier version wrote a state file without a secret: it is
+    /// stopped and replaced, not left holding the folder while every command waits.
+    @Test func item7_aHubOfAnEarlierVersionIsReplacedAndCanBeStopped() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let stateFile = user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")
+        var old = try #require(LocalHubState.read(stateFile))
+        old.secret = nil
+        try old.write(to: stateFile)
+        let sent = try await user.run(["send", "hello", "--category", "World"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(!LocalProcess.isAlive(old.pid))
+        let now = try #require(LocalHubState.read(stateFile))
+        #expect(now.pid != old.pid)
+        // And `hub stop` stops one of those too.
+        var older = now
+        older.secret = nil
+        try older.write(to: stateFile)
+        let stopped = try await user.run(["hub", "stop"])
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(!LocalProcess.isAlive(now.pid))
+    }
+
+    /// A hub that holds its port but answers nothing (here: stopped with SIGSTOP) is still
+    /// stopped by `hub stop`.
+    @Test func item7_aHungHubIsStillStopped() async throws {
+        let user = Command.freshHome()
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let state = try #require(LocalHubState.read(user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")))
+        kill(state.pid, SIGSTOP)
+        let stopped = try await user.run(["hub", "stop"], timeout: 90)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(!LocalProcess.isAlive(state.pid))
+    }
 }

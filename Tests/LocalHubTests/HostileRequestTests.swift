@@ -197,12 +197,12 @@ import Testing
         try await TestHub.with { hub in
             let stateFile = hub.directory.appendingPathComponent(LocalHubState.fileName)
             let state = try #require(LocalHubState.read(stateFile))
-            #expect(!state.secret.isEmpty)
+            let secret = try #require(state.secret)
             let challenge = LocalHubProof.makeChallenge()
             let answer = try await raw(.GET, hub.baseURL + "/healthz?challenge=\(challenge)")
             #expect(
                 answer.headers.first(name: LocalHubProof.header)
-                    == LocalHubProof.answer(challenge: challenge, secret: state.secret))
+                    == LocalHubProof.answer(challenge: challenge, secret: secret))
             #expect(try await raw(.GET, hub.baseURL + "/healthz").headers.first(name: LocalHubProof.header) == nil)
             #expect(try await raw(.GET, hub.baseURL + "/healthz?challenge=%0A%0A").status == 400)
             #expect(try await LocalHubTrust.verify(state) == state)
@@ -418,9 +418,16 @@ import Testing
             for i in 0..<4 { try await client.createOrUpdateInstallation(big("b\(i)", 10)) }
             let refused = await #expect(throws: HubError.self) { try await client.createOrUpdateInstallation(big("b4", 10)) }
             #expect(refused?.status == 403)
-            #expect(refused?.detail.contains("MB") == true)
-            // Growing one that exists counts too; deleting gives the room back.
+            #expect(refused?.detail.contains("48 KB") == true)
+            // Growing one that exists counts too, by PUT or by PATCH; deleting gives the room back.
             await #expect(throws: HubError.self) { try await client.createOrUpdateInstallation(big("b0", 20)) }
+            let patch = [
+                InstallationPatchOperation(
+                    op: .add, path: "/pushVariables/more", value: .string(String(repeating: "m", count: 10_240)))
+            ]
+            let patched = await #expect(throws: HubError.self) { try await client.patchInstallation(id: "b0", patch) }
+            #expect(patched?.status == 403)
+            #expect(try await client.installation(id: "b0").pushVariables?["more"] == nil)
             try await client.deleteInstallation(id: "b1")
             try await client.createOrUpdateInstallation(big("b4", 10))
         }
@@ -463,6 +470,27 @@ import Testing
                 body: "{\"aps\":{\"alert\":\"a\u{1}b\"}}")
             #expect(response.status == 400)
             #expect(response.errorDetail?.contains("U+0001") == true)
+        }
+    }
+
+    /// What a JSON writer leaves unescaped (DEL, C1 controls such as NEL) is news, not an
+    /// attack: a template holding it is stored, a send carrying it is delivered intact; the
+    /// terminal cleans it where it is shown.
+    @Test func review_delAndC1ControlsInBodiesAreDeliveredIntact() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            var installation = newsInstallation("c1", device: device, tags: ["World"])
+            let body = "{\"aps\":{\"alert\":\"$(messageParam)\"},\"from\":\"\u{85}\u{7F}\"}"
+            installation.templates = ["t": InstallationTemplate(body: body)]
+            try await hub.client(hub.listen).createOrUpdateInstallation(installation)
+            #expect(try await hub.client(hub.full).installation(id: "c1").templates?["t"]?.body == body)
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "a\u{7F}b\u{9B}c"]), tagExpression: "World")
+            let got = try await readStream(
+                baseURL: hub.baseURL, hub: "news", device: device, token: hub.token(hub.listen), count: 1)
+            #expect(got.first?.alertText == "a\u{7F}b\u{9B}c")
+            // A noncharacter still cannot be stored: XML cannot carry it.
+            installation.templates = ["t": InstallationTemplate(body: "{\"aps\":{\"alert\":\"\u{FFFE}\"}}")]
+            await #expect(throws: HubError.self) { try await hub.client(hub.listen).createOrUpdateInstallation(installation) }
         }
     }
 

@@ -74,7 +74,7 @@ struct HostileInputTests {
         #expect(throws: InstallationError.self) { try StoredText.check(text, field: "x") }
         #expect(StoredText.forbidden(in: "fine é 🗳️ 日本 \(text)") != nil)
         do { try StoredText.check(text, field: "the field") } catch { #expect(error.description.contains(named)) }
-        #expect(StoredText.forbidden(in: "tab\tline\n", lineBreaks: true) == nil)
+        #expect(StoredText.forbidden(in: "tab\tline\n", body: true) == nil)
     }
 
     @Test func item2_registrationsAreCheckedFieldByField() throws {

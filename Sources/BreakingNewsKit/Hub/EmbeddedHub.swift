@@ -69,6 +69,9 @@ public struct EmbeddedHub: Sendable {
                 if let state = try await verified() { return state }
             } catch  where error.kind == .silent {
                 needsStart = false
+            } catch  where error.kind == .legacy {
+                // A hub of an earlier version holds the folder's lock: it makes way.
+                if let state = state() { await Self.terminate(state) }
             } catch {}
             guard Date() < deadline else { break }
             if needsStart, !started {
@@ -135,23 +138,40 @@ public struct EmbeddedHub: Sendable {
     /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go.
     /// Returns the state of the hub that was stopped, or nil when none was running. Only a
     /// hub that proves it is ours is signalled: a stale file names a pid that may be anything
-    /// by now.
+    /// by now. A hub that holds its recorded port but does not answer (hung), or one of an
+    /// earlier version, is stopped too: holding the port proves it is the process of this
+    /// folder's file.
     public func stop(timeout: Double = 10) async throws(LocalHubTrust.Distrust) -> LocalHubState? {
-        let state: LocalHubState
+        guard let state = state() else { return nil }
         do {
-            guard let verified = try await verified() else { return nil }
-            state = verified
+            _ = try await LocalHubTrust.verify(state)
         } catch  where error.kind == .stale {
             return nil
+        } catch  where error.kind == .legacy || (error.kind == .silent && LocalHubTrust.holdsPort(state)) {
+            // Ours by the port it holds.
         }
+        await Self.terminate(state, timeout: timeout)
+        return state
+    }
+
+    /// SIGTERM (and SIGCONT, so a stopped hub can act on it), then SIGKILL if it is still
+    /// there after `timeout` seconds; returns once the process is gone, or after 5 more
+    /// seconds.
+    static func terminate(_ state: LocalHubState, timeout: Double = 10) async {
         kill(state.pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(timeout)
+        kill(state.pid, SIGCONT)
+        if await gone(state.pid, within: timeout) { return }
+        kill(state.pid, SIGKILL)
+        _ = await gone(state.pid, within: 5)
+    }
+
+    private static func gone(_ pid: Int32, within seconds: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if kill(state.pid, 0) != 0 { return state }
+            if !LocalProcess.isAlive(pid) { return true }
             try? await Task.sleep(nanoseconds: 50_000_000)
         }
-        kill(state.pid, SIGKILL)
-        return state
+        return !LocalProcess.isAlive(pid)
     }
 }
 

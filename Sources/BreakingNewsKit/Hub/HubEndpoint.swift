@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 
 /// Which hub this terminal talks to, with which keys.
@@ -21,18 +22,28 @@ public struct HubEndpoint: Sendable {
     }
 
     /// The endpoint to call now. For the embedded hub: the hub running now, verified to be
-    /// ours (`LocalHubTrust`) before any token goes to it, started again when it died; it may
-    /// have moved since this endpoint was made. Otherwise this endpoint.
-    public func current() async throws(HubError) -> HubEndpoint {
+    /// ours (`LocalHubTrust`) before any token goes to it; it may have moved since this
+    /// endpoint was made. With `starting` (a user's action: subscribe, send) a hub that is not
+    /// running is started; a receiver only waits for one, so `hub stop` stays stopped while
+    /// terminals are open. Otherwise this endpoint.
+    public func current(starting: Bool = true) async throws(HubError) -> HubEndpoint {
         guard let embedded else { return self }
         do {
-            let state = try await embedded.ensureRunning()
+            let state: LocalHubState
+            if starting {
+                state = try await embedded.ensureRunning()
+            } else if let running = await embedded.running() {
+                state = running
+            } else {
+                throw EmbeddedHubError(description: "no local hub is running")
+            }
             let strings = try embedded.connectionStrings(baseURL: state.url)
             return HubEndpoint(
                 listen: try ConnectionString(parsing: strings.listen), send: try ConnectionString(parsing: strings.full),
                 hubName: hubName, embedded: embedded)
         } catch {
-            throw HubError.unreachable("the local hub is not running and could not be started: \(error)")
+            throw HubError.unreachable(
+                starting ? "the local hub is not running and could not be started: \(error)" : "\(error)")
         }
     }
 

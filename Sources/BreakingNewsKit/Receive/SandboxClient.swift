@@ -19,7 +19,7 @@ public struct SandboxClient: Sendable {
     public func current() async throws(Failure) -> SandboxClient {
         guard endpoint.isEmbedded else { return self }
         do throws(HubError) {
-            return SandboxClient(endpoint: try await endpoint.current(), device: device)
+            return SandboxClient(endpoint: try await endpoint.current(starting: false), device: device)
         } catch {
             throw Failure(description: error.description, isRefusal: false)
         }

@@ -286,6 +286,11 @@ public final class HubEngine: Sendable {
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
 
+    /// `256 MB`, `48 KB`: a budget as people say it.
+    static func describeBytes(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(max(1, bytes >> 10)) KB"
+    }
+
     static func caseConflict(_ what: String, existing: String, id: String) -> WriteResult {
         .conflict(
             "the \(what) '\(existing)' exists, and '\(id)' differs from it only in case: ids are compared exactly, but a token scoped to one is accepted for the other, so the hub keeps one of them"
@@ -369,7 +374,7 @@ public final class HubEngine: Sendable {
             return true
         }
         let overBudget = WriteResult.quotaExceeded(
-            "the hub's installations and registrations would take more than \(maximumBytesPerHub / 1_048_576) MB, the most it holds; delete some first"
+            "the hub's installations and registrations would take more than \(Self.describeBytes(maximumBytesPerHub)), the most it holds; delete some first"
         )
         switch request {
         case .putInstallation(let hub, let installation):

@@ -29,7 +29,10 @@ extension HubResponder {
             switch try await engine.write(.putInstallation(hub: hub, stored)) {
             case .conflict(let detail): throw HubRefusal(.conflict, detail)
             case .quotaExceeded(let detail): throw HubRefusal(.forbidden, detail)
-            default: break
+            case .notFound(let detail): throw HubRefusal(.notFound, detail)
+            case .invalid(let detail): throw HubRefusal.badRequest(detail)
+            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
+            case .done, .installation, .registration: break
             }
             var headers = HTTPFields()
             headers[HTTPField.Name("Content-Location")!] = "\(baseURL(r))/\(hub)/installations/\(id)"
@@ -53,7 +56,10 @@ extension HubResponder {
             switch try await engine.write(.patchInstallation(hub: hub, id: id, operations)) {
             case .notFound(let detail): throw HubRefusal(.notFound, detail)
             case .invalid(let detail): throw HubRefusal.badRequest(detail)
-            default: return HubReply.empty(.ok, trackingId: r.trackingId)
+            case .quotaExceeded(let detail): throw HubRefusal(.forbidden, detail)
+            case .conflict(let detail): throw HubRefusal(.conflict, detail)
+            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
+            case .done, .installation, .registration: return HubReply.empty(.ok, trackingId: r.trackingId)
             }
         case .delete:
             _ = try await engine.write(.deleteInstallation(hub: hub, id: id))

@@ -51,7 +51,7 @@ extension HubResponder {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw HubRefusal.badRequest("The notification body is not UTF-8 text")
         }
-        if let bad = StoredText.forbidden(in: text, lineBreaks: true) {
+        if let bad = StoredText.forbidden(in: text, body: true) {
             throw HubRefusal.badRequest(
                 "The notification body holds \(StoredText.describe(bad)), which no payload may carry")
         }

@@ -91,7 +91,7 @@ extension InstallationTemplate {
             throw InstallationError("the template name '\(name)' is reserved or contains ':'")
         }
         guard let body, !body.isEmpty else { throw InstallationError("the template '\(name)' has no body") }
-        try StoredText.check(body, field: "the body of template '\(name)'", lineBreaks: true)
+        try StoredText.check(body, field: "the body of template '\(name)'", body: true)
         if platform.usesJSONTemplates {
             do {
                 _ = try Template.compiled(body: body)

@@ -3,33 +3,37 @@
 /// way to write U+0000, a database driver may cut a string at it, and a terminal obeys
 /// escape sequences. So every stored string is checked before it is accepted.
 public enum StoredText {
-    /// The first character of `text` that a stored string may not hold: C0 controls
-    /// (tab, line feed and carriage return only where `lineBreaks` allows them), DEL, C1
-    /// controls, and the noncharacters U+FFFE and U+FFFF.
-    public static func forbidden(in text: String, lineBreaks: Bool = false) -> Unicode.Scalar? {
+    /// The first character of `text` that a stored string may not hold. A field (a name, a
+    /// header, an expiry, a handle) takes no control character at all: C0, DEL and C1, nor
+    /// the noncharacters U+FFFE and U+FFFF. A `body` (a template or a notification) takes
+    /// what XML 1.0 can hold: tab and line breaks, DEL and C1 too, since a JSON writer such
+    /// as `JSON.stringify` leaves those unescaped; terminals are kept safe where text is
+    /// shown, not by refusing news that carries them.
+    public static func forbidden(in text: String, body: Bool = false) -> Unicode.Scalar? {
         // Fast path: bytes below 0x7F other than controls are always fine.
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
-        return text.unicodeScalars.first { !isAllowed($0, lineBreaks: lineBreaks) }
+        return text.unicodeScalars.first { !isAllowed($0, body: body) }
     }
 
-    static func isAllowed(_ scalar: Unicode.Scalar, lineBreaks: Bool) -> Bool {
+    static func isAllowed(_ scalar: Unicode.Scalar, body: Bool) -> Bool {
         switch scalar.value {
-        case 0x09, 0x0A, 0x0D: return lineBreaks
-        case 0x00...0x1F, 0x7F...0x9F, 0xFFFE, 0xFFFF: return false
+        case 0x09, 0x0A, 0x0D, 0x7F...0x9F: return body
+        case 0x00...0x1F, 0xFFFE, 0xFFFF: return false
         default: return true
         }
     }
 
     /// Refuses `text` when it holds a character `forbidden(in:)` finds, naming `field`.
-    public static func check(_ text: String, field: String, lineBreaks: Bool = false) throws(InstallationError) {
-        guard let bad = forbidden(in: text, lineBreaks: lineBreaks) else { return }
+    public static func check(_ text: String, field: String, body: Bool = false) throws(InstallationError) {
+        guard let bad = forbidden(in: text, body: body) else { return }
         throw InstallationError("\(field) holds \(describe(bad)), which cannot be stored")
     }
 
-    /// `U+001B`, the way errors name a character.
+    /// `the control character U+001B`, the way errors name a character.
     public static func describe(_ scalar: Unicode.Scalar) -> String {
         let digits = String(scalar.value, radix: 16, uppercase: true)
-        return "the control character U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        let kind = scalar.value >= 0xFFFE ? "noncharacter" : "control character"
+        return "the \(kind) U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 }
 
@@ -49,7 +53,7 @@ public enum HubId {
     public static func check(_ text: String, what: String) throws(InstallationError) {
         guard !isValid(text) else { return }
         let shown = String(
-            text.unicodeScalars.prefix(60).map { StoredText.isAllowed($0, lineBreaks: false) ? Character($0) : "?" })
+            text.unicodeScalars.prefix(60).map { StoredText.isAllowed($0, body: false) ? Character($0) : "?" })
         throw InstallationError(
             "\(what) '\(shown)' is invalid: use 1 to \(maximumLength) letters, digits and - _ @ # . : =")
     }

@@ -84,7 +84,7 @@ extension XMLNode {
     /// U+FFFD, as in `escape`.
     public static func cdata(_ text: String) -> String {
         var clean = text
-        if StoredText.forbidden(in: text, lineBreaks: true) != nil {
+        if StoredText.forbidden(in: text, body: true) != nil {
             clean = String(
                 String.UnicodeScalarView(
                     text.unicodeScalars.map { scalar in
