@@ -51,14 +51,19 @@ public struct NewsProfile: Sendable {
     public func sync(_ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
         var added: [InboxEntry] = []
         if let previous = store.load().values.previousDeviceToken {
-            added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint)
+            added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
         }
         added += try await fetch(sandbox(endpoint), endpoint)
         return added
     }
 
-    private func fetch(_ sandbox: SandboxClient, _ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
-        let resume = log.resumePoint(hubName: endpoint.hubName)
+    /// What the hub holds for `sandbox`'s device after the log's resume point, or all of it
+    /// `fromStart` (the previous token: the resume point is where the current one's stream
+    /// stopped, and deliveries to the old token may lie before it; the log drops repeats).
+    private func fetch(_ sandbox: SandboxClient, _ endpoint: HubEndpoint, fromStart: Bool = false)
+        async throws(SandboxClient.Failure) -> [InboxEntry]
+    {
+        let resume = fromStart ? nil : log.resumePoint(hubName: endpoint.hubName)
         let deliveries = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
         do {
             return try log.append(deliveries, hub: endpoint.hubURL, categoryOf: { catalog.category(of: $0)?.name })
@@ -74,7 +79,7 @@ public struct NewsProfile: Sendable {
     public func retirePreviousDevice(_ endpoint: HubEndpoint) async {
         guard let previous = store.load().values.previousDeviceToken else { return }
         do {
-            _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint)
+            _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
         } catch  where !error.isRefusal {
             return
         } catch {

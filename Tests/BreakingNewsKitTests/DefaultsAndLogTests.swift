@@ -1,6 +1,7 @@
 import BreakingNewsKit
 import Foundation
 import NotificationHubs
+import Synchronization
 import Testing
 
 func temporaryFolder() -> URL {
@@ -45,6 +46,26 @@ struct DefaultsStoreTests {
         #expect(DeviceToken.isValid(first.deviceToken))
         #expect(first.deviceToken == first.deviceToken.uppercased())
         #expect(first.previousDeviceToken == nil)
+    }
+
+    /// Two processes starting at once in a new home (a window and a command) must not make
+    /// two identities, one of which the other overwrites: each would register its own
+    /// installation. Many loaders race here; all must agree with what the file keeps.
+    @Test func processesStartingAtOnceAgreeOnOneIdentity() throws {
+        for _ in 0..<5 {
+            let url = temporaryFolder().appendingPathComponent("defaults.json")
+            let found = Mutex<[DeviceIdentity]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                // A store per loader, as each process has its own.
+                if let identity = try? DeviceIdentity.load(from: DefaultsStore(url: url)) {
+                    found.withLock { $0.append(identity) }
+                }
+            }
+            let identities = found.withLock { $0 }
+            #expect(identities.count == 8)
+            #expect(Set(identities).count == 1)
+            #expect(identities.first == (try DeviceIdentity.load(from: DefaultsStore(url: url))))
+        }
     }
 
     /// Issue 10 item 6: the token was SHA-256 of the installation id, so whoever learned the

@@ -119,6 +119,39 @@ import Testing
         }
     }
 
+    /// A home of an earlier version keeps its old device token as the previous one until what
+    /// arrived for it is fetched; that fetch starts at the beginning, not where the current
+    /// token's stream stopped (sequence numbers are the hub's, so an older delivery to the old
+    /// token lies before it).
+    @Test func whatArrivedForThePreviousTokenIsFetchedEvenBehindTheLogsResumePoint() async throws {
+        try await TestHub.with { hub in
+            let root = temporaryFolder()
+            let paths = Paths(
+                configDirectory: root.appendingPathComponent("config"), dataDirectory: root.appendingPathComponent("data"))
+            let derived = DeviceIdentity.derivedToken(for: "old-install")
+            try DefaultsStore(url: paths.defaultsFile).save(
+                .init(categories: ["World"], installationId: "old-install", deviceToken: derived))
+            // The earlier version registered the derived token and news arrived for it.
+            try await hub.client(hub.listen).createOrUpdateInstallation(
+                newsInstallation("old-install", device: derived, tags: ["World"]))
+            let endpoint = endpoint(hub)
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "for the old token"]), tagExpression: "World")
+            // The new version registers its own token; its stream brings the next news first.
+            let profile = try NewsProfile(paths: paths, catalog: Self.catalog)
+            #expect(profile.identity.previousDeviceToken == derived)
+            try await hub.client(hub.listen).createOrUpdateInstallation(
+                newsInstallation("old-install", device: profile.identity.deviceToken, tags: ["World"]))
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "for the new token"]), tagExpression: "World")
+            let current = try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil)
+            _ = try profile.log.append(current, hub: endpoint.hubURL, categoryOf: { _ in "World" })
+            _ = try await profile.sync(endpoint)
+            #expect(Set(profile.log.entries.map(\.text)) == ["for the old token", "for the new token"])
+            await profile.retirePreviousDevice(endpoint)
+            #expect(profile.store.load().values.previousDeviceToken == nil)
+            #expect(profile.log.entries.count == 2)
+        }
+    }
+
     @Test func aHubWithoutSandboxIsReportedNotPretended() async throws {
         try await TestHub.with { hub in
             let profile = try profile()

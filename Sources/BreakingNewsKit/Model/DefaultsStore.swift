@@ -157,12 +157,16 @@ public final class DefaultsStore: Sendable {
         try AtomicFile.write(Data((json.text + "\n").utf8), to: url, permissions: 0o600)
     }
 
-    /// Reads, changes and writes the store.
+    /// Reads, changes and writes the store, holding `defaults.lock` throughout so that a
+    /// change made by another process of this home (a second window, a command) in between
+    /// is neither lost nor overwritten.
     @discardableResult
     public func update(_ change: (inout Values) -> Void) throws -> Values {
-        var values = load().values
-        change(&values)
-        try save(values)
-        return values
+        try FileLock.withExclusive(url.deletingLastPathComponent().appendingPathComponent("defaults.lock")) {
+            var values = load().values
+            change(&values)
+            try save(values)
+            return values
+        }
     }
 }

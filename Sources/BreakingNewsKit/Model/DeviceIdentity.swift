@@ -25,24 +25,33 @@ public struct DeviceIdentity: Sendable, Hashable {
     }
 
     /// The identity kept in the user defaults, made and saved on first use; a derived token
-    /// of an earlier version is replaced.
+    /// of an earlier version is replaced. The choice is made inside the store's locked
+    /// update, so two processes starting at once in a new home agree on one identity.
     public static func load(from store: DefaultsStore) throws -> DeviceIdentity {
-        let values = store.load().values
-        if let id = values.installationId, let token = values.deviceToken, !id.isEmpty, token.count == 64,
-            token != derivedToken(for: id)
-        {
-            return DeviceIdentity(installationId: id, deviceToken: token, previousDeviceToken: values.previousDeviceToken)
+        if let kept = kept(in: store.load().values) { return kept }
+        var identity: DeviceIdentity?
+        try store.update { values in
+            let chosen = kept(in: values) ?? made(from: values)
+            values.installationId = chosen.installationId
+            values.deviceToken = chosen.deviceToken
+            values.previousDeviceToken = chosen.previousDeviceToken
+            identity = chosen
         }
+        return identity!
+    }
+
+    private static func kept(in values: DefaultsStore.Values) -> DeviceIdentity? {
+        guard let id = values.installationId, let token = values.deviceToken, !id.isEmpty, token.count == 64,
+            token != derivedToken(for: id)
+        else { return nil }
+        return DeviceIdentity(installationId: id, deviceToken: token, previousDeviceToken: values.previousDeviceToken)
+    }
+
+    private static func made(from values: DefaultsStore.Values) -> DeviceIdentity {
         let id = values.installationId.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString.lowercased()
         let previous = values.deviceToken.flatMap { DeviceToken.isValid($0) ? $0 : nil }
-        let identity = DeviceIdentity(
+        return DeviceIdentity(
             installationId: id, deviceToken: randomToken(), previousDeviceToken: previous ?? values.previousDeviceToken)
-        try store.update {
-            $0.installationId = identity.installationId
-            $0.deviceToken = identity.deviceToken
-            $0.previousDeviceToken = identity.previousDeviceToken
-        }
-        return identity
     }
 
     /// 32 random bytes as 64 upper-case hex digits.

@@ -239,15 +239,6 @@ public final class InboxLog: Sendable {
     }
 
     private func withFileLock<T>(_ body: () throws -> T) rethrows -> T {
-        try? FileManager.default.createDirectory(at: lockURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let fd = open(lockURL.path, O_CREAT | O_RDWR, 0o600)
-        if fd >= 0 { flock(fd, LOCK_EX) }
-        defer {
-            if fd >= 0 {
-                flock(fd, LOCK_UN)
-                close(fd)
-            }
-        }
-        return try body()
+        try FileLock.withExclusive(lockURL, body)
     }
 }
