@@ -10,6 +10,14 @@ public enum LocalHubDefaults {
     /// The hub's data folder files.
     public static let stateFileName = LocalHubState.fileName
     public static let keyFileName = LocalHubKeyFile.fileName
+    /// Where an embedded hub's output goes.
+    public static let logFileName = "hub.log"
+    /// Every file a hub keeps in its data folder, which only its owner may read; nothing
+    /// else in the folder is the hub's to change.
+    public static let dataFiles = [
+        stateFileName, keyFileName, logFileName, "hub.lock", "hub.sqlite", "hub.sqlite-wal", "hub.sqlite-shm",
+        "hub.sqlite-journal", "tls-certificate.pem", "tls-key.pem",
+    ]
 }
 
 /// What a running hub writes to `hub.json` in its data folder, for clients and for

@@ -15,7 +15,7 @@ import Testing
         let root = temporaryFolder()
         let paths = Paths(
             configDirectory: root.appendingPathComponent("config"), dataDirectory: root.appendingPathComponent("data"))
-        try DataFolder.prepare(paths.hubDirectory)
+        try DataFolder.prepare(paths.hubDirectory, files: LocalHubDefaults.dataFiles)
         try state.write(to: paths.hubDirectory.appendingPathComponent(LocalHubState.fileName))
         return (paths, EmbeddedHub(paths: paths, port: state.port))
     }

@@ -78,7 +78,7 @@ import Testing
             bystander.waitUntilExit()
         }
         let folder = user.home.appendingPathComponent("data/hub")
-        try DataFolder.prepare(folder)
+        try DataFolder.prepare(folder, files: LocalHubDefaults.dataFiles)
         try LocalHubState(
             pid: bystander.processIdentifier, url: "http://127.0.0.1:9", hubs: ["breakingnews"], tls: false, started: "",
             secret: LocalHubProof.makeSecret()
@@ -98,7 +98,7 @@ import Testing
         try await squatter.serve { port in
             let user = Command.freshHome(extra: ["BREAKING_NEWS_HUB_PORT": String(port)])
             let folder = user.home.appendingPathComponent("data/hub")
-            try DataFolder.prepare(folder)
+            try DataFolder.prepare(folder, files: LocalHubDefaults.dataFiles)
             // The test runner holds the port, as the crashed hub's replacement would.
             try LocalHubState(
                 pid: getpid(), url: "http://127.0.0.1:\(port)", hubs: ["breakingnews"], tls: false, started: "",

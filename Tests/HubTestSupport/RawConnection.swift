@@ -41,6 +41,16 @@ public final class RawConnection {
     /// came and whether the connection was closed. Waits by sleeping, not by blocking a thread
     /// of the cooperative pool, which a hub in this process needs to answer.
     public func readUntilClosed(timeout: Double) async -> (text: String, closed: Bool) {
+        await read(timeout: timeout) { _ in false }
+    }
+
+    /// Reads until what came contains `marker`, the server closes the connection, or
+    /// `timeout` seconds pass.
+    public func readUntil(containing marker: String, timeout: Double) async -> (text: String, closed: Bool) {
+        await read(timeout: timeout) { $0.contains(marker) }
+    }
+
+    private func read(timeout: Double, until done: (String) -> Bool) async -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -54,6 +64,8 @@ public final class RawConnection {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received += buffer[..<count]
+            let text = String(decoding: received, as: UTF8.self)
+            if done(text) { return (text, false) }
         }
     }
 }

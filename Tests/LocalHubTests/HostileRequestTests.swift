@@ -218,6 +218,11 @@ import Testing
         chmod(directory.appendingPathComponent("hub.sqlite").path, 0o644)
         let leftovers = [".hub.json.4242.tmp", ".keys.json.17.tmp"]
         for name in leftovers { try Data("x".utf8).write(to: directory.appendingPathComponent(name)) }
+        // What the user keeps beside the hub's files is not the hub's to change.
+        let own = directory.appendingPathComponent("notes.sh")
+        let ownTemporary = directory.appendingPathComponent(".draft.1.tmp")
+        for file in [own, ownTemporary] { try Data("x".utf8).write(to: file) }
+        chmod(own.path, 0o755)
         try Data(#"{"pid":1,"url":"http://127.0.0.1:1","secret":"stale"}"#.utf8).write(
             to: directory.appendingPathComponent(LocalHubState.fileName))
         try await TestHub.with(directory: directory) { hub in
@@ -230,6 +235,8 @@ import Testing
                 #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path))
             }
             #expect(LocalHubState.read(directory.appendingPathComponent(LocalHubState.fileName))?.secret != "stale")
+            #expect(try mode(own.path) == 0o755)
+            #expect(FileManager.default.fileExists(atPath: ownTemporary.path))
             try await expectHealthy(hub)
         }
     }
@@ -257,6 +264,27 @@ import Testing
             #expect(answer.closed)
             #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
             try await waitHealthy(hub)
+        }
+    }
+
+    /// A request pipelined behind a stream, its body never sent: the connection is closed
+    /// when its deadline passes, and no 408 is written into the middle of the stream.
+    @Test func review_aStalledPipelinedBodyNeverCorruptsTheResponseUnderWay() async throws {
+        try await TestHub.with(configure: { $0.requestTimeout = 1 }) { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("s", device: device, tags: ["World"]))
+            let path = SandboxDelivery.path(hub: "news", device: device, resource: "stream")
+            let connection = try RawConnection(port: hub.port)
+            let auth = "Authorization: \(hub.token(hub.listen))\r\nHost: 127.0.0.1:\(hub.port)\r\n"
+            try connection.send("GET \(path) HTTP/1.1\r\n\(auth)Accept: text/event-stream\r\n\r\n")
+            let started = await connection.readUntil(containing: "\r\n\r\n", timeout: 60)
+            #expect(started.text.hasPrefix("HTTP/1.1 200"), "\(started.text)")
+            // The stream's response is under way when the next request comes.
+            try connection.send("PUT /news/installations/x HTTP/1.1\r\n\(auth)Content-Length: 100\r\n\r\n{")
+            let rest = await connection.readUntilClosed(timeout: 60)
+            #expect(rest.closed)
+            #expect(!rest.text.contains("HTTP/1.1 408"), "\(rest.text)")
+            try await expectHealthy(hub)
         }
     }
 

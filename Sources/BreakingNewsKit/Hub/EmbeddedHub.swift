@@ -38,7 +38,7 @@ public struct EmbeddedHub: Sendable {
 
     public var stateFile: URL { directory.appendingPathComponent(LocalHubDefaults.stateFileName) }
     public var keyFile: URL { directory.appendingPathComponent(LocalHubDefaults.keyFileName) }
-    public var logFile: URL { directory.appendingPathComponent("hub.log") }
+    public var logFile: URL { directory.appendingPathComponent(LocalHubDefaults.logFileName) }
 
     /// The state file of the hub that last started here, if any. Not to be trusted as it is:
     /// see `running()`.
@@ -75,7 +75,7 @@ public struct EmbeddedHub: Sendable {
             } catch {}
             guard Date() < deadline else { break }
             if needsStart, !started {
-                try DataFolder.prepare(directory)
+                try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
                 try startDetached()
                 started = true
             }

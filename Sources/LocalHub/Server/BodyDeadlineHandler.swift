@@ -5,6 +5,9 @@ import NIOHTTPTypes
 /// Gives each request's body a deadline from its head: a client that stops sending halfway
 /// is answered 408 and the connection closed, instead of holding it (and a task waiting on
 /// the body) forever. The idle timeout covers the time before a head; this covers the body.
+/// Requests may be pipelined, so the 408 is written only when it answers the request cut
+/// short: every earlier request answered in full and no response under way; otherwise the
+/// connection is just closed (a 408 in the middle of another response would corrupt it).
 final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -13,6 +16,10 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     let timeout: TimeAmount
     private var deadline: Scheduled<Void>?
+    /// Request heads read and responses written to their end, on this connection.
+    private var requestsRead = 0
+    private var responsesEnded = 0
+    /// A response head was written and its end not yet.
     private var responding = false
 
     init(timeout: TimeAmount) {
@@ -22,7 +29,7 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            responding = false
+            requestsRead += 1
             deadline?.cancel()
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             let context = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -39,7 +46,13 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head = unwrapOutboundIn(data) { responding = true }
+        switch unwrapOutboundIn(data) {
+        case .head: responding = true
+        case .end:
+            responding = false
+            responsesEnded += 1
+        case .body: break
+        }
         context.write(data, promise: promise)
     }
 
@@ -56,7 +69,7 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func expire(context: ChannelHandlerContext) {
         deadline = nil
-        if !responding {
+        if !responding, responsesEnded == requestsRead - 1 {
             var head = HTTPResponse(status: .requestTimeout)
             head.headerFields[.connection] = "close"
             head.headerFields[.contentLength] = "0"

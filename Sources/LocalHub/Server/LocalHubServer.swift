@@ -29,15 +29,15 @@ public enum LocalHubServer {
         onReady: @escaping @Sendable (LocalHubState) -> Void = { _ in }
     ) async throws {
         let directory = configuration.dataDirectory
-        try DataFolder.prepare(directory)
+        try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
         let lock = try DataDirectoryLock(directory: directory)
         defer { lock.release() }
         // Holding the lock, no other hub runs here: a state file left now is stale.
-        DataFolder.removeLeftovers(in: directory, also: [LocalHubState.fileName])
+        DataFolder.removeLeftovers(in: directory, of: LocalHubDefaults.dataFiles, stale: [LocalHubState.fileName])
 
         let keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
         let store = try SQLiteHubStore(path: configuration.databaseURL.path)
-        try DataFolder.prepare(directory)
+        try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
         let limits = ConnectionLimits(configuration: configuration, logger: logger)
         let engine = HubEngine(
             store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
