@@ -196,7 +196,21 @@ import Testing
             if case .delivery = event { received += 1 }
         }
         #expect(received == 100)
+        // Ended, but its connection is still held until its writer cancels: it still counts,
+        // so streams that stop reading cannot be opened past the limits.
+        #expect(streams.count == 1)
+        #expect(streams.openCount(hub: "news", device: "ab") == 1)
+        streams.cancel(hub: "news", device: "ab", id: listener.id)
         #expect(streams.count == 0)
+    }
+
+    @Test func review_streamsEndedForFallingBehindStillCountUntilCancelled() throws {
+        let streams = DeviceStreams(maximum: 1, bufferLimit: 1)
+        let slow = try streams.listen(hub: "news", device: "ab")
+        streams.publish(Self.deliveries(3))
+        #expect(throws: DeviceStreams.ListenRefusal.self) { try streams.listen(hub: "news", device: "cd") }
+        streams.cancel(hub: "news", device: "ab", id: slow.id)
+        _ = try streams.listen(hub: "news", device: "cd")
     }
 
     @Test func item4_aDeviceHasAtMostItsShareOfStreams() throws {

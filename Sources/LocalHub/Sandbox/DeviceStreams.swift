@@ -12,11 +12,18 @@ public enum StreamEvent: Sendable {
 ///
 /// Nothing here grows without bound. A stream whose client stops reading has at most
 /// `bufferLimit` events waiting; past that it is ended, and its client resumes from the
-/// database with `Last-Event-ID`, losing nothing. Deliveries published before their commit
+/// database with `Last-Event-ID`, losing nothing. An ended stream still counts against the
+/// limits until `cancel`: its connection is held while what it buffered is written. Deliveries published before their commit
 /// are kept only until `markRecorded`, which forgets a whole batch in one pass.
 public final class DeviceStreams: Sendable {
+    private struct Listener {
+        let continuation: AsyncStream<StreamEvent>.Continuation
+        /// Finished for falling behind, not yet cancelled by its writer.
+        var ended = false
+    }
+
     private struct Registry {
-        var listeners: [String: [Int: AsyncStream<StreamEvent>.Continuation]] = [:]
+        var listeners: [String: [Int: Listener]] = [:]
         var nextId = 0
         var count = 0
         var closed = false
@@ -26,10 +33,22 @@ public final class DeviceStreams: Sendable {
 
         /// Removes one listener; returns its continuation to finish outside the lock.
         mutating func remove(key: String, id: Int) -> AsyncStream<StreamEvent>.Continuation? {
-            guard let continuation = listeners[key]?.removeValue(forKey: id) else { return nil }
+            guard let listener = listeners[key]?.removeValue(forKey: id) else { return nil }
             if listeners[key]?.isEmpty == true { listeners[key] = nil }
             count -= 1
-            return continuation
+            return listener.continuation
+        }
+
+        /// Hands `event` to every live listener of `key`; those that cannot take it are
+        /// marked ended and returned, to finish outside the lock.
+        mutating func yield(_ event: StreamEvent, to key: String, overflowed: inout [AsyncStream<StreamEvent>.Continuation]) {
+            guard let all = listeners[key] else { return }
+            for (id, listener) in all where !listener.ended {
+                if case .dropped = listener.continuation.yield(event) {
+                    listeners[key]?[id]?.ended = true
+                    overflowed.append(listener.continuation)
+                }
+            }
         }
     }
 
@@ -72,7 +91,7 @@ public final class DeviceStreams: Sendable {
             if registry.listeners[key, default: [:]].count >= maximumPerDevice { return .failure(.tooManyStreams) }
             if registry.count >= maximum { return .failure(.full) }
             registry.nextId += 1
-            registry.listeners[key, default: [:]][registry.nextId] = continuation
+            registry.listeners[key, default: [:]][registry.nextId] = Listener(continuation: continuation)
             registry.count += 1
             return .success((registry.nextId, registry.unrecorded[key] ?? []))
         }
@@ -110,12 +129,7 @@ public final class DeviceStreams: Sendable {
                 hubKeys[delivery.hub] = hubKey
                 let key = hubKey + "/" + delivery.device
                 if !recorded { registry.unrecorded[key, default: []].append(delivery) }
-                guard let listeners = registry.listeners[key] else { continue }
-                for (id, continuation) in listeners {
-                    if case .dropped = continuation.yield(.delivery(delivery)), let ended = registry.remove(key: key, id: id) {
-                        overflowed.append(ended)
-                    }
-                }
+                registry.yield(.delivery(delivery), to: key, overflowed: &overflowed)
             }
             return overflowed
         }
@@ -145,12 +159,8 @@ public final class DeviceStreams: Sendable {
     public func tick() {
         let overflowed = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
             var overflowed: [AsyncStream<StreamEvent>.Continuation] = []
-            for (key, listeners) in registry.listeners {
-                for (id, continuation) in listeners {
-                    if case .dropped = continuation.yield(.keepAlive), let ended = registry.remove(key: key, id: id) {
-                        overflowed.append(ended)
-                    }
-                }
+            for key in registry.listeners.keys {
+                registry.yield(.keepAlive, to: key, overflowed: &overflowed)
             }
             return overflowed
         }
@@ -170,7 +180,7 @@ public final class DeviceStreams: Sendable {
     public func closeAll() {
         let all = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
             registry.closed = true
-            let all = registry.listeners.values.flatMap(\.values)
+            let all = registry.listeners.values.flatMap(\.values).map(\.continuation)
             registry.listeners = [:]
             registry.count = 0
             return all
