@@ -157,8 +157,10 @@ public final class HubEngine: Sendable {
 
     /// One page of what `GET /{hub}/registrations` lists: legacy registrations by id, then
     /// installations by id, each as its native registration and one per template by name, as
-    /// the service projects them; those carrying `tag` or of `deviceToken` when given. Only
-    /// the page is built, outside the directory's lock: a listing costs what it returns.
+    /// the service projects them; those carrying `tag` or of `deviceToken` when given. Works
+    /// on a snapshot of the hub's tables (copy-on-write: taking it under the lock copies
+    /// nothing), so writes never wait for a listing; matching entries are filtered and
+    /// sorted, but only the page's entries are built.
     public func registrationFeed(hub: String, tag: String?, deviceToken: String?, start: Int, limit: Int) -> FeedPage {
         guard let tables = directory.withLock({ $0[hub] }) else { return FeedPage() }
         let device = deviceToken?.lowercased()
