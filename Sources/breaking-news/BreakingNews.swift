@@ -52,7 +52,7 @@ struct BreakingNews: AsyncParsableCommand {
             if !message.isEmpty { say(message) }
             Foundation.exit(0)
         }
-        if !message.isEmpty { printError("breaking-news: \(message)") }
+        if !message.isEmpty { printError("breaking-news: \(message)", keepingLines: true) }
         Foundation.exit(code.rawValue)
     }
 }

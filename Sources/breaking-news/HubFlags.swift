@@ -59,9 +59,11 @@ func say(_ text: String) {
     print(TerminalText.lines(text))
 }
 
-/// Prints one message to standard error, as safely as `say`.
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((TerminalText.lines(text) + "\n").utf8))
+/// Prints one message to standard error, as safely as `say`, on one line (a hub's error
+/// detail may hold line breaks; it cannot make more lines of its own) unless `keepingLines`.
+func printError(_ text: String, keepingLines: Bool = false) {
+    let safe = keepingLines ? TerminalText.lines(text) : TerminalText.line(text)
+    FileHandle.standardError.write(Data((safe + "\n").utf8))
 }
 
 /// Local time of a W3C date, `HH:mm:ss` (with the date when it is not today).

@@ -87,8 +87,9 @@ struct CategoriesCommand: AsyncParsableCommand {
         let registered = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
         switch record.state {
         case .registered: say("Registered \(registered) at \(displayTime(record.at)) on \(record.hub).")
-        case .pending: say("Pending since \(displayTime(record.at)): \(record.detail ?? "the hub was unreachable").")
-        case .failed: say("Failed at \(displayTime(record.at)): \(record.detail ?? "refused").")
+        case .pending:
+            say("Pending since \(displayTime(record.at)): \(TerminalText.line(record.detail ?? "the hub was unreachable")).")
+        case .failed: say("Failed at \(displayTime(record.at)): \(TerminalText.line(record.detail ?? "refused")).")
         }
         if record.state == .registered, Set(record.categories) != chosen {
             say("The selection changed since; run 'breaking-news subscribe' to register it.")
@@ -170,7 +171,7 @@ struct SendCommand: AsyncParsableCommand {
                     say("\(name) sent  \(receipt.notificationId ?? "")")
                     if let outcome = receipt.outcome { printOutcome(outcome, indent: "           ") }
                 case .failure(let error):
-                    say("\(name) failed  \(error)")
+                    say("\(name) failed  \(TerminalText.line("\(error)"))")
                     firstError = firstError ?? error
                 }
             }
@@ -209,7 +210,7 @@ struct SendCommand: AsyncParsableCommand {
     func printOutcome(_ outcome: NotificationOutcome, indent: String) {
         say("\(indent)outcome: \(outcome.success) succeeded, \(outcome.failure) failed")
         for result in outcome.results {
-            say("\(indent)  \(result.pnsHandle.prefix(16))…  \(result.outcome)")
+            say("\(indent)  \(TerminalText.line(String(result.pnsHandle.prefix(16))))…  \(TerminalText.line(result.outcome))")
         }
     }
 }

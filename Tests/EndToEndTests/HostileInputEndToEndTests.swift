@@ -42,7 +42,8 @@ import Testing
     }
 
     @Test func item5_errorsFromAHostileHubAreShownWithoutControlCharacters() async throws {
-        let hostileHub = ScriptedServer([(400, nil)], details: ["bad \u{1B}]0;pwned\u{7} \u{9B}2J request"])
+        let hostileHub = ScriptedServer(
+            [(400, nil)], details: ["bad \u{1B}]0;pwned\u{7} \u{9B}2J request\nbreaking-news: a line of its own"])
         try await hostileHub.serve { port in
             let user = Command.freshHome()
             let result = try await user.run([
@@ -52,6 +53,8 @@ import Testing
             #expect(result.status == 5, "\(result.stderr)")
             #expect(result.stderr.contains("pwned"))
             #expect(controlBytes(result.stderr).isEmpty, "\(controlBytes(result.stderr))")
+            // A detail cannot forge lines of its own: one message, one line.
+            #expect(result.stderrLines.count == 1, "\(result.stderr)")
             #expect(controlBytes(result.stdout).isEmpty)
         }
     }
