@@ -67,7 +67,6 @@ let package = Package(
             dependencies: [
                 "NotificationHubs", "LocalHubSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

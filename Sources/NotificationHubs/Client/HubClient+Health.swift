@@ -5,16 +5,16 @@ import NIOSSL
 
 extension HubClient {
     /// What `GET /healthz` answered: the status and the named header.
-    public struct HealthAnswer: Sendable, Hashable {
-        public var status: Int
-        public var header: String?
+    package struct HealthAnswer: Sendable, Hashable {
+        package var status: Int
+        package var header: String?
     }
 
     /// Asks `GET {baseURL}/healthz?{query}` without any credential and returns its status and
     /// the header `header`; nil when nothing answered within `timeout`. A local hub serving
     /// its own self-signed certificate is asked over TLS without checking the certificate:
     /// what it answers is checked by the caller instead.
-    public static func health(
+    package static func health(
         baseURL: String, query: String, header: String, timeout: TimeAmount = .seconds(2)
     ) async -> HealthAnswer? {
         var request = HTTPClientRequest(url: baseURL + "/healthz" + (query.isEmpty ? "" : "?" + query))
