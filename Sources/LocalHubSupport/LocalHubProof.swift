@@ -15,17 +15,12 @@ public enum LocalHubProof {
 
     /// A new secret: 32 random bytes, base64.
     public static func makeSecret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        Data(Hex.randomBytes(32)).base64EncodedString()
     }
 
     /// A new challenge: 16 random bytes as hex.
     public static func makeChallenge() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
-        }.joined()
+        Hex.random(bytes: 16, uppercase: false)
     }
 
     /// The answer to `challenge`: the SAS signature primitive (HMAC-SHA256, base64) over a

@@ -55,19 +55,11 @@ public struct DeviceIdentity: Sendable, Hashable {
     }
 
     /// 32 random bytes as 64 upper-case hex digits.
-    public static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-        }.joined()
-    }
+    public static func randomToken() -> String { Hex.random(bytes: 32) }
 
     /// The token earlier versions derived from the installation id (SHA-256, hex): anyone who
     /// learned the id could read this terminal's news with it. Only recognised, never made.
     public static func derivedToken(for installationId: String) -> String {
-        SHA256.hash(data: Array(installationId.utf8)).map {
-            String($0 >> 4, radix: 16, uppercase: true) + String($0 & 0xF, radix: 16, uppercase: true)
-        }.joined()
+        Hex.encode(SHA256.hash(data: Array(installationId.utf8)))
     }
 }

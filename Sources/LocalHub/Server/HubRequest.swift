@@ -51,10 +51,7 @@ struct HubRequest {
     static func newTrackingId() -> String {
         let a = UInt64.random(in: .min ... .max)
         let b = UInt64.random(in: .min ... .max)
-        func hex(_ value: UInt64, _ digits: Int) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: max(0, digits - text.count)) + text
-        }
+        func hex(_ value: UInt64, _ digits: Int) -> String { Hex.padded(value, width: digits, uppercase: false) }
         return
             "\(hex(a >> 32, 8))-\(hex((a >> 16) & 0xffff, 4))-4\(hex(a & 0xfff, 3))-\(hex(0x8000 | (b >> 48) & 0x3fff, 4))-\(hex(b & 0xffff_ffff_ffff, 12))"
     }

@@ -31,9 +31,8 @@ public enum StoredText {
 
     /// `the control character U+001B`, the way errors name a character.
     public static func describe(_ scalar: Unicode.Scalar) -> String {
-        let digits = String(scalar.value, radix: 16, uppercase: true)
         let kind = scalar.value >= 0xFFFE ? "noncharacter" : "control character"
-        return "the \(kind) U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        return "the \(kind) U+" + Hex.padded(scalar.value, width: 4)
     }
 }
 

@@ -72,9 +72,7 @@ extension XMLNode {
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
+            default: out.unicodeScalars.append(holdable(scalar))
             }
         }
         return out
@@ -85,17 +83,14 @@ extension XMLNode {
     public static func cdata(_ text: String) -> String {
         var clean = text
         if StoredText.forbidden(in: text, body: true) != nil {
-            clean = String(
-                String.UnicodeScalarView(
-                    text.unicodeScalars.map { scalar in
-                        switch scalar {
-                        case "\t", "\n", "\r": return scalar
-                        case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": return "\u{FFFD}"
-                        default: return scalar
-                        }
-                    }))
+            clean = String(String.UnicodeScalarView(text.unicodeScalars.map(holdable)))
         }
         return "<![CDATA[" + clean.replacingAll("]]>", with: "]]]]><![CDATA[>") + "]]>"
+    }
+
+    /// `scalar`, or U+FFFD where XML cannot hold it: the rule stored bodies follow.
+    static func holdable(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        StoredText.isAllowed(scalar, body: true) ? scalar : "\u{FFFD}"
     }
 }
 
@@ -278,7 +273,7 @@ private struct XMLReader {
         while k < range.upperBound {
             let c = bytes[k]
             if c < 0x20, c != 0x09, c != 0x0A, c != 0x0D {
-                throw XMLParseError(offset: k, reason: "\(place) holds the control character U+\(Self.hex(UInt32(c)))")
+                throw XMLParseError(offset: k, reason: "\(place) holds the control character U+\(Hex.padded(c, width: 4))")
             }
             if c == 0xEF, k + 2 < range.upperBound, bytes[k + 1] == 0xBF, bytes[k + 2] == 0xBE || bytes[k + 2] == 0xBF {
                 throw XMLParseError(offset: k, reason: "\(place) holds the noncharacter U+FFF\(bytes[k + 2] == 0xBE ? "E" : "F")")
@@ -293,11 +288,6 @@ private struct XMLReader {
         case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
         default: return false
         }
-    }
-
-    static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     /// Decodes the five named entities and character references. Works on the UTF-8 bytes:
@@ -338,7 +328,7 @@ private struct XMLReader {
                 }
                 guard let value, let scalar = Unicode.Scalar(value) else { throw error("unknown entity &\(entity.prefix(20));") }
                 guard Self.isCharacter(value) else {
-                    throw error("\(place) holds &\(entity);, a character XML does not allow (U+\(Self.hex(value)))")
+                    throw error("\(place) holds &\(entity);, a character XML does not allow (U+\(Hex.padded(value, width: 4)))")
                 }
                 out.append(contentsOf: String(Character(scalar)).utf8)
             }
