@@ -10,6 +10,13 @@ public struct StoredRegistration: Sendable, Hashable {
     public var updated: Date
 
     public var id: String { registration.registrationId ?? "" }
+
+    public init(hub: String, registration: Registration, created: Date, updated: Date) {
+        self.hub = hub
+        self.registration = registration
+        self.created = created
+        self.updated = updated
+    }
 }
 
 /// A notification the hub accepted.
@@ -165,14 +172,16 @@ public protocol HubStore: Sendable {
     /// The highest sequence number that may have been handed out: the larger of the last
     /// reservation and the last delivery written. Numbering resumes above it.
     func sequenceHighWater() async throws -> Int64
-    /// Durably reserves sequence numbers up to `seq` before any of them is handed out.
+    /// Durably reserves sequence numbers up to `seq` before any of them is handed out; a
+    /// reservation is never lowered.
     func reserveSequence(through seq: Int64) async throws
     /// Notifications accepted but not yet dispatched, oldest first.
     func unfinishedNotifications() async throws -> [StoredNotification]
     func notification(hub: String, id: String) async throws -> StoredNotification?
     /// Deliveries to a device after `seq`, oldest first.
     func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery]
-    /// Removes a device's deliveries; returns how many there were.
+    /// Removes a device's deliveries; returns how many there were. A removed delivery
+    /// recorded again is written again.
     func deleteDeliveries(hub: String, device: String) async throws -> Int
     /// Devices with deliveries, with their counts.
     func devices(hub: String) async throws -> [(device: String, count: Int)]

@@ -81,9 +81,10 @@ public actor MemoryHubStore: HubStore {
     }
 
     public func deleteDeliveries(hub: String, device: String) -> Int {
-        let before = deliveryLog.count
+        let gone = deliveryLog.filter { $0.hub == hub && $0.device == device }
         deliveryLog.removeAll { $0.hub == hub && $0.device == device }
-        return before - deliveryLog.count
+        deliverySeqs.subtract(gone.map(\.seq))
+        return gone.count
     }
 
     public func devices(hub: String) -> [(device: String, count: Int)] {

@@ -125,6 +125,9 @@ public final class SQLiteHubStore: HubStore {
 
     public func reserveSequence(through seq: Int64) async throws {
         try await pool.write { db in
+            // Never lowered: numbers below an earlier reservation may have been handed out.
+            let reserved = try Int64(String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seq_reserved'") ?? "0") ?? 0
+            guard seq > reserved else { return }
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_reserved', ?)", arguments: [String(seq)])
         }
     }

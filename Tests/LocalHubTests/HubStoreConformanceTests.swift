@@ -1,0 +1,242 @@
+import Foundation
+import HubTestSupport
+import LocalHub
+import NotificationHubs
+import Testing
+
+/// What every `HubStore` must do, run on each store: a new store (PostgreSQL next) only has
+/// to pass this suite. Each test states one promise of the protocol's documentation.
+@Suite struct HubStoreConformanceTests {
+    /// A store under test, and how to open it again as a restarted hub would.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case memory
+        case sqlite
+
+        var testDescription: String { rawValue }
+
+        func make() throws -> (store: any HubStore, reopen: () throws -> any HubStore) {
+            switch self {
+            case .memory:
+                // Memory lives as long as the process: reopening is the same store.
+                let store = MemoryHubStore()
+                return (store, { store })
+            case .sqlite:
+                let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+                return (try SQLiteHubStore(path: path), { try SQLiteHubStore(path: path) })
+            }
+        }
+    }
+
+    /// Whole seconds, which every store keeps exactly.
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func installation(_ id: String, device: String = "ab12", tags: [String] = ["World"]) throws -> Installation {
+        try newsInstallation(id, device: device, tags: tags).validatedForStorage(lastUpdate: "2027-01-15T08:00:00Z")
+    }
+
+    static func registration(hub: String, id: String, device: String = "CD34", tags: [String] = ["Sports"])
+        -> StoredRegistration
+    {
+        var registration = Registration(kind: .appleNative, deviceToken: device, tags: tags)
+        registration.registrationId = id
+        registration.etag = "1"
+        return StoredRegistration(hub: hub, registration: registration, created: t0, updated: t0)
+    }
+
+    static func notification(hub: String = "news", _ id: String, at offset: TimeInterval = 0) -> StoredNotification {
+        StoredNotification(
+            hub: hub, id: id, format: .template, tagExpression: "World", body: #"{"messageParam":"\#(id)"}"#,
+            enqueued: t0.addingTimeInterval(offset))
+    }
+
+    static func delivery(_ seq: Int64, hub: String = "news", device: String = "ab12", notification: String = "n1")
+        -> Delivery
+    {
+        Delivery(
+            seq: seq, hub: hub, device: device, notificationId: notification, template: "t",
+            payload: #"{"aps":{"alert":"\#(seq)"}}"#, delivered: t0.addingTimeInterval(Double(seq)), tags: "World")
+    }
+
+    /// The snapshot as comparable values, in a fixed order.
+    static func contents(_ snapshot: HubSnapshot) -> (installations: [String], registrations: [StoredRegistration]) {
+        (
+            snapshot.installations.map { "\($0.hub)/\($0.installation.installationId)/\($0.installation.tags ?? [])" }.sorted(),
+            snapshot.registrations.sorted { ($0.hub, $0.id) < ($1.hub, $1.id) }
+        )
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aNewStoreIsEmptyAndKeepsOneEpoch(kind: Kind) async throws {
+        let (store, reopen) = try kind.make()
+        let snapshot = try await store.load()
+        #expect(snapshot.installations.isEmpty && snapshot.registrations.isEmpty && snapshot.quarantined.isEmpty)
+        #expect(try await store.sequenceHighWater() == 0)
+        #expect(try await store.unfinishedNotifications().isEmpty)
+        #expect(try await store.devices(hub: "news").isEmpty)
+        let epoch = try await store.epoch()
+        #expect(!epoch.isEmpty)
+        #expect(try await store.epoch() == epoch)
+        #expect(try await reopen().epoch() == epoch)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func mutationsApplyInOrderPerHubAndSurviveAReopen(kind: Kind) async throws {
+        let (store, reopen) = try kind.make()
+        try await store.apply([
+            .upsertInstallation(hub: "news", try Self.installation("a")),
+            .upsertInstallation(hub: "other", try Self.installation("a", tags: ["Science"])),
+            .upsertInstallation(hub: "news", try Self.installation("b")),
+            // Later in the same batch wins: a replaced, b removed.
+            .upsertInstallation(hub: "news", try Self.installation("a", tags: ["Politics"])),
+            .deleteInstallation(hub: "news", id: "b"),
+            .upsertRegistration(Self.registration(hub: "news", id: "r1")),
+            .upsertRegistration(Self.registration(hub: "other", id: "r1", tags: ["World"])),
+            .upsertRegistration(Self.registration(hub: "news", id: "r2")),
+        ])
+        try await store.apply([.deleteRegistration(hub: "news", id: "r2"), .deleteInstallation(hub: "news", id: "missing")])
+        for current in [store, try reopen()] {
+            let (installations, registrations) = Self.contents(try await current.load())
+            #expect(installations == ["news/a/[\"Politics\"]", "other/a/[\"Science\"]"])
+            #expect(
+                registrations.map { "\($0.hub)/\($0.id)/\($0.registration.tags)" } == [
+                    "news/r1/[\"Sports\"]", "other/r1/[\"World\"]",
+                ])
+            #expect(registrations.first == Self.registration(hub: "news", id: "r1"))
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func notificationsWaitInOrderUntilRecordedAsFinished(kind: Kind) async throws {
+        let (store, reopen) = try kind.make()
+        var direct = Self.notification("n2", at: 1)
+        direct.headers = ["apns-priority": "5"]
+        direct.directHandle = "ab12"
+        direct.isTest = true
+        try await store.apply([.insertNotification(Self.notification("n1")), .insertNotification(direct)])
+        try await store.apply([.insertNotification(Self.notification("n3", at: 2))])
+        #expect(try await store.unfinishedNotifications().map(\.id) == ["n1", "n2", "n3"])
+        #expect(try await store.notification(hub: "news", id: "n2") == direct)
+        #expect(try await store.notification(hub: "other", id: "n2") == nil)
+        #expect(try await store.notification(hub: "news", id: "missing") == nil)
+
+        var done = Self.notification("n1")
+        done.state = .completed
+        done.started = Self.t0.addingTimeInterval(5)
+        done.ended = Self.t0.addingTimeInterval(6)
+        done.outcomeCounts = ["Success": 2, "InvalidNotificationSize": 1]
+        var processing = direct
+        processing.state = .processing
+        let written = try await store.record([
+            DispatchRecord(notification: done, deliveries: [Self.delivery(1), Self.delivery(2, device: "cd34")]),
+            DispatchRecord(notification: processing, deliveries: []),
+        ])
+        #expect(written.map(\.seq) == [1, 2])
+        for current in [store, try reopen()] {
+            #expect(try await current.unfinishedNotifications().map(\.id) == ["n2", "n3"])
+            #expect(try await current.notification(hub: "news", id: "n1") == done)
+            #expect(try await current.notification(hub: "news", id: "n2")?.state == .processing)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func deliveriesAreReadInPagesPerDeviceAndWrittenOnce(kind: Kind) async throws {
+        let (store, reopen) = try kind.make()
+        try await store.apply([.insertNotification(Self.notification("n1"))])
+        let mine = (1...7).map { Self.delivery(Int64($0) * 2) }
+        let others = [Self.delivery(3, device: "cd34"), Self.delivery(5, hub: "other")]
+        let written = try await store.record([DispatchRecord(notification: Self.notification("n1"), deliveries: others + mine)])
+        #expect(written.count == 9)
+        // A delivery already present (a dispatch repeated after a crash) is not written twice.
+        let again = try await store.record([
+            DispatchRecord(notification: Self.notification("n1"), deliveries: [Self.delivery(4), Self.delivery(20)])
+        ])
+        #expect(again.map(\.seq) == [20])
+        for current in [store, try reopen()] {
+            #expect(try await current.deliveries(hub: "news", device: "ab12", after: 0, limit: 3).map(\.seq) == [2, 4, 6])
+            #expect(
+                try await current.deliveries(hub: "news", device: "ab12", after: 6, limit: 100).map(\.seq) == [8, 10, 12, 14, 20])
+            #expect(try await current.deliveries(hub: "news", device: "ab12", after: 20, limit: 100).isEmpty)
+            #expect(try await current.deliveries(hub: "news", device: "ab12", after: 0, limit: 1).first == Self.delivery(2))
+            #expect(try await current.devices(hub: "news").map { "\($0.device)=\($0.count)" } == ["ab12=8", "cd34=1"])
+            #expect(try await current.sequenceHighWater() == 20)
+        }
+        #expect(try await store.deleteDeliveries(hub: "news", device: "ab12") == 8)
+        #expect(try await store.deleteDeliveries(hub: "news", device: "ab12") == 0)
+        #expect(try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 100).isEmpty)
+        #expect(try await store.deliveries(hub: "other", device: "ab12", after: 0, limit: 100).map(\.seq) == [5])
+        // Gone means gone: written again, it is new (the store keeps no memory of it).
+        let rewritten = try await store.record([
+            DispatchRecord(notification: Self.notification("n1"), deliveries: [Self.delivery(4)])
+        ])
+        #expect(rewritten.map(\.seq) == [4])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func sequenceReservationsOnlyGrowAndSurviveAReopen(kind: Kind) async throws {
+        let (store, reopen) = try kind.make()
+        try await store.reserveSequence(through: 100)
+        try await store.reserveSequence(through: 50)
+        #expect(try await store.sequenceHighWater() == 100)
+        try await store.apply([.insertNotification(Self.notification("n1"))])
+        _ = try await store.record([DispatchRecord(notification: Self.notification("n1"), deliveries: [Self.delivery(150)])])
+        #expect(try await store.sequenceHighWater() == 150)
+        try await store.reserveSequence(through: 10_000)
+        #expect(try await reopen().sequenceHighWater() == 10_000)
+    }
+
+    /// The same random history, applied to every store, leaves the same contents: a
+    /// differential check that no store drops, reorders or merges what another keeps.
+    @Test func everyStoreEndsWithTheSameContentsAfterTheSameHistory() async throws {
+        var generator = SplitMix(seed: 0x5EED)
+        let stores = try Kind.allCases.map { try $0.make().store }
+        for round in 0..<40 {
+            var batch: [HubMutation] = []
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let hub = ["news", "other"].randomElement(using: &generator)!
+                let id = "i\(Int.random(in: 0..<8, using: &generator))"
+                let tags = [["World"], ["Sports", "Science"], []].randomElement(using: &generator)!
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0:
+                    batch.append(
+                        .upsertInstallation(hub: hub, try Self.installation(id, tags: tags.isEmpty ? ["Business"] : tags)))
+                case 1: batch.append(.deleteInstallation(hub: hub, id: id))
+                case 2: batch.append(.upsertRegistration(Self.registration(hub: hub, id: "r" + id, tags: tags)))
+                default: batch.append(.deleteRegistration(hub: hub, id: "r" + id))
+                }
+            }
+            let deliveries = (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                Self.delivery(
+                    Int64.random(in: 1...60, using: &generator), device: ["ab12", "cd34"].randomElement(using: &generator)!)
+            }
+            for store in stores {
+                try await store.apply(batch + [.insertNotification(Self.notification("n\(round)"))])
+                _ = try await store.record([DispatchRecord(notification: Self.notification("n\(round)"), deliveries: deliveries)])
+            }
+        }
+        let first = Self.contents(try await stores[0].load())
+        for store in stores.dropFirst() {
+            let other = Self.contents(try await store.load())
+            #expect(other.installations == first.installations)
+            #expect(other.registrations == first.registrations)
+            for device in ["ab12", "cd34"] {
+                #expect(
+                    try await store.deliveries(hub: "news", device: device, after: 0, limit: 1000)
+                        == stores[0].deliveries(hub: "news", device: device, after: 0, limit: 1000))
+            }
+            #expect(try await store.unfinishedNotifications().map(\.id) == stores[0].unfinishedNotifications().map(\.id))
+        }
+    }
+}
+
+/// A small seeded generator, so a failing history can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
