@@ -1,4 +1,5 @@
 import BreakingNewsKit
+import NotificationHubs
 import Testing
 
 /// The stream connection, transition by transition, without I/O.
@@ -20,7 +21,7 @@ struct StreamMachineTests {
     }
 
     @Test func disconnectsBackOffFromOneToSixtySeconds() {
-        var machine = StreamMachine()
+        var machine = StreamMachine(backoff: Backoff(jitter: 0))
         _ = machine.handle(.start)
         var delays: [Double] = []
         for _ in 0..<9 {
@@ -37,8 +38,22 @@ struct StreamMachineTests {
         #expect(delays == [1, 2, 4, 8, 16, 32, 60, 60, 60])
     }
 
-    @Test func aSuccessfulConnectionResetsTheBackoff() {
+    /// By default the waits are jittered, each within the upper half of its step.
+    @Test func reconnectionsAreJittered() {
         var machine = StreamMachine()
+        _ = machine.handle(.start)
+        for ceiling in [1.0, 2, 4, 8] {
+            guard case .wait(let seconds)? = machine.handle(.closed(reason: "cut")).last else {
+                Issue.record("no wait")
+                return
+            }
+            #expect(seconds >= ceiling / 2 && seconds <= ceiling)
+            _ = machine.handle(.retryTimerFired)
+        }
+    }
+
+    @Test func aSuccessfulConnectionResetsTheBackoff() {
+        var machine = StreamMachine(backoff: Backoff(jitter: 0))
         _ = machine.handle(.start)
         _ = machine.handle(.closed(reason: "a"))
         _ = machine.handle(.retryTimerFired)

@@ -12,7 +12,7 @@ import Testing
         let cs = try ConnectionString(
             parsing: "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=hub")
         return try HubClient(
-            connectionString: cs, retryPolicy: RetryPolicy(maximumRetries: retries, baseDelay: 0.01, maximumDelay: 0.05))
+            connectionString: cs, retryPolicy: RetryPolicy(maximumRetries: retries, backoff: Backoff(base: 0.01, maximum: 0.05)))
     }
 
     @Test func throttlingAndServerErrorsAreRetried() async throws {
@@ -61,14 +61,32 @@ import Testing
     }
 
     @Test func retryAfterIsTheDelay() {
-        let policy = RetryPolicy(maximumRetries: 3, baseDelay: 1, maximumDelay: 60)
+        let policy = RetryPolicy(maximumRetries: 3, backoff: Backoff(base: 1, maximum: 60))
         #expect(policy.delay(afterAttempt: 0, error: .status(429, detail: "", retryAfter: 7)) == 7)
-        #expect(policy.delay(afterAttempt: 2, error: .status(503, detail: "")) == 4)
+        #expect(policy.delay(afterAttempt: 2, error: .status(503, detail: ""), unit: 0) == 4)
+        #expect(policy.delay(afterAttempt: 2, error: .status(503, detail: ""), unit: 0.5) == 3)
         #expect(policy.delay(afterAttempt: 3, error: .status(503, detail: "")) == nil)
         #expect(policy.delay(afterAttempt: 0, error: .status(404, detail: "")) == nil)
         #expect(policy.delay(afterAttempt: 0, error: .unreachable("refused")) == nil)
         #expect(
-            RetryPolicy(maximumRetries: 9, baseDelay: 1, maximumDelay: 60).delay(afterAttempt: 8, error: .status(500, detail: ""))
-                == 60)
+            RetryPolicy(maximumRetries: 9, backoff: Backoff(base: 1, maximum: 60)).delay(
+                afterAttempt: 8, error: .status(500, detail: ""), unit: 0) == 60)
+    }
+
+    /// Clients that failed together must not retry together: delays are spread over the
+    /// upper half of each step, and never past it.
+    @Test func delaysAreJitteredWithinTheirStep() {
+        let backoff = Backoff(base: 1, maximum: 60)
+        for attempt in 0..<10 {
+            let ceiling = backoff.ceiling(attempt: attempt)
+            let delays = (0..<200).map { _ in backoff.delay(attempt: attempt) }
+            #expect(delays.allSatisfy { $0 >= ceiling / 2 && $0 <= ceiling })
+            #expect(Set(delays).count > 100)
+        }
+        #expect(Backoff(base: 1, maximum: 60, jitter: 0).delay(attempt: 3) == 8)
+        var counting = Backoff(base: 0.5, maximum: 4, jitter: 0)
+        #expect((0..<6).map { _ in counting.fail() } == [0.5, 1, 2, 4, 4, 4])
+        counting.reset()
+        #expect(counting.fail() == 0.5)
     }
 }

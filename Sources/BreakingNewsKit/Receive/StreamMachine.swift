@@ -1,23 +1,4 @@
-/// Exponential backoff: 1 s, 2 s, 4 s … capped at 60 s.
-public struct Backoff: Sendable, Hashable {
-    public var base: Double
-    public var maximum: Double
-    /// Failures since the last success.
-    public private(set) var failures = 0
-
-    public init(base: Double = 1, maximum: Double = 60) {
-        self.base = base
-        self.maximum = maximum
-    }
-
-    /// Counts a failure and returns how long to wait before the next try.
-    public mutating func fail() -> Double {
-        failures += 1
-        return min(maximum, base * Double(1 << min(failures - 1, 30)))
-    }
-
-    public mutating func reset() { failures = 0 }
-}
+import NotificationHubs
 
 /// How the connection to the device stream is doing, as the screen and `log --follow` say it.
 public enum ConnectionStatus: Sendable, Hashable {
@@ -31,7 +12,8 @@ public enum ConnectionStatus: Sendable, Hashable {
 }
 
 /// The device stream's connection as a pure state machine: events in, actions out. It
-/// resumes after the last delivery seen and backs off from 1 s to 60 s between tries.
+/// resumes after the last delivery seen and backs off (`Backoff`: up to 1 s, 2 s, … 60 s,
+/// jittered) between tries.
 public struct StreamMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         case idle

@@ -59,14 +59,21 @@ public struct Subscriber: Sendable {
         await register(try categories(store.load().values.categories))
     }
 
-    /// One registration attempt; its outcome is recorded in the user defaults: registered,
-    /// pending (the hub could not be reached) or failed (the hub refused).
-    public func register(_ categories: [Category], now: Date = Date()) async -> RegistrationOutcome {
+    /// How a registration the user asked for retries a throttled or failing hub: briefly,
+    /// while they wait for the answer.
+    public static let userRetry = RetryPolicy(maximumRetries: 2, backoff: Backoff(base: 0.5, maximum: 4))
+
+    /// One registration; its outcome is recorded in the user defaults: registered, pending
+    /// (the hub could not be reached) or failed (the hub refused). `retry` is the only
+    /// layer that retries within it.
+    public func register(_ categories: [Category], retry: RetryPolicy = userRetry, now: Date = Date()) async
+        -> RegistrationOutcome
+    {
         let names = categories.map(\.name)
         var error: HubError?
         do throws(HubError) {
             let current = try await endpoint.current()
-            try await current.listenClient(retry: RetryPolicy(maximumRetries: 2, baseDelay: 0.5, maximumDelay: 4))
+            try await current.listenClient(retry: retry)
                 .createOrUpdateInstallation(installation(categories))
             await afterRegistration(current)
         } catch let hubError {
@@ -80,8 +87,9 @@ public struct Subscriber: Sendable {
         return RegistrationOutcome(record: record, error: error)
     }
 
-    /// Registers, and while the hub cannot be reached keeps retrying with backoff (1 s to
-    /// 60 s), reporting each attempt. Ends when registered, refused, or cancelled.
+    /// Registers, and while the hub cannot be reached keeps retrying with `backoff`
+    /// (jittered, 1 s to 60 s), reporting each attempt. Ends when registered, refused, or
+    /// cancelled. This loop is the one layer that retries: each attempt is a single call.
     public func registerUntilDone(_ categories: [Category], backoff initial: Backoff = Backoff()) -> AsyncStream<
         RegistrationOutcome
     > {
@@ -89,7 +97,7 @@ public struct Subscriber: Sendable {
             let task = Task {
                 var backoff = initial
                 while !Task.isCancelled {
-                    let outcome = await register(categories)
+                    let outcome = await register(categories, retry: .none)
                     continuation.yield(outcome)
                     guard outcome.record.state == .pending else { break }
                     try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))

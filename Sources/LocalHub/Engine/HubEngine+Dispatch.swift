@@ -31,15 +31,14 @@ extension HubEngine {
         guard await number(&plans) else { return }
         let deliveries = plans.flatMap(\.record.deliveries)
         streams.publish(deliveries, recorded: false)
-        var delay: UInt64 = 50_000_000
+        var backoff = Self.storeBackoff
         while true {
             do {
                 _ = try await store.record(plans.map(\.record))
                 break
             } catch {
                 logger.error("recording \(plans.count) dispatches failed, retrying: \(error)")
-                try? await Task.sleep(nanoseconds: delay)
-                delay = min(delay * 2, 5_000_000_000)
+                try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
                 if Task.isCancelled { return }
             }
         }
@@ -50,6 +49,9 @@ extension HubEngine {
         }
     }
 
+    /// How the dispatcher retries a store that failed to write: from 50 ms to 5 s.
+    static let storeBackoff = Backoff(base: 0.05, maximum: 5)
+
     /// Gives every delivery its sequence number, reserving a new block durably first when
     /// the current one is used up: numbers handed out before a crash are never reused.
     /// False when the engine stopped while waiting.
@@ -59,15 +61,14 @@ extension HubEngine {
         var (next, reserved) = sequence.withLock { ($0.next, $0.reserved) }
         if next + count - 1 > reserved {
             let target = max(next + count - 1, reserved + Self.reservationBlock)
-            var delay: UInt64 = 50_000_000
+            var backoff = Self.storeBackoff
             while true {
                 do {
                     try await store.reserveSequence(through: target)
                     break
                 } catch {
                     logger.error("reserving delivery numbers failed, retrying: \(error)")
-                    try? await Task.sleep(nanoseconds: delay)
-                    delay = min(delay * 2, 5_000_000_000)
+                    try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
                     if Task.isCancelled { return false }
                 }
             }
