@@ -178,6 +178,19 @@ struct CatalogTests {
         #expect(throws: SubscribeError.self) { try catalog.resolve(["Weather"]) }
     }
 
+    /// The category read back from a message is the one it was written for, whatever the
+    /// text holds (even the words around a category name).
+    @Test func aMessageNamesItsCategory() throws {
+        let catalog = try NewsCatalog.load()
+        for category in catalog.categories {
+            for text in ["hello", "Breaking Sports News : inside", " News : ", "", "日本 🗳️"] {
+                #expect(catalog.category(ofMessage: NewsCatalog.message(text, category: category)) == category)
+            }
+        }
+        #expect(catalog.category(ofMessage: "Breaking Weather News : rain") == nil)
+        #expect(catalog.category(ofMessage: "World News : no prefix") == nil)
+    }
+
     @Test func messageTextLimits() throws {
         #expect(throws: PublishError.self) { try Publisher.validate("   ") }
         #expect(throws: PublishError.self) { try Publisher.validate(String(repeating: "é", count: 513)) }

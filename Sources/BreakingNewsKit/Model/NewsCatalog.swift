@@ -71,8 +71,25 @@ public struct NewsCatalog: Sendable {
         return categories.filter { chosen.contains($0.name) }
     }
 
+    /// The two halves around the category's name in a message.
+    static let messagePrefix = "Breaking "
+    static let messageInfix = " News : "
+
     /// The `messageParam` of one category's breaking news: `Breaking <Category> News : <text>`.
     public static func message(_ text: String, category: Category) -> String {
-        "Breaking \(category.name) News : \(text)"
+        messagePrefix + category.name + messageInfix + text
+    }
+
+    /// The category a message names, read back from the shape `message` writes.
+    public func category(ofMessage text: String) -> Category? {
+        guard text.hasPrefix(Self.messagePrefix), let infix = text.range(of: Self.messageInfix) else { return nil }
+        return category(named: String(text[text.index(text.startIndex, offsetBy: Self.messagePrefix.count)..<infix.lowerBound]))
+    }
+
+    /// The category of a delivery: its tag when that is one category, else the one its text
+    /// names.
+    public func category(of delivery: SandboxDelivery) -> Category? {
+        if let tags = delivery.tags, let category = category(named: tags.trimmingCharacters(in: .whitespaces)) { return category }
+        return delivery.alertText.flatMap(category(ofMessage:))
     }
 }

@@ -22,7 +22,8 @@ public struct InboxEntry: Sendable, Hashable {
     public var text: String
     public var payload: JSONValue
 
-    public var dedupeKey: String { notificationId + "/" + (template ?? "") }
+    /// The key of the delivery this entry records (`SandboxDelivery.dedupeKey`).
+    public var dedupeKey: String { SandboxDelivery.dedupeKey(notificationId: notificationId, template: template) }
 
     var json: JSONValue {
         .object(dropping: [

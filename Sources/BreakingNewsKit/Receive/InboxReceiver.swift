@@ -99,13 +99,3 @@ public final class InboxReceiver: Sendable {
         }
     }
 }
-
-extension NewsCatalog {
-    /// The category of a delivery: its tag when that is one category, else the
-    /// `Breaking <Category> News : ` prefix of its text.
-    public func category(of delivery: SandboxDelivery) -> Category? {
-        if let tags = delivery.tags, let category = category(named: tags.trimmingCharacters(in: .whitespaces)) { return category }
-        guard let text = delivery.alertText, text.hasPrefix("Breaking "), let end = text.range(of: " News : ") else { return nil }
-        return category(named: String(text[text.index(text.startIndex, offsetBy: 9)..<end.lowerBound]))
-    }
-}

@@ -35,7 +35,12 @@ public struct SandboxDelivery: Sendable, Hashable {
     }
 
     /// The key a receiver dedupes on: one delivery per notification and template.
-    public var dedupeKey: String { notificationId + "/" + (template ?? "") }
+    public var dedupeKey: String { Self.dedupeKey(notificationId: notificationId, template: template) }
+
+    /// The dedupe key of the delivery of `notificationId` through `template`.
+    public static func dedupeKey(notificationId: String, template: String?) -> String {
+        notificationId + "/" + (template ?? "")
+    }
 
     /// `aps.alert` as text: the string, or the `body` (and `title`) of an alert dictionary.
     public var alertText: String? {

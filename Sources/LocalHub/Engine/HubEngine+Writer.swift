@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import NotificationHubs
+import Synchronization
+
+/// The writer: group commit of installation, registration and notification writes.
+extension HubEngine {
+    func runWriter() async {
+        for await _ in writes.wakeups {
+            while true {
+                let batch = writes.take(limit: 2048)
+                if batch.isEmpty { break }
+                await commit(batch)
+            }
+        }
+    }
+
+    /// What a batch changed so far, consulted before memory by the batch's later writes.
+    private struct Overlay {
+        var installations: [String: Installation?] = [:]
+        var registrations: [String: StoredRegistration?] = [:]
+        /// Lower-cased id → the id stored now (nil: none), for the case rule.
+        var foldedInstallations: [String: String?] = [:]
+        var foldedRegistrations: [String: String?] = [:]
+        /// Change in the number held, and in the bytes stored, by lower-cased hub.
+        var installationDelta: [String: Int] = [:]
+        var registrationDelta: [String: Int] = [:]
+        var bytesDelta: [String: Int] = [:]
+
+        static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
+    }
+
+    /// `256 MB`, `48 KB`: a budget as people say it.
+    static func describeBytes(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(max(1, bytes >> 10)) KB"
+    }
+
+    static func caseConflict(_ what: String, existing: String, id: String) -> WriteResult {
+        .conflict(
+            "the \(what) '\(existing)' exists, and '\(id)' differs from it only in case: ids are compared exactly, but a token scoped to one is accepted for the other, so the hub keeps one of them"
+        )
+    }
+
+    /// Resolves a batch against memory plus the batch's own earlier changes, commits the
+    /// mutations in one transaction, then publishes them and answers each writer.
+    private func commit(_ batch: [PendingWrite]) async {
+        var overlay = Overlay()
+        var mutations: [HubMutation] = []
+        var results: [WriteResult] = []
+        var published: [(kind: Int, hub: String, id: String)] = []
+        var enqueued: [StoredNotification] = []
+        let now = Date()
+        for pending in batch {
+            let result = resolve(pending.request, overlay: &overlay, mutations: &mutations, published: &published, now: now)
+            if case .enqueue(let notification) = pending.request { enqueued.append(notification) }
+            results.append(result)
+        }
+        do {
+            try await store.apply(mutations)
+        } catch {
+            logger.error("commit of \(mutations.count) changes failed: \(error)")
+            for pending in batch { pending.continuation.resume(throwing: error) }
+            return
+        }
+        directory.withLock { directory in
+            for change in published {
+                let key = Overlay.key(change.hub, change.id)
+                if change.kind == 0 {
+                    directory.modify(change.hub) { $0.setInstallation(overlay.installations[key] ?? nil, id: change.id) }
+                } else {
+                    directory.modify(change.hub) { $0.setRegistration(overlay.registrations[key] ?? nil, id: change.id) }
+                }
+            }
+        }
+        for notification in enqueued {
+            let waiting = notification.isTest ? waitingOutcomes.withLock { $0.removeValue(forKey: notification.id) } : nil
+            if !dispatches.push(DispatchJob(notification: notification, outcome: waiting)) {
+                waiting?.fulfil(NotificationOutcome(success: 0, failure: 0, results: []))
+            }
+        }
+        for (pending, result) in zip(batch, results) { pending.continuation.resume(returning: result) }
+    }
+
+    private func resolve(
+        _ request: WriteRequest, overlay: inout Overlay, mutations: inout [HubMutation],
+        published: inout [(kind: Int, hub: String, id: String)], now: Date
+    ) -> WriteResult {
+        func currentInstallation(_ hub: String, _ id: String) -> Installation? {
+            if let pending = overlay.installations[Overlay.key(hub, id)] { return pending }
+            return installation(hub: hub, id: id)
+        }
+        func currentRegistration(_ hub: String, _ id: String) -> StoredRegistration? {
+            if let pending = overlay.registrations[Overlay.key(hub, id)] { return pending }
+            return registration(hub: hub, id: id)
+        }
+        /// The id stored under `id`'s lower-cased form and how many the hub holds, as of this
+        /// point of the batch.
+        func holding(installations: Bool, _ hub: String, _ id: String) -> (folded: String?, count: Int) {
+            let key = Overlay.key(hub, id.lowercased())
+            let (stored, count) = directory.withLock { directory -> (String?, Int) in
+                guard let tables = directory[hub] else { return (nil, 0) }
+                return installations
+                    ? (tables.installationIdsByFolded[id.lowercased()], tables.installations.count)
+                    : (tables.registrationIdsByFolded[id.lowercased()], tables.registrations.count)
+            }
+            let pending = installations ? overlay.foldedInstallations[key] : overlay.foldedRegistrations[key]
+            let delta = (installations ? overlay.installationDelta : overlay.registrationDelta)[hub.lowercased()] ?? 0
+            return (pending ?? stored, count + delta)
+        }
+        /// Whether the hub's stored bytes stay within the budget after `change`; counts it when so.
+        func fits(_ hub: String, _ change: Int) -> Bool {
+            let key = hub.lowercased()
+            if change > 0 {
+                let stored = directory.withLock { $0[hub]?.storedBytes ?? 0 }
+                guard stored + (overlay.bytesDelta[key] ?? 0) + change <= maximumBytesPerHub else { return false }
+            }
+            overlay.bytesDelta[key, default: 0] += change
+            return true
+        }
+        let overBudget = WriteResult.quotaExceeded(
+            "the hub's installations and registrations would take more than \(Self.describeBytes(maximumBytesPerHub)), the most it holds; delete some first"
+        )
+        switch request {
+        case .putInstallation(let hub, let installation):
+            let id = installation.installationId
+            let current = currentInstallation(hub, id)
+            if current == nil {
+                let held = holding(installations: true, hub, id)
+                if let existing = held.folded { return Self.caseConflict("installation", existing: existing, id: id) }
+                guard held.count < maximumPerHub else {
+                    return .quotaExceeded("the hub holds \(held.count) installations, the most it may; delete some first")
+                }
+            }
+            guard fits(hub, installation.storedSize - (current?.storedSize ?? 0)) else { return overBudget }
+            if current == nil {
+                overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(id)
+                overlay.installationDelta[hub.lowercased(), default: 0] += 1
+            }
+            overlay.installations[Overlay.key(hub, id)] = .some(installation)
+            mutations.append(.upsertInstallation(hub: hub, installation))
+            published.append((0, hub, id))
+            return .installation(installation)
+        case .patchInstallation(let hub, let id, let operations):
+            guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
+            var installation = current
+            do {
+                try installation.apply(operations)
+                installation = try installation.validatedForStorage(lastUpdate: W3CDate.format(now))
+            } catch {
+                return .invalid(error.description)
+            }
+            guard fits(hub, installation.storedSize - current.storedSize) else { return overBudget }
+            overlay.installations[Overlay.key(hub, id)] = .some(installation)
+            mutations.append(.upsertInstallation(hub: hub, installation))
+            published.append((0, hub, id))
+            return .installation(installation)
+        case .deleteInstallation(let hub, let id):
+            guard let current = currentInstallation(hub, id) else { return .done }
+            _ = fits(hub, -current.storedSize)
+            overlay.installations[Overlay.key(hub, id)] = .some(nil)
+            overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(nil)
+            overlay.installationDelta[hub.lowercased(), default: 0] -= 1
+            mutations.append(.deleteInstallation(hub: hub, id: id))
+            published.append((0, hub, id))
+            return .done
+        case .putRegistration(let hub, let requestedId, var registration, let ifMatch):
+            let id = requestedId ?? Self.makeRegistrationId()
+            let existing = currentRegistration(hub, id)
+            if let ifMatch, ifMatch != "*" {
+                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\" "))
+                guard let existing, existing.registration.etag == wanted else {
+                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+                }
+            }
+            if existing == nil {
+                let held = holding(installations: false, hub, id)
+                if let other = held.folded { return Self.caseConflict("registration", existing: other, id: id) }
+                guard held.count < maximumPerHub else {
+                    return .quotaExceeded("the hub holds \(held.count) registrations, the most it may; delete some first")
+                }
+            }
+            guard fits(hub, registration.storedSize - (existing?.registration.storedSize ?? 0)) else { return overBudget }
+            if existing == nil {
+                overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(id)
+                overlay.registrationDelta[hub.lowercased(), default: 0] += 1
+            }
+            registration.registrationId = id
+            registration.etag = String((Int(existing?.registration.etag ?? "0") ?? 0) + 1)
+            registration.expirationTime = registration.expirationTime.flatMap(W3CDate.normalize) ?? W3CDate.never
+            let stored = StoredRegistration(hub: hub, registration: registration, created: existing?.created ?? now, updated: now)
+            overlay.registrations[Overlay.key(hub, id)] = .some(stored)
+            mutations.append(.upsertRegistration(stored))
+            published.append((1, hub, id))
+            return .registration(stored)
+        case .deleteRegistration(let hub, let id, let ifMatch):
+            guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
+            if let ifMatch, ifMatch != "*" {
+                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\" "))
+                guard existing.registration.etag == wanted else {
+                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+                }
+            }
+            _ = fits(hub, -existing.registration.storedSize)
+            overlay.registrations[Overlay.key(hub, id)] = .some(nil)
+            overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(nil)
+            overlay.registrationDelta[hub.lowercased(), default: 0] -= 1
+            mutations.append(.deleteRegistration(hub: hub, id: id))
+            published.append((1, hub, id))
+            return .done
+        case .enqueue(let notification):
+            mutations.append(.insertNotification(notification))
+            return .done
+        }
+    }
+}
