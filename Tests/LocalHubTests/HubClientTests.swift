@@ -40,6 +40,17 @@ import Testing
         }
     }
 
+    /// A hub that is not there is `unreachable`, described as people say it, whatever error
+    /// type the transport raised; one that takes no connection in time is `timedOut`.
+    @Test func transportFailuresAreClassifiedAndDescribed() async throws {
+        let closed = try ConnectionString(parsing: "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=dg==")
+        let error = await #expect(throws: HubError.self) {
+            try await HubClient(connectionString: closed, hub: "news", retryPolicy: .none).installation(id: "x")
+        }
+        #expect(error?.isUnreachable == true)
+        #expect(error?.detail.hasSuffix("connection refused") == true, "\(error?.detail ?? "")")
+    }
+
     @Test func patchOfAMissingInstallationIs404() async throws {
         try await TestHub.with { hub in
             let error = await #expect(throws: HubError.self) {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// A notification to send: a template send's properties, or a native APNs payload.
 public enum HubNotification: Sendable, Hashable {
@@ -306,12 +307,37 @@ public struct HubClient: Sendable {
         return Response(status: status, body: text, location: response.headers.first(name: "Location"), trackingId: trackingId)
     }
 
-    /// A short text for a transport error.
+    /// A short text for a transport error, chosen by its type (and errno), not its wording.
     public static func describe(_ error: Error) -> String {
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        if text.contains("connectTimeout") { return "connection timed out" }
-        return text
+        switch error {
+        case let error as IOError: return describe(errno: error.errnoCode)
+        case let error as NIOConnectionError:
+            if let first = error.connectionErrors.first { return describe(first.error) }
+            if let dns = error.dnsAAAAError ?? error.dnsAError { return "the name could not be resolved (\(dns))" }
+            return "no connection could be made"
+        case ChannelError.connectTimeout: return "connection timed out"
+        case let error as HTTPClientError:
+            switch error {
+            case .connectTimeout: return "connection timed out"
+            case .remoteConnectionClosed: return "the hub closed the connection"
+            case .readTimeout, .deadlineExceeded: return "timed out"
+            case .cancelled: return "cancelled"
+            default: return "\(error)"
+            }
+        default:
+            return String(describing: error)
+        }
+    }
+
+    /// `connection refused`, `connection reset`…: the errno as people say it.
+    static func describe(errno code: Int32) -> String {
+        switch code {
+        case ECONNREFUSED: return "connection refused"
+        case ECONNRESET: return "connection reset"
+        case ETIMEDOUT: return "connection timed out"
+        case EHOSTUNREACH, ENETUNREACH: return "no route to the hub"
+        default: return String(cString: strerror(code)).lowercased()
+        }
     }
 
     static func parseRegistration(_ response: Response) throws(HubError) -> Registration {
