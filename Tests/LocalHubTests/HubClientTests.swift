@@ -51,6 +51,17 @@ import Testing
         #expect(error?.detail.hasSuffix("connection refused") == true, "\(error?.detail ?? "")")
     }
 
+    /// A client made per call (every send does) reuses the token of the clients before it:
+    /// a token's expiry is in whole seconds, so a fresh signature a second later differs.
+    @Test func clientsOfOneHubAndKeyShareTheirToken() async throws {
+        let cs = try ConnectionString(
+            parsing: "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=dg==")
+        let first = await HubClient(connectionString: cs, hub: "shared-token-test").authorizationHeader()
+        try await Task.sleep(nanoseconds: 1_100_000_000)
+        #expect(await HubClient(connectionString: cs, hub: "shared-token-test").authorizationHeader() == first)
+        #expect(await HubClient(connectionString: cs, hub: "another-hub").authorizationHeader() != first)
+    }
+
     @Test func patchOfAMissingInstallationIs404() async throws {
         try await TestHub.with { hub in
             let error = await #expect(throws: HubError.self) {

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A notification to send: a template send's properties, or a native APNs payload.
 public enum HubNotification: Sendable, Hashable {
@@ -86,7 +87,7 @@ public struct HubClient: Sendable {
         self.retryPolicy = retryPolicy
         self.apiVersion = apiVersion
         self.timeout = timeout
-        self.tokens = TokenCache(
+        self.tokens = TokenCache.shared(
             resource: connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
             lifetime: tokenLifetime)
     }
@@ -373,6 +374,29 @@ actor TokenCache {
         self.keyName = keyName
         self.key = key
         self.lifetime = lifetime
+    }
+
+    private struct Key: Hashable {
+        let resource: String
+        let keyName: String
+        let key: String
+        let lifetime: TimeInterval
+    }
+
+    /// Every client of one hub and key in this process shares one cache, so a client made
+    /// per call (a send, a registration) signs a token once an hour, not once per call.
+    /// Bounded: past 64 keys the registry starts over.
+    private static let registry = Mutex<[Key: TokenCache]>([:])
+
+    static func shared(resource: String, keyName: String, key: String, lifetime: TimeInterval) -> TokenCache {
+        let id = Key(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
+        return registry.withLock { caches in
+            if let cache = caches[id] { return cache }
+            if caches.count >= 64 { caches.removeAll() }
+            let cache = TokenCache(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
+            caches[id] = cache
+            return cache
+        }
     }
 
     func token(now: Date) -> String {
