@@ -15,6 +15,12 @@ extension HubEngine {
         }
     }
 
+    /// A record a committed batch changed, to publish to memory.
+    enum Changed {
+        case installation(hub: String, id: String)
+        case registration(hub: String, id: String)
+    }
+
     /// What a batch changed so far, consulted before memory by the batch's later writes.
     private struct Overlay {
         var installations: [String: Installation?] = [:]
@@ -30,12 +36,24 @@ extension HubEngine {
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
 
+    /// The one ETag rule: no `If-Match`, or `*`, always passes; otherwise the registration
+    /// must exist and its version equal the tag (weak `W/` and quotes ignored). The refusal,
+    /// or nil to go on.
+    static func checkETag(_ ifMatch: String?, of existing: StoredRegistration?) -> WriteResolution? {
+        guard let ifMatch, ifMatch != "*" else { return nil }
+        let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        guard let existing, existing.registration.etag == wanted else {
+            return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+        }
+        return nil
+    }
+
     /// `256 MB`, `48 KB`: a budget as people say it.
     static func describeBytes(_ bytes: Int) -> String {
         bytes >= 1 << 20 ? "\(bytes >> 20) MB" : "\(max(1, bytes >> 10)) KB"
     }
 
-    static func caseConflict(_ what: String, existing: String, id: String) -> WriteResult {
+    static func caseConflict(_ what: String, existing: String, id: String) -> WriteResolution {
         .conflict(
             "the \(what) '\(existing)' exists, and '\(id)' differs from it only in case: ids are compared exactly, but a token scoped to one is accepted for the other, so the hub keeps one of them"
         )
@@ -46,8 +64,8 @@ extension HubEngine {
     private func commit(_ batch: [PendingWrite]) async {
         var overlay = Overlay()
         var mutations: [HubMutation] = []
-        var results: [WriteResult] = []
-        var published: [(kind: Int, hub: String, id: String)] = []
+        var results: [WriteResolution] = []
+        var published: [Changed] = []
         var enqueued: [StoredNotification] = []
         let now = Date()
         for pending in batch {
@@ -64,11 +82,13 @@ extension HubEngine {
         }
         directory.withLock { directory in
             for change in published {
-                let key = Overlay.key(change.hub, change.id)
-                if change.kind == 0 {
-                    directory.modify(change.hub) { $0.setInstallation(overlay.installations[key] ?? nil, id: change.id) }
-                } else {
-                    directory.modify(change.hub) { $0.setRegistration(overlay.registrations[key] ?? nil, id: change.id) }
+                switch change {
+                case .installation(let hub, let id):
+                    let stored = overlay.installations[Overlay.key(hub, id)] ?? nil
+                    directory.modify(hub) { $0.setInstallation(stored, id: id) }
+                case .registration(let hub, let id):
+                    let stored = overlay.registrations[Overlay.key(hub, id)] ?? nil
+                    directory.modify(hub) { $0.setRegistration(stored, id: id) }
                 }
             }
         }
@@ -78,13 +98,13 @@ extension HubEngine {
                 waiting?.fulfil(NotificationOutcome(success: 0, failure: 0, results: []))
             }
         }
-        for (pending, result) in zip(batch, results) { pending.continuation.resume(returning: result) }
+        for (pending, result) in zip(batch, results) { pending.continuation.resume(with: result.mapError { $0 as Error }) }
     }
 
     private func resolve(
         _ request: WriteRequest, overlay: inout Overlay, mutations: inout [HubMutation],
-        published: inout [(kind: Int, hub: String, id: String)], now: Date
-    ) -> WriteResult {
+        published: inout [Changed], now: Date
+    ) -> WriteResolution {
         func currentInstallation(_ hub: String, _ id: String) -> Installation? {
             if let pending = overlay.installations[Overlay.key(hub, id)] { return pending }
             return installation(hub: hub, id: id)
@@ -117,7 +137,7 @@ extension HubEngine {
             overlay.bytesDelta[key, default: 0] += change
             return true
         }
-        let overBudget = WriteResult.quotaExceeded(
+        let overBudget = WriteResolution.quotaExceeded(
             "the hub's installations and registrations would take more than \(Self.describeBytes(maximumBytesPerHub)), the most it holds; delete some first"
         )
         switch request {
@@ -138,7 +158,7 @@ extension HubEngine {
             }
             overlay.installations[Overlay.key(hub, id)] = .some(installation)
             mutations.append(.upsertInstallation(hub: hub, installation))
-            published.append((0, hub, id))
+            published.append(.installation(hub: hub, id: id))
             return .installation(installation)
         case .patchInstallation(let hub, let id, let operations):
             guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
@@ -152,7 +172,7 @@ extension HubEngine {
             guard fits(hub, installation.storedSize - current.storedSize) else { return overBudget }
             overlay.installations[Overlay.key(hub, id)] = .some(installation)
             mutations.append(.upsertInstallation(hub: hub, installation))
-            published.append((0, hub, id))
+            published.append(.installation(hub: hub, id: id))
             return .installation(installation)
         case .deleteInstallation(let hub, let id):
             guard let current = currentInstallation(hub, id) else { return .done }
@@ -161,18 +181,12 @@ extension HubEngine {
             overlay.foldedInstallations[Overlay.key(hub, id.lowercased())] = .some(nil)
             overlay.installationDelta[hub.lowercased(), default: 0] -= 1
             mutations.append(.deleteInstallation(hub: hub, id: id))
-            published.append((0, hub, id))
+            published.append(.installation(hub: hub, id: id))
             return .done
         case .putRegistration(let hub, let requestedId, var registration, let ifMatch):
             let id = requestedId ?? Self.makeRegistrationId()
             let existing = currentRegistration(hub, id)
-            if let ifMatch, ifMatch != "*" {
-                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
-                    in: CharacterSet(charactersIn: "\" "))
-                guard let existing, existing.registration.etag == wanted else {
-                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
-                }
-            }
+            if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
             if existing == nil {
                 let held = holding(installations: false, hub, id)
                 if let other = held.folded { return Self.caseConflict("registration", existing: other, id: id) }
@@ -191,23 +205,17 @@ extension HubEngine {
             let stored = StoredRegistration(hub: hub, registration: registration, created: existing?.created ?? now, updated: now)
             overlay.registrations[Overlay.key(hub, id)] = .some(stored)
             mutations.append(.upsertRegistration(stored))
-            published.append((1, hub, id))
+            published.append(.registration(hub: hub, id: id))
             return .registration(stored)
         case .deleteRegistration(let hub, let id, let ifMatch):
             guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
-            if let ifMatch, ifMatch != "*" {
-                let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(
-                    in: CharacterSet(charactersIn: "\" "))
-                guard existing.registration.etag == wanted else {
-                    return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
-                }
-            }
+            if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
             _ = fits(hub, -existing.registration.storedSize)
             overlay.registrations[Overlay.key(hub, id)] = .some(nil)
             overlay.foldedRegistrations[Overlay.key(hub, id.lowercased())] = .some(nil)
             overlay.registrationDelta[hub.lowercased(), default: 0] -= 1
             mutations.append(.deleteRegistration(hub: hub, id: id))
-            published.append((1, hub, id))
+            published.append(.registration(hub: hub, id: id))
             return .done
         case .enqueue(let notification):
             mutations.append(.insertNotification(notification))

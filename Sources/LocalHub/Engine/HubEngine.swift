@@ -17,26 +17,54 @@ public enum WriteRequest: Sendable {
     case enqueue(StoredNotification)
 }
 
-/// What a write came to.
+/// What an accepted write came to.
 public enum WriteResult: Sendable {
     case done
     case installation(Installation)
     case registration(StoredRegistration)
-    case notFound(String)
-    case preconditionFailed(String)
-    case invalid(String)
-    /// An id that differs from a stored one only in case.
-    case conflict(String)
-    /// The hub holds as many as it may.
-    case quotaExceeded(String)
+}
+
+/// Why a write was refused; `HubEngine.write` throws it, and the routes answer it with the
+/// matching status in one place.
+public struct WriteRefusal: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable {
+        case notFound
+        /// `If-Match` names another version.
+        case preconditionFailed
+        case invalid
+        /// An id that differs from a stored one only in case.
+        case conflict
+        /// The hub holds as many, or as many bytes, as it may.
+        case quotaExceeded
+    }
+
+    public let reason: Reason
+    public let detail: String
+    public var description: String { detail }
+}
+
+/// A write's outcome inside the writer, built with the shorthands below.
+typealias WriteResolution = Result<WriteResult, WriteRefusal>
+
+extension Result where Success == WriteResult, Failure == WriteRefusal {
+    static var done: Self { .success(.done) }
+    static func installation(_ installation: Installation) -> Self { .success(.installation(installation)) }
+    static func registration(_ stored: StoredRegistration) -> Self { .success(.registration(stored)) }
+    static func notFound(_ detail: String) -> Self { .failure(WriteRefusal(reason: .notFound, detail: detail)) }
+    static func preconditionFailed(_ detail: String) -> Self {
+        .failure(WriteRefusal(reason: .preconditionFailed, detail: detail))
+    }
+    static func invalid(_ detail: String) -> Self { .failure(WriteRefusal(reason: .invalid, detail: detail)) }
+    static func conflict(_ detail: String) -> Self { .failure(WriteRefusal(reason: .conflict, detail: detail)) }
+    static func quotaExceeded(_ detail: String) -> Self { .failure(WriteRefusal(reason: .quotaExceeded, detail: detail)) }
 }
 
 /// The hub without HTTP: in-memory tables and tag index, the writer that makes changes
 /// durable before they are visible, the dispatcher that renders and delivers notifications,
 /// and the live device streams of the sandbox push service.
 public final class HubEngine: Sendable {
-    public let store: any HubStore
-    public let streams: DeviceStreams
+    let store: any HubStore
+    let streams: DeviceStreams
     public let metrics = HubMetrics()
     /// Installations, and legacy registrations, one hub may hold.
     public let maximumPerHub: Int
@@ -56,6 +84,21 @@ public final class HubEngine: Sendable {
 
     /// The store's epoch, read at start.
     public var epoch: String { loadedEpoch.withLock { $0 } }
+
+    /// What the hub delivered, as the routes read it.
+    public var deliveries: DeliveryLog { DeliveryLog(store: store, streams: streams, epoch: epoch) }
+
+    /// Streams open now, for `/metrics`.
+    public var openStreams: Int { streams.count }
+
+    /// Ends every open stream and refuses new ones: the server is shutting down, and a
+    /// stream would otherwise hold its connection to the end.
+    public func closeStreams() { streams.closeAll() }
+
+    /// A notification the hub accepted, with its state and outcomes.
+    public func notification(hub: String, id: String) async throws -> StoredNotification? {
+        try await store.notification(hub: hub, id: id)
+    }
 
     struct PendingWrite: Sendable {
         let request: WriteRequest

@@ -29,7 +29,7 @@ extension HubResponder {
             route = "/_sandbox/apns/{hub}/devices"
             try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
             guard r.method == .get else { throw HubRefusal(.methodNotAllowed, "Use GET") }
-            let devices = try await engine.store.devices(hub: hub)
+            let devices = try await engine.deliveries.devices(hub: hub)
             let json = JSONValue.array(
                 devices.map { .object([("device", .string($0.device)), ("deliveries", .number(String($0.count)))]) })
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
@@ -53,7 +53,7 @@ extension HubResponder {
             route = "/_sandbox/apns/{hub}/devices/{token}/\(s[5])"
             let since = try resumePoint(r)
             let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
-            let deliveries = try await engine.store.deliveries(hub: hub, device: device, after: since, limit: limit)
+            let deliveries = try await engine.deliveries.page(hub: hub, device: device, after: since, limit: limit)
             let json = JSONValue.object([
                 ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
                 ("epoch", .string(engine.epoch)),
@@ -62,7 +62,7 @@ extension HubResponder {
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         case (.delete, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
-            let deleted = try await engine.store.deleteDeliveries(hub: hub, device: device)
+            let deleted = try await engine.deliveries.erase(hub: hub, device: device)
             let json = JSONValue.object([("deleted", .number(String(deleted)))])
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         default:
@@ -95,35 +95,36 @@ extension HubResponder {
     {
         // Checked before the response so that a refusal is a status code; listening itself
         // starts in the body, which always ends it (a stream refused there just ends).
-        guard engine.streams.openCount(hub: hub, device: device) < engine.streams.maximumPerDevice else {
+        let log = engine.deliveries
+        switch log.refusal(hub: hub, device: device) {
+        case .tooManyStreams:
             var refusal = HubRefusal(
                 .tooManyRequests,
-                "The device has \(engine.streams.maximumPerDevice) streams open already; close one or resume it later")
+                "The device has \(log.maximumStreamsPerDevice) streams open already; close one or resume it later")
             refusal.headers[.retryAfter] = "5"
             throw refusal
-        }
-        guard engine.streams.count < engine.streams.maximum else {
+        case .full, .closed:
             var refusal = HubRefusal(
-                .serviceUnavailable, "The hub has \(engine.streams.maximum) streams open, the most it serves; try again later")
+                .serviceUnavailable, "The hub has \(log.maximumStreams) streams open, the most it serves; try again later")
             refusal.headers[.retryAfter] = "30"
             throw refusal
+        case nil:
+            break
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
-        let engine = self.engine
         let body = ResponseBody { writer in
-            guard let listener = try? engine.streams.listen(hub: hub, device: device) else {
+            guard let listener = try? log.listen(hub: hub, device: device) else {
                 try await writer.finish(nil)
                 return
             }
-            defer { engine.streams.cancel(hub: hub, device: device, id: listener.id) }
+            defer { log.cancel(hub: hub, device: device, id: listener.id) }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Self.writeStream(
-                    to: &writer, engine: engine, hub: hub, device: device, after: since, listener: listener)
+                try await Self.writeStream(to: &writer, log: log, hub: hub, device: device, after: since, listener: listener)
             }
             try await writer.finish(nil)
         }
@@ -134,14 +135,14 @@ extension HubResponder {
     /// until the listener ends (client gone, hub shutting down, or a client too slow to keep
     /// up: it resumes from the database).
     private static func writeStream(
-        to writer: inout any ResponseBodyWriter, engine: HubEngine, hub: String, device: String, after since: Int64,
+        to writer: inout any ResponseBodyWriter, log: DeliveryLog, hub: String, device: String, after since: Int64,
         listener: (id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery])
     ) async throws {
         var last = since
-        let epoch = engine.epoch
+        let epoch = log.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
         while true {
-            let backlog = try await engine.store.deliveries(hub: hub, device: device, after: last, limit: 500)
+            let backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)
             guard let newest = backlog.last else { break }
             try await writer.write(ByteBuffer(string: backlog.map { $0.serverSentEvent(epoch: epoch) }.joined()))
             last = newest.seq

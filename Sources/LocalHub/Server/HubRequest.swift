@@ -134,4 +134,15 @@ struct HubRefusal: Error {
     }
 
     static func badRequest(_ detail: String) -> HubRefusal { HubRefusal(.badRequest, detail) }
+
+    /// The one answer to each reason the engine refuses a write.
+    init(_ refusal: WriteRefusal) {
+        switch refusal.reason {
+        case .notFound: self.init(.notFound, refusal.detail)
+        case .preconditionFailed: self.init(.preconditionFailed, refusal.detail)
+        case .invalid: self.init(.badRequest, refusal.detail)
+        case .conflict: self.init(.conflict, refusal.detail)
+        case .quotaExceeded: self.init(.forbidden, refusal.detail)
+        }
+    }
 }

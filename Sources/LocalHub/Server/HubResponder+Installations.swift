@@ -26,14 +26,7 @@ extension HubResponder {
             } catch {
                 throw HubRefusal.badRequest(error.description)
             }
-            switch try await engine.write(.putInstallation(hub: hub, stored)) {
-            case .conflict(let detail): throw HubRefusal(.conflict, detail)
-            case .quotaExceeded(let detail): throw HubRefusal(.forbidden, detail)
-            case .notFound(let detail): throw HubRefusal(.notFound, detail)
-            case .invalid(let detail): throw HubRefusal.badRequest(detail)
-            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
-            case .done, .installation, .registration: break
-            }
+            _ = try await engine.write(.putInstallation(hub: hub, stored))
             var headers = HTTPFields()
             headers[HTTPField.Name("Content-Location")!] = "\(baseURL(r))/\(hub)/installations/\(id)"
             return HubReply.empty(.ok, trackingId: r.trackingId, headers: headers)
@@ -53,14 +46,8 @@ extension HubResponder {
             } catch {
                 throw HubRefusal.badRequest("The patch is invalid: \(error)")
             }
-            switch try await engine.write(.patchInstallation(hub: hub, id: id, operations)) {
-            case .notFound(let detail): throw HubRefusal(.notFound, detail)
-            case .invalid(let detail): throw HubRefusal.badRequest(detail)
-            case .quotaExceeded(let detail): throw HubRefusal(.forbidden, detail)
-            case .conflict(let detail): throw HubRefusal(.conflict, detail)
-            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
-            case .done, .installation, .registration: return HubReply.empty(.ok, trackingId: r.trackingId)
-            }
+            _ = try await engine.write(.patchInstallation(hub: hub, id: id, operations))
+            return HubReply.empty(.ok, trackingId: r.trackingId)
         case .delete:
             _ = try await engine.write(.deleteInstallation(hub: hub, id: id))
             return HubReply.empty(.noContent, trackingId: r.trackingId)

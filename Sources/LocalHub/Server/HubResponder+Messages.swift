@@ -86,7 +86,7 @@ extension HubResponder {
     /// `GET /{hub}/messages/{id}` (Send or Manage): the notification's state and outcomes.
     func notificationDetails(_ r: HubRequest, hub: String, id: String) async throws -> Response {
         try authorize(r, hub: hub, needs: .send)
-        guard let n = try await engine.store.notification(hub: hub, id: id) else {
+        guard let n = try await engine.notification(hub: hub, id: id) else {
             throw HubRefusal(.notFound, "The notification '\(id)' was not found")
         }
         let details = NotificationDetails(

@@ -42,11 +42,8 @@ extension HubResponder {
             }
             return entryResponse(stored, hub: hub, status: .ok, r: r)
         case .delete:
-            switch try await engine.write(.deleteRegistration(hub: hub, id: id, ifMatch: r.header("If-Match"))) {
-            case .notFound(let detail): throw HubRefusal(.notFound, detail)
-            case .preconditionFailed(let detail): throw HubRefusal(.preconditionFailed, detail)
-            default: return HubReply.empty(.ok, trackingId: r.trackingId)
-            }
+            _ = try await engine.write(.deleteRegistration(hub: hub, id: id, ifMatch: r.header("If-Match")))
+            return HubReply.empty(.ok, trackingId: r.trackingId)
         default:
             throw HubRefusal(.methodNotAllowed, "A registration takes PUT, GET and DELETE")
         }
@@ -55,22 +52,11 @@ extension HubResponder {
     private func store(_ registration: Registration, hub: String, id: String?, ifMatch: String?, r: HubRequest) async throws
         -> Response
     {
-        switch try await engine.write(.putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch)) {
-        case .registration(let stored):
-            return entryResponse(stored, hub: hub, status: .ok, r: r)
-        case .preconditionFailed(let detail):
-            throw HubRefusal(.preconditionFailed, detail)
-        case .notFound(let detail):
-            throw HubRefusal(.notFound, detail)
-        case .invalid(let detail):
-            throw HubRefusal.badRequest(detail)
-        case .conflict(let detail):
-            throw HubRefusal(.conflict, detail)
-        case .quotaExceeded(let detail):
-            throw HubRefusal(.forbidden, detail)
-        case .done, .installation:
-            throw HubRefusal(.internalServerError, "The registration was not stored")
-        }
+        guard
+            case .registration(let stored) = try await engine.write(
+                .putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch))
+        else { throw HubRefusal(.internalServerError, "The registration was not stored") }
+        return entryResponse(stored, hub: hub, status: .ok, r: r)
     }
 
     /// Reads and checks an Atom entry (`Registration.validatedForStorage`).

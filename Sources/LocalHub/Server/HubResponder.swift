@@ -50,6 +50,9 @@ struct HubResponder: HTTPResponder {
             response = try await dispatch(hubRequest, route: &route)
         } catch let refusal as HubRefusal {
             response = HubReply.error(refusal.status, refusal.detail, trackingId: hubRequest.trackingId, headers: refusal.headers)
+        } catch let refusal as WriteRefusal {
+            let answer = HubRefusal(refusal)
+            response = HubReply.error(answer.status, answer.detail, trackingId: hubRequest.trackingId)
         } catch {
             engine.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             response = HubReply.error(
@@ -81,7 +84,7 @@ struct HubResponder: HTTPResponder {
             route = "/metrics"
             let text = engine.metrics.render(
                 installations: engine.installationCount, registrations: engine.registrationCount,
-                streamClients: engine.streams.count)
+                streamClients: engine.openStreams)
             return HubReply.body(.ok, text, contentType: "text/plain; version=0.0.4; charset=utf-8", trackingId: r.trackingId)
         default:
             break

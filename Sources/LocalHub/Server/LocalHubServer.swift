@@ -92,7 +92,7 @@ public enum LocalHubServer {
                 services: [
                     .init(service: EngineService(engine: engine)),
                     .init(service: app),
-                    .init(service: StreamCloser(streams: engine.streams)),
+                    .init(service: StreamCloser(engine: engine)),
                 ],
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
                 logger: logger))
@@ -183,11 +183,11 @@ struct EngineService: Service {
 
 /// Ends device streams as soon as shutdown starts, so the server can drain its requests.
 struct StreamCloser: Service {
-    let streams: DeviceStreams
+    let engine: HubEngine
 
     func run() async throws {
         try? await gracefulShutdown()
-        streams.closeAll()
+        engine.closeStreams()
     }
 }
 

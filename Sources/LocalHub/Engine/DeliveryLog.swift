@@ -1,0 +1,48 @@
+import NotificationHubs
+
+/// What the routes read of what the hub delivered: a device's deliveries in pages, the
+/// devices that have some, a device's live stream. The store and the live streams stay
+/// behind it, so no handler reaches into either.
+public struct DeliveryLog: Sendable {
+    let store: any HubStore
+    let streams: DeviceStreams
+    /// The delivery log's epoch: sequence numbers compare only within it.
+    public let epoch: String
+
+    /// Deliveries to a device after `seq`, oldest first, at most `limit`.
+    public func page(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
+        try await store.deliveries(hub: hub, device: device, after: seq, limit: limit)
+    }
+
+    /// Devices with deliveries, with their counts.
+    public func devices(hub: String) async throws -> [(device: String, count: Int)] {
+        try await store.devices(hub: hub)
+    }
+
+    /// Removes a device's deliveries; returns how many there were.
+    public func erase(hub: String, device: String) async throws -> Int {
+        try await store.deleteDeliveries(hub: hub, device: device)
+    }
+
+    /// Why a stream cannot be opened now, or nil when it can.
+    public func refusal(hub: String, device: String) -> DeviceStreams.ListenRefusal? {
+        if streams.openCount(hub: hub, device: device) >= streams.maximumPerDevice { return .tooManyStreams }
+        if streams.count >= streams.maximum { return .full }
+        return nil
+    }
+
+    /// Streams one device may have open, and all devices together.
+    public var maximumStreamsPerDevice: Int { streams.maximumPerDevice }
+    public var maximumStreams: Int { streams.maximum }
+
+    /// Starts following a device's deliveries; `cancel` with the id when done.
+    public func listen(hub: String, device: String) throws(DeviceStreams.ListenRefusal) -> (
+        id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]
+    ) {
+        try streams.listen(hub: hub, device: device)
+    }
+
+    public func cancel(hub: String, device: String, id: Int) {
+        streams.cancel(hub: hub, device: device, id: id)
+    }
+}
