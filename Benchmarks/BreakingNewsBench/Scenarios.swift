@@ -43,7 +43,7 @@ func matchAndRender(installations: Int, runs: Int) async throws -> BenchRow {
             let notification = StoredNotification(
                 hub: "bench", id: "n\(run)-\(category)", format: .template, tagExpression: category,
                 body: #"{"messageParam":"Breaking \#(category) News : markets rally"}"#)
-            rendered += engine.plan(notification).record.deliveries.count
+            rendered += engine.plan(notification).messageCount
         }
         let seconds = (ContinuousClock.now - start).seconds
         rates.append(Double(rendered) / seconds)

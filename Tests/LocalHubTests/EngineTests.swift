@@ -69,6 +69,39 @@ import Testing
         #expect(engine.installation(hub: "news", id: "p")?.tags?.count == 50)
     }
 
+    /// A push service of another platform behind the seam: it gets the messages its devices
+    /// need, rendered and checked by it, and what it reports is what the send counts; only
+    /// the sandbox's deliveries go to the delivery log.
+    @Test func eachPlatformIsSentThroughItsPushServiceAndItsOutcomesCount() async throws {
+        let google = RecordingPushService(platform: .gcm, refusing: "bad-handle")
+        let store = MemoryHubStore()
+        let engine = HubEngine(store: store, hubs: ["news"], pushServices: [google])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        func android(_ id: String) throws -> Installation {
+            try Installation(
+                installationId: id, platform: .gcm, pushChannel: "\(id)-handle", tags: ["World"],
+                templates: ["t": InstallationTemplate(body: #"{"data":{"message":"$(messageParam)"}}"#)]
+            ).validatedForStorage(lastUpdate: "x")
+        }
+        _ = try await engine.write(.putInstallation(hub: "news", try android("good")))
+        _ = try await engine.write(.putInstallation(hub: "news", try android("bad")))
+        _ = try await engine.write(
+            .putInstallation(
+                hub: "news", try newsInstallation("phone", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")))
+        let outcome = try await engine.enqueueTest(
+            StoredNotification(
+                hub: "news", id: engine.makeNotificationId(), format: .template, tagExpression: "World",
+                body: #"{"messageParam":"hi"}"#, isTest: true))
+        #expect(outcome.success == 2 && outcome.failure == 1)
+        #expect(Set(outcome.results.map(\.outcome)) == [NotificationOutcome.sent, "refused by the test service"])
+        let sent = google.received
+        #expect(Set(sent.map(\.delivery.device)) == ["good-handle", "bad-handle"])
+        #expect(sent.allSatisfy { $0.delivery.payload == #"{"data":{"message":"hi"}}"# && $0.delivery.seq == 0 })
+        #expect(try await store.devices(hub: "news").map(\.device) == ["ab12"])
+    }
+
     @Test func planRendersEachDistinctTemplateOnce() async throws {
         let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
         try await engine.start()
@@ -84,9 +117,11 @@ import Testing
         let plan = engine.plan(
             StoredNotification(
                 hub: "news", id: "x", format: .template, tagExpression: "World", body: #"{"messageParam":"hi \"you\""}"#))
-        #expect(plan.record.deliveries.count == 10)
-        #expect(Set(plan.record.deliveries.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
-        #expect(plan.record.notification.outcomeCounts == ["Success": 10])
+        // Ten messages for the sandbox push service; nothing refused while planning.
+        let messages = plan.messages[.apns] ?? []
+        #expect(plan.messageCount == 10 && messages.count == 10)
+        #expect(Set(messages.map(\.delivery.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
+        #expect(plan.counts.isEmpty)
     }
 }
 
@@ -218,5 +253,31 @@ import Testing
         for _ in 0..<3 { _ = try streams.listen(hub: "news", device: "ab") }
         #expect(throws: DeviceStreams.ListenRefusal.self) { try streams.listen(hub: "news", device: "AB") }
         _ = try streams.listen(hub: "news", device: "cd")
+    }
+}
+
+/// A push service for a platform whose real service cannot run here: it records what it
+/// was given and refuses one handle, as a provider reports a bad channel.
+final class RecordingPushService: PushService, @unchecked Sendable {
+    let platform: Platform
+    let refusedHandle: String
+    private let lock = NSLock()
+    private var messages: [PushMessage] = []
+
+    init(platform: Platform, refusing handle: String) {
+        self.platform = platform
+        self.refusedHandle = handle
+    }
+
+    var keepsDeliveryLog: Bool { false }
+    var received: [PushMessage] { lock.withLock { messages } }
+
+    func check(_ payload: [UInt8]) -> PushOutcome? { nil }
+
+    func push(_ batch: [PushMessage]) async -> [PushOutcome] {
+        lock.withLock { messages += batch }
+        return batch.map {
+            $0.delivery.device == refusedHandle ? .refused(name: "BadChannel", text: "refused by the test service") : .delivered
+        }
     }
 }

@@ -1,11 +1,24 @@
 import Foundation
 import NotificationHubs
 
-/// The result of planning one notification: what to deliver and what to report.
+/// One notification planned against the hub's tables: a message for each device it
+/// reaches, by push service, and what planning already refused.
 public struct DispatchPlan: Sendable {
-    public var record: DispatchRecord
-    /// Per-device results for test sends (at most the test limit); counts for every send.
-    public var outcome: NotificationOutcome
+    /// The notification, started.
+    public var notification: StoredNotification
+    /// The messages for each push service, in target order.
+    public var messages: [Platform: [PushMessage]] = [:]
+    /// Outcome counts so far: what planning refused (no push service, a payload its service
+    /// refuses); deliveries are counted when their service answers.
+    public var counts: [String: Int] = [:]
+    /// Per-device lines for a test send (at most the test limit); a message's line is
+    /// filled in when its service answers.
+    public var results: [NotificationOutcome.Result] = []
+    /// What the hub's delivery log keeps of this notification, once numbered and pushed.
+    var recorded: [Delivery] = []
+
+    /// Messages in all.
+    public var messageCount: Int { messages.values.reduce(0) { $0 + $1.count } }
 }
 
 extension HubEngine {
@@ -19,44 +32,92 @@ extension HubEngine {
         }
     }
 
-    /// Plans a batch and numbers its deliveries, hands them to live streams at once, then
-    /// writes every delivery and final state in one commit. A failed commit is retried:
-    /// nothing is half-recorded, and a crash before the commit leaves the notifications
-    /// undispatched, so they are dispatched again at restart (receivers dedupe).
+    /// Plans a batch, numbers what the delivery log keeps, hands every message to its push
+    /// service (the sandbox's streams see them at once), then writes every delivery and final
+    /// state in one commit. A failed commit is retried: nothing is half-recorded, and a crash
+    /// before the commit leaves the notifications undispatched, so they are dispatched again
+    /// at restart (receivers dedupe).
     private func dispatch(_ jobs: [DispatchJob]) async {
         let now = Date()
         var plans = directory.withLock { directory in
-            jobs.map { Self.plan($0.notification, tables: directory[$0.notification.hub], now: now, testLimit: testSendLimit) }
+            jobs.map {
+                Self.plan(
+                    $0.notification, tables: directory[$0.notification.hub], providers: pushServices, now: now,
+                    testLimit: testSendLimit)
+            }
         }
         guard await number(&plans) else { return }
-        let deliveries = plans.flatMap(\.record.deliveries)
-        streams.publish(deliveries, recorded: false)
+        for provider in pushServices.values { await push(&plans, through: provider) }
+        let records = plans.map { plan -> DispatchRecord in
+            var n = plan.notification
+            n.ended = Date()
+            n.outcomeCounts = plan.counts
+            n.state = plan.counts.isEmpty ? .noTargetFound : .completed
+            return DispatchRecord(notification: n, deliveries: plan.recorded)
+        }
         var backoff = Self.storeBackoff
         while true {
             do {
-                _ = try await store.record(plans.map(\.record))
+                _ = try await store.record(records)
                 break
             } catch {
-                logger.error("recording \(plans.count) dispatches failed, retrying: \(error)")
+                logger.error("recording \(records.count) dispatches failed, retrying: \(error)")
                 try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
                 if Task.isCancelled { return }
             }
         }
-        streams.markRecorded(deliveries)
-        for (job, plan) in zip(jobs, plans) {
-            metrics.deliveries(plan.record.notification.outcomeCounts)
-            job.outcome?.fulfil(plan.outcome)
+        streams.markRecorded(plans.flatMap(\.recorded))
+        for (job, (plan, record)) in zip(jobs, zip(plans, records)) {
+            metrics.deliveries(record.notification.outcomeCounts)
+            let success = plan.counts["Success"] ?? 0
+            job.outcome?.fulfil(
+                NotificationOutcome(
+                    success: success, failure: plan.counts.values.reduce(0, +) - success, results: plan.results))
+        }
+    }
+
+    /// Hands one service the messages of every plan at once and counts what it answers.
+    private func push(_ plans: inout [DispatchPlan], through provider: any PushService) async {
+        var batch: [PushMessage] = []
+        var owners: [Int] = []
+        for p in plans.indices {
+            guard let messages = plans[p].messages[provider.platform] else { continue }
+            batch += messages
+            owners += Array(repeating: p, count: messages.count)
+        }
+        guard !batch.isEmpty else { return }
+        var outcomes = await provider.push(batch)
+        if outcomes.count < batch.count {
+            // A service that answered for fewer messages than it was given: the rest failed.
+            outcomes += Array(
+                repeating: .refused(name: "PnsUnreachable", text: "The push service gave no outcome"),
+                count: batch.count - outcomes.count)
+        }
+        for (k, message) in batch.enumerated() {
+            let p = owners[k]
+            let text: String
+            switch outcomes[k] {
+            case .delivered:
+                plans[p].counts["Success", default: 0] += 1
+                if provider.keepsDeliveryLog { plans[p].recorded.append(message.delivery) }
+                text = NotificationOutcome.sent
+            case .refused(let name, let refusal):
+                plans[p].counts[name, default: 0] += 1
+                text = refusal
+            }
+            if let line = message.report { plans[p].results[line].outcome = text }
         }
     }
 
     /// How the dispatcher retries a store that failed to write: from 50 ms to 5 s.
     static let storeBackoff = Backoff(base: 0.05, maximum: 5)
 
-    /// Gives every delivery its sequence number, reserving a new block durably first when
-    /// the current one is used up: numbers handed out before a crash are never reused.
-    /// False when the engine stopped while waiting.
+    /// Gives every message of a service that keeps the delivery log its sequence number,
+    /// reserving a new block durably first when the current one is used up: numbers handed
+    /// out before a crash are never reused. False when the engine stopped while waiting.
     private func number(_ plans: inout [DispatchPlan]) async -> Bool {
-        let count = Int64(plans.reduce(0) { $0 + $1.record.deliveries.count })
+        let logged = pushServices.values.filter(\.keepsDeliveryLog).map(\.platform)
+        let count = Int64(plans.reduce(0) { total, plan in total + logged.reduce(0) { $0 + (plan.messages[$1]?.count ?? 0) } })
         guard count > 0 else { return true }
         var (next, reserved) = sequence.withLock { ($0.next, $0.reserved) }
         if next + count - 1 > reserved {
@@ -75,9 +136,12 @@ extension HubEngine {
             reserved = target
         }
         for p in plans.indices {
-            for d in plans[p].record.deliveries.indices {
-                plans[p].record.deliveries[d].seq = next
-                next += 1
+            for platform in logged {
+                guard let count = plans[p].messages[platform]?.count else { continue }
+                for m in 0..<count {
+                    plans[p].messages[platform]![m].delivery.seq = next
+                    next += 1
+                }
             }
         }
         sequence.withLock { $0 = (next, reserved) }
@@ -87,64 +151,77 @@ extension HubEngine {
     /// Delivery numbers reserved at a time.
     static let reservationBlock: Int64 = 10_000
 
-    /// Plans a notification against the hub's current tables without recording anything.
+    /// Plans a notification against the hub's current tables without sending anything.
     public func plan(_ notification: StoredNotification, now: Date = Date()) -> DispatchPlan {
         directory.withLock { directory in
-            Self.plan(notification, tables: directory[notification.hub], now: now, testLimit: testSendLimit)
+            Self.plan(
+                notification, tables: directory[notification.hub], providers: pushServices, now: now, testLimit: testSendLimit)
         }
     }
 
     /// Matches targets through the tag index, renders each distinct template once per send,
-    /// checks each payload by the APNs rules and counts the outcomes.
-    static func plan(_ notification: StoredNotification, tables: HubTables?, now: Date, testLimit: Int) -> DispatchPlan {
+    /// has each payload checked by the push service of its platform, and makes a message for
+    /// every device reached; a target whose platform has no push service is `Skipped`.
+    static func plan(
+        _ notification: StoredNotification, tables: HubTables?, providers: [Platform: any PushService], now: Date,
+        testLimit: Int
+    ) -> DispatchPlan {
         var n = notification
         n.started = now
-        var counts: [String: Int] = [:]
-        var results: [NotificationOutcome.Result] = []
-        var deliveries: [Delivery] = []
+        var plan = DispatchPlan(notification: n)
         let reportLimit = n.isTest ? testLimit : 0
 
-        var succeeded = 0
         // Registration ids are worked out only for the results a test send reports.
-        func deliver(device: String, template: String, payload: String, registrationId: @autoclosure () -> String, handle: String)
-        {
-            deliveries.append(
-                Delivery(
+        func deliver(
+            _ platform: Platform, device: String, template: String, payload: String,
+            registrationId: @autoclosure () -> String, handle: String
+        ) {
+            var message = PushMessage(
+                delivery: Delivery(
                     seq: 0, hub: n.hub, device: device, notificationId: n.id, template: template, payload: payload,
-                    delivered: now,
-                    tags: n.tagExpression))
-            succeeded += 1
-            if results.count < reportLimit {
-                results.append(
+                    delivered: now, tags: n.tagExpression),
+                headers: n.headers)
+            if plan.results.count < reportLimit {
+                message.report = plan.results.count
+                plan.results.append(
                     .init(
-                        applicationPlatform: "apple", pnsHandle: handle, registrationId: registrationId(),
-                        outcome: NotificationOutcome.sent))
+                        applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle,
+                        registrationId: registrationId(), outcome: ""))
             }
+            plan.messages[platform, default: []].append(message)
         }
         func refuse(
             _ outcomeName: String, text: String, platform: Platform, registrationId: @autoclosure () -> String, handle: String
         ) {
-            counts[outcomeName, default: 0] += 1
-            if results.count < reportLimit {
-                results.append(
+            plan.counts[outcomeName, default: 0] += 1
+            if plan.results.count < reportLimit {
+                plan.results.append(
                     .init(
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle, registrationId: registrationId(),
                         outcome: text))
             }
         }
+        func unserved(_ platform: Platform) -> (name: String, text: String) {
+            ("Skipped", "The local hub has no push service for \(platform)")
+        }
 
         if let handle = n.directHandle {
-            if let violation = APNsPayloadRules.check(Array(n.body.utf8)) {
-                refuse(violation.outcomeName, text: violation.outcomeText, platform: .apns, registrationId: "", handle: handle)
+            let platform = n.format.platform ?? .apns
+            guard let provider = providers[platform] else {
+                let (name, text) = unserved(platform)
+                refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
+                return plan
+            }
+            if case .refused(let name, let text)? = provider.check(Array(n.body.utf8)) {
+                refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
             } else {
                 let compact = (try? JSONValue(parsing: n.body))?.text ?? n.body
-                deliver(device: handle.lowercased(), template: "", payload: compact, registrationId: "", handle: handle)
+                deliver(platform, device: handle.lowercased(), template: "", payload: compact, registrationId: "", handle: handle)
             }
         } else if let tables {
             let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }
             let isTemplate = n.format == .template
             var slots = Array(tables.index.resolve(expression, templates: isTemplate))
-            deliveries.reserveCapacity(slots.count)
             if !isTemplate {
                 let platform = n.format.platform
                 slots.removeAll { tables.index.target($0).platform != platform }
@@ -155,56 +232,56 @@ extension HubEngine {
             }
             let properties = isTemplate ? (try? JSONValue(parsing: n.body)).flatMap { try? TemplateProperties(json: $0) } : nil
             var rendered = RenderCache(numberLimit: isTemplate ? tables.index.templateNumberLimit : 0, targets: slots.count)
-            let nativeViolation = isTemplate ? nil : APNsPayloadRules.check(Array(n.body.utf8))
             // Deliveries carry compact JSON: a payload is one line of a stream frame.
             let nativePayload = isTemplate ? "" : ((try? JSONValue(parsing: n.body))?.text ?? n.body)
+            var nativeChecks: [Platform: PushOutcome?] = [:]
             for slot in slots {
                 let target = tables.index.target(slot)
-                guard target.platform == .apns else {
+                guard let provider = providers[target.platform] else {
+                    let (name, text) = unserved(target.platform)
                     refuse(
-                        "Skipped", text: "The local hub has no push service for \(target.platform)", platform: target.platform,
-                        registrationId: target.registrationId, handle: target.device)
+                        name, text: text, platform: target.platform, registrationId: target.registrationId,
+                        handle: target.device)
                     continue
                 }
                 let payload: String
-                let violation: APNsPayloadRules.Violation?
+                let refusal: PushOutcome?
                 if isTemplate {
                     let number = Int(target.templateNumber)
-                    if let cached = rendered[number] {
-                        (payload, violation) = cached
+                    if let cached = rendered[number], cached.platform == target.platform {
+                        (payload, refusal) = (cached.payload, cached.refusal)
                     } else if let template = target.template, let properties {
                         let bytes = template.render(properties)
-                        let entry = (String(decoding: bytes, as: UTF8.self), APNsPayloadRules.check(bytes))
+                        let entry = (
+                            payload: String(decoding: bytes, as: UTF8.self), refusal: provider.check(bytes),
+                            platform: target.platform
+                        )
                         rendered[number] = entry
-                        (payload, violation) = entry
+                        (payload, refusal) = (entry.payload, entry.refusal)
                     } else {
-                        (payload, violation) = ("", APNsPayloadRules.invalid)
+                        let invalid = APNsPayloadRules.invalid
+                        (payload, refusal) = ("", .refused(name: invalid.outcomeName, text: invalid.outcomeText))
                     }
                 } else {
                     payload = nativePayload
-                    violation = nativeViolation
+                    if let checked = nativeChecks[target.platform] {
+                        refusal = checked
+                    } else {
+                        refusal = provider.check(Array(n.body.utf8))
+                        nativeChecks[target.platform] = .some(refusal)
+                    }
                 }
-                if let violation {
+                if case .refused(let name, let text)? = refusal {
                     refuse(
-                        violation.outcomeName, text: violation.outcomeText, platform: .apns,
-                        registrationId: target.registrationId,
-                        handle: target.device)
+                        name, text: text, platform: target.platform, registrationId: target.registrationId, handle: target.device)
                 } else {
                     deliver(
-                        device: target.device, template: target.templateName ?? "", payload: payload,
+                        target.platform, device: target.device, template: target.templateName ?? "", payload: payload,
                         registrationId: target.registrationId, handle: target.device)
                 }
             }
         }
-        if succeeded > 0 { counts["Success"] = succeeded }
-        n.ended = Date()
-        n.outcomeCounts = counts
-        n.state = counts.isEmpty ? .noTargetFound : .completed
-        let success = counts["Success"] ?? 0
-        let failure = counts.filter { $0.key != "Success" }.values.reduce(0, +)
-        return DispatchPlan(
-            record: DispatchRecord(notification: n, deliveries: deliveries),
-            outcome: NotificationOutcome(success: success, failure: failure, results: results))
+        return plan
     }
 }
 
@@ -212,7 +289,7 @@ extension HubEngine {
 /// numbers are few for the targets reached, a dictionary when a hub holds many bodies and the
 /// send reaches few of them (an array would cost every send the size of the whole hub).
 struct RenderCache {
-    typealias Entry = (payload: String, violation: APNsPayloadRules.Violation?)
+    typealias Entry = (payload: String, refusal: PushOutcome?, platform: Platform)
     private var dense: [Entry?] = []
     private var sparse: [Int: Entry] = [:]
     private let useDense: Bool

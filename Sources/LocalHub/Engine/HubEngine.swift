@@ -65,6 +65,8 @@ extension Result where Success == WriteResult, Failure == WriteRefusal {
 public final class HubEngine: Sendable {
     let store: any HubStore
     let streams: DeviceStreams
+    /// The push service of each platform served; a platform without one is `Skipped`.
+    let pushServices: [Platform: any PushService]
     public let metrics = HubMetrics()
     /// Installations, and legacy registrations, one hub may hold.
     public let maximumPerHub: Int
@@ -116,10 +118,16 @@ public final class HubEngine: Sendable {
     public init(
         store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
         maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20, maximumStreamsPerDevice: Int = 16,
-        maximumStreams: Int = .max, logger: Logger = Logger(label: "local-hub")
+        maximumStreams: Int = .max, pushServices: [any PushService] = [], logger: Logger = Logger(label: "local-hub")
     ) {
         self.store = store
-        self.streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
+        let streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
+        self.streams = streams
+        // The built-in sandbox serves APNs-shaped devices; a service given here for a
+        // platform takes that platform.
+        var services: [Platform: any PushService] = [.apns: SandboxPushService(streams: streams)]
+        for service in pushServices { services[service.platform] = service }
+        self.pushServices = services
         self.maximumPerHub = maximumInstallationsPerHub
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval

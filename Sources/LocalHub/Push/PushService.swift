@@ -1,0 +1,41 @@
+import NotificationHubs
+
+/// One rendered notification for one device, as the dispatcher hands it to a push service.
+public struct PushMessage: Sendable {
+    /// The device, the payload and where it belongs; `seq` is set only for a service whose
+    /// deliveries the hub keeps in its delivery log.
+    public var delivery: Delivery
+    /// The sender's `apns-*` headers.
+    public var headers: [String: String]
+    /// Where this message's line is in a test send's results, when it is reported.
+    var report: Int?
+
+    public init(delivery: Delivery, headers: [String: String] = [:]) {
+        self.delivery = delivery
+        self.headers = headers
+    }
+}
+
+/// What became of one message, as the service reports it.
+public enum PushOutcome: Sendable, Hashable {
+    case delivered
+    /// Not delivered: `name` is the telemetry counter (`InvalidNotificationSize`…), `text`
+    /// the line a test send reports.
+    case refused(name: String, text: String)
+}
+
+/// A push service: rendered notifications for devices of one platform in, an outcome per
+/// notification out. Providers never touch the store; the dispatcher records what they
+/// report. The built-in sandbox push service is the first; APNs, FCM v1 and Web Push follow.
+public protocol PushService: Sendable {
+    /// The platform whose devices this service reaches.
+    var platform: Platform { get }
+    /// Whether the hub keeps what this service delivered in its delivery log (the sandbox's
+    /// devices read their news from there), numbering each delivery.
+    var keepsDeliveryLog: Bool { get }
+    /// Why a rendered payload cannot be sent at all (too large, not the platform's shape),
+    /// or nil; checked once per distinct payload of a send.
+    func check(_ payload: [UInt8]) -> PushOutcome?
+    /// Sends; returns one outcome per message, in order.
+    func push(_ messages: [PushMessage]) async -> [PushOutcome]
+}
