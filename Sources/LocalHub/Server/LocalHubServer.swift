@@ -63,7 +63,8 @@ public enum LocalHubServer {
         let pid = ProcessInfo.processInfo.processIdentifier
         let secret = LocalHubProof.makeSecret()
         let app = Application(
-            responder: HubResponder(engine: engine, keys: keys, configuration: configuration, secret: secret),
+            responder: HubResponder(engine: engine, keys: keys, configuration: configuration, secret: secret).router()
+                .buildResponder(),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "LocalNotificationHub",

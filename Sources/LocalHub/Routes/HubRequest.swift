@@ -17,7 +17,12 @@ struct HubRequest {
     let query: [String: String]
     let trackingId: String
 
-    init(_ request: Request) {
+    /// The request as a route handler sees it, with the tracking id the front settled on.
+    init(_ request: Request, _ context: HubRequestContext) {
+        self.init(request, trackingId: context.trackingId)
+    }
+
+    init(_ request: Request, trackingId: String) {
         self.request = request
         let path = request.uri.path
         rawPath = path
@@ -33,7 +38,7 @@ struct HubRequest {
             query[name] = PercentEncoding.decode(raw) ?? raw
         }
         self.query = query
-        trackingId = request.headers[Self.trackingIdField].flatMap(Self.acceptedTrackingId) ?? Self.newTrackingId()
+        self.trackingId = trackingId
     }
 
     /// A client's `TrackingId` when it is one the hub may echo (into headers and XML):

@@ -15,7 +15,14 @@ extension HubResponder {
     /// - `GET …/devices` (Manage): devices with deliveries and their counts.
     /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
     /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
-    func sandbox(_ r: HubRequest, route: inout String) async throws -> Response {
+    func sandbox(_ r: HubRequest, path: EndpointPath) async throws -> Response {
+        var route = "unknown"
+        // The route as `/metrics` names it.
+        defer { path.value = route }
+        return try await sandbox(r, route: &route)
+    }
+
+    private func sandbox(_ r: HubRequest, route: inout String) async throws -> Response {
         let s = r.lowered
         guard s.count >= 4, s[1] == "apns", s[3] == "devices" else {
             route = "/_sandbox"

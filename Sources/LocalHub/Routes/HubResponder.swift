@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocalHubSupport
+import Logging
+import NIOCore
+import NotificationHubs
+
+/// The hub's request handlers: the Notification Hubs REST API and the sandbox push service,
+/// on the engine, with SAS authorization on every call. `router()` is their route table.
+struct HubResponder: Sendable {
+    let engine: HubEngine
+    let verifiers: [String: VerifiedTokens]
+    let configuration: LocalHubConfiguration
+    let scheme: String
+
+    /// This start's secret, for `/healthz` to prove it is the hub of its data folder.
+    let secret: String
+
+    init(engine: HubEngine, keys: HubKeys, configuration: LocalHubConfiguration, secret: String) {
+        self.engine = engine
+        self.secret = secret
+        self.configuration = configuration
+        self.scheme = configuration.tls ? "https" : "http"
+        var verifiers: [String: VerifiedTokens] = [:]
+        for hub in configuration.hubs {
+            verifiers[hub.lowercased()] = VerifiedTokens(
+                verifier: SASVerifier(rules: keys.rules(hub: hub), clockSkew: configuration.clockSkew))
+        }
+        self.verifiers = verifiers
+    }
+
+    /// Accepted `api-version` values: 2013-04 through 2020-06.
+    static func isSupported(apiVersion: String) -> Bool {
+        let parts = apiVersion.split(separator: "-")
+        guard parts.count == 2, let year = Int(parts[0]), let month = Int(parts[1]), (1...12).contains(month) else {
+            return false
+        }
+        let value = year * 100 + month
+        return value >= 201304 && value <= 202006
+    }
+
+    /// The base URL clients used, for `Location` headers.
+    func baseURL(_ r: HubRequest) -> String { "\(scheme)://\(r.authority)" }
+
+    /// Verifies the token for this hub and checks its rights: 401 for a bad token, 403 for a
+    /// good token without the right.
+    @discardableResult
+    func authorize(_ r: HubRequest, hub: String, needs rights: AccessRights, audiencePath: String? = nil) throws
+        -> AuthorizationRule
+    {
+        guard let verifier = verifiers[hub.lowercased()] else { throw HubRefusal(.notFound, "Unknown hub \(hub)") }
+        let rule: AuthorizationRule
+        do {
+            rule = try verifier.verify(header: r.header("Authorization"), host: r.authority, path: audiencePath ?? r.rawPath)
+        } catch {
+            throw HubRefusal(.unauthorized, error.description)
+        }
+        guard rule.rights.allow(rights) else {
+            let claim = rights.contains(.manage) ? "Manage" : rights.contains(.send) ? "Send" : "Listen"
+            throw HubRefusal(
+                .forbidden, "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
+        }
+        return rule
+    }
+
+    /// A paging parameter (`$top`, `continuationtoken`, `since`, `limit`): absent, or a
+    /// whole number from 0 up; anything else is refused with 400.
+    func pagingNumber(_ r: HubRequest, _ name: String) throws -> Int? {
+        guard let text = r.query[name], !text.isEmpty else { return nil }
+        guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int(text)
+        else {
+            throw HubRefusal.badRequest("The \(name) '\(text.prefix(40))' is not a whole number from 0 up")
+        }
+        return value
+    }
+
+    /// Reads the body, refusing more than the configured maximum with 413.
+    func body(_ r: HubRequest) async throws -> [UInt8] {
+        let limit = configuration.maximumBodyBytes
+        if let length = r.header("Content-Length").flatMap(Int.init), length > limit {
+            throw HubRefusal(.contentTooLarge, "The request body is \(length) bytes; at most \(limit) are accepted")
+        }
+        do {
+            var buffer = try await r.request.body.collect(upTo: limit)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch is NIOTooManyBytesError {
+            throw HubRefusal(.contentTooLarge, "The request body is larger than \(limit) bytes")
+        } catch {
+            // Malformed framing, a client gone halfway, or the body deadline: the client's doing.
+            throw HubRefusal.badRequest("The request body could not be read: \(error)")
+        }
+    }
+}

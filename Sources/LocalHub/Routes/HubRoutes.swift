@@ -1,0 +1,213 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LocalHubSupport
+import NotificationHubs
+
+/// What the hub's middleware settles for a request before its handler runs.
+struct HubRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The client's tracking id when it may be echoed, else a new one.
+    var trackingId = ""
+    /// The hub named by the path, in its configured spelling.
+    var hub = ""
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}
+
+extension HubResponder {
+    /// The hub's one route table, matched ignoring case. `HubFront` gives every request its
+    /// tracking id, answers every refusal with the service's XML error and counts it in
+    /// `/metrics`; `HubScope` resolves `{hub}` and checks `api-version`. Rights differ by
+    /// method, so each handler authorizes its own call.
+    func router() -> Router<HubRequestContext> {
+        let router = Router(context: HubRequestContext.self, options: [.caseInsensitive])
+        router.add(middleware: HubFront(responder: self))
+        router.get("/") { request, context in self.home(HubRequest(request, context)) }
+        router.get("healthz") { request, context in try self.health(HubRequest(request, context)) }
+        router.get("metrics") { request, context in self.metricsPage(HubRequest(request, context)) }
+        for method in [HTTPRequest.Method.get, .delete] {
+            router.on("_sandbox/**", method: method) { request, context in
+                try await self.sandbox(HubRequest(request, context), path: context.coreContext.endpointPath)
+            }
+        }
+
+        let hub = router.group(":hub").add(middleware: HubScope(responder: self))
+        for method in [HTTPRequest.Method.put, .get, .patch, .delete] {
+            hub.on("installations/:id", method: method) { request, context in
+                let r = HubRequest(request, context)
+                return try await self.installation(r, hub: context.hub, id: r.segments[2])
+            }
+        }
+        hub.post("registrationids") { request, context in
+            try self.newRegistrationId(HubRequest(request, context), hub: context.hub)
+        }
+        for method in [HTTPRequest.Method.post, .get] {
+            hub.on("registrations", method: method) { request, context in
+                try await self.registrations(HubRequest(request, context), hub: context.hub)
+            }
+        }
+        for method in [HTTPRequest.Method.put, .get, .delete] {
+            hub.on("registrations/:id", method: method) { request, context in
+                let r = HubRequest(request, context)
+                return try await self.registration(r, hub: context.hub, id: r.segments[2])
+            }
+        }
+        hub.get("tags/:tag/registrations") { request, context in
+            let r = HubRequest(request, context)
+            try self.authorize(r, hub: context.hub, needs: .manage)
+            return try self.registrationFeed(r, hub: context.hub, tag: r.segments[2], deviceToken: nil)
+        }
+        hub.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
+        hub.post("messages/$batch") { request, context -> Response in
+            try self.authorize(HubRequest(request, context), hub: context.hub, needs: .send)
+            throw HubRefusal.badRequest("Direct batch sends are not supported by the local hub; send to each handle with direct")
+        }
+        hub.get("messages/:id") { request, context in
+            let r = HubRequest(request, context)
+            return try await self.notificationDetails(r, hub: context.hub, id: r.segments[2])
+        }
+        for path: RouterPath in ["schedulednotifications", "schedulednotifications/**"] {
+            for method in [HTTPRequest.Method.post, .get, .delete] {
+                hub.on(path, method: method) { request, context -> Response in
+                    try self.authorize(HubRequest(request, context), hub: context.hub, needs: .send)
+                    throw HubRefusal.badRequest("Scheduled notifications are not supported by the local hub")
+                }
+            }
+        }
+        return router
+    }
+
+    /// `GET /`: what this server is.
+    func home(_ r: HubRequest) -> Response {
+        HubReply.body(
+            .ok, "Local Notification Hubs emulator. Hubs: \(configuration.hubs.joined(separator: ", "))\n",
+            contentType: "text/plain; charset=utf-8", trackingId: r.trackingId)
+    }
+
+    /// `GET /healthz`, answering a client's challenge with this start's proof.
+    func health(_ r: HubRequest) throws -> Response {
+        var headers = HTTPFields()
+        if let challenge = r.query[LocalHubProof.challengeParameter] {
+            guard LocalHubProof.isValidChallenge(challenge) else {
+                throw HubRefusal.badRequest("The challenge must be 1 to \(LocalHubProof.maximumChallengeLength) characters")
+            }
+            headers[HTTPField.Name(LocalHubProof.header)!] = LocalHubProof.answer(challenge: challenge, secret: secret)
+        }
+        return HubReply.body(.ok, "ok\n", contentType: "text/plain; charset=utf-8", trackingId: r.trackingId, headers: headers)
+    }
+
+    /// `GET /metrics`, Prometheus text.
+    func metricsPage(_ r: HubRequest) -> Response {
+        let text = engine.metrics.render(
+            installations: engine.installationCount, registrations: engine.registrationCount,
+            streamClients: engine.openStreams)
+        return HubReply.body(.ok, text, contentType: "text/plain; version=0.0.4; charset=utf-8", trackingId: r.trackingId)
+    }
+
+    /// `POST /{hub}/registrationids` (Listen): a new registration id, in `Location`.
+    func newRegistrationId(_ r: HubRequest, hub: String) throws -> Response {
+        try authorize(r, hub: hub, needs: .listen)
+        var headers = HTTPFields()
+        headers[.location] =
+            "\(baseURL(r))/\(hub)/registrationids/\(HubEngine.makeRegistrationId())?api-version=\(r.apiVersion ?? "2015-01")"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: headers)
+    }
+}
+
+/// In front of every route: the tracking id, the Host check, the service's XML error for
+/// every refusal (and for paths no route takes), and the request counted under its route.
+struct HubFront: RouterMiddleware {
+    typealias Context = HubRequestContext
+    let responder: HubResponder
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        var context = context
+        context.trackingId =
+            request.headers[HubRequest.trackingIdField].flatMap(HubRequest.acceptedTrackingId) ?? HubRequest.newTrackingId()
+        let response: Response
+        do {
+            // The host is signed into token audiences and written into Location headers.
+            let authority = request.head.authority ?? "localhost"
+            guard authority.utf8.allSatisfy(HubRequest.isAuthorityByte) else {
+                throw HubRefusal.badRequest("The Host header is not a host name or address with a port")
+            }
+            response = try await next(request, context)
+        } catch {
+            response = answer(error, request: request, context: context)
+        }
+        let route = context.coreContext.endpointPath.value.map(Self.routeName) ?? "unknown"
+        responder.engine.metrics.request(route: route, method: request.method.rawValue, status: Int(response.status.code))
+        return response
+    }
+
+    private func answer(_ error: Error, request: Request, context: Context) -> Response {
+        switch error {
+        case let refusal as HubRefusal:
+            return HubReply.error(refusal.status, refusal.detail, trackingId: context.trackingId, headers: refusal.headers)
+        case let refusal as WriteRefusal:
+            let answer = HubRefusal(refusal)
+            return HubReply.error(answer.status, answer.detail, trackingId: context.trackingId)
+        case let error as HTTPError where error.status == .notFound:
+            let refusal = unrouted(request)
+            return HubReply.error(refusal.status, refusal.detail, trackingId: context.trackingId)
+        default:
+            responder.engine.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
+            return HubReply.error(
+                .internalServerError, "The hub could not complete the request: \(error)", trackingId: context.trackingId)
+        }
+    }
+
+    /// A path no route takes: an unknown hub, a method a resource does not take, or nothing.
+    private func unrouted(_ request: Request) -> HubRefusal {
+        let r = HubRequest(request, trackingId: "")
+        guard let first = r.segments.first, first.lowercased() != "_sandbox" else {
+            return HubRefusal(.notFound, "No resource at \(r.rawPath)")
+        }
+        guard responder.engine.hubName(first) != nil else {
+            return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found")
+        }
+        if ["installations", "registrations", "registrationids", "messages", "tags"].contains(r.lowered.dropFirst().first ?? "") {
+            return HubRefusal(.methodNotAllowed, "The method \(r.method) is not allowed on \(r.rawPath)")
+        }
+        return HubRefusal(.notFound, "No resource at \(r.rawPath)")
+    }
+
+    /// `/{hub}/installations/{id}` from the router's `/:hub/installations/:id`.
+    static func routeName(_ path: String) -> String {
+        guard path != "NotFound" else { return "unknown" }
+        return "/"
+            + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+    }
+}
+
+/// In front of the routes under `/{hub}`: the hub must be one this server serves, and an
+/// `api-version`, when given, one the service knows.
+struct HubScope: RouterMiddleware {
+    typealias Context = HubRequestContext
+    let responder: HubResponder
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let name =
+            request.uri.path.split(separator: "/", omittingEmptySubsequences: true).first.map {
+                PercentEncoding.decode(String($0)) ?? String($0)
+            } ?? ""
+        guard let hub = responder.engine.hubName(name) else {
+            throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
+        }
+        let version = HubRequest(request, trackingId: context.trackingId).apiVersion
+        if let version, !HubResponder.isSupported(apiVersion: version) {
+            throw HubRefusal.badRequest(
+                "The api-version '\(version)' in the query string is not supported. Use a version from 2013-04 to 2020-06")
+        }
+        var context = context
+        context.hub = hub
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import HubTestSupport
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// The route table in process, on the memory store, without a socket: what each path and
+/// method comes to before any handler logic, and what `/metrics` calls it.
+@Suite struct RouteTableTests {
+    /// Runs `body` against the hub's router with one hub, `news`.
+    func withRouter(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let directory = TestHub.temporaryDirectory()
+        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        let configuration = LocalHubConfiguration(dataDirectory: directory, hubs: ["news"])
+        let keys = try HubKeys.loadOrCreate(in: directory, hubs: ["news"])
+        let responder = HubResponder(engine: engine, keys: keys, configuration: configuration, secret: "s")
+        try await Application(router: responder.router()).test(.router, body)
+    }
+
+    static func detail(_ response: TestResponse) -> String {
+        ServiceErrorBody(xml: String(buffer: response.body))?.detail ?? ""
+    }
+
+    @Test(arguments: [
+        ("GET", "/unknown/installations/x", 404, "The messaging entity 'unknown' could not be found"),
+        ("POST", "/news/installations/x", 405, "The method POST is not allowed"),
+        ("PUT", "/NEWS/Registrations", 405, "The method PUT is not allowed"),
+        ("GET", "/news/nothing", 404, "No resource at /news/nothing"),
+        ("GET", "/news/installations/x?api-version=1999-01", 400, "The api-version '1999-01'"),
+        // Matched ignoring case, then refused for want of a token.
+        ("GET", "/NeWs/INSTALLATIONS/x", 401, ""),
+        ("POST", "/news/MESSAGES/$batch", 401, ""),
+        ("GET", "/news/schedulednotifications/abc", 401, ""),
+        ("GET", "/_sandbox/apns/news/devices", 401, ""),
+        ("GET", "/_sandbox/else", 404, "The sandbox serves"),
+    ])
+    func eachPathAndMethodComesToTheRightAnswer(method: String, path: String, status: Int, detail: String) async throws {
+        try await withRouter { client in
+            try await client.execute(
+                uri: path, method: HTTPRequest.Method(method)!, headers: [HTTPField.Name("TrackingId")!: "t-1"]
+            ) { response in
+                #expect(Int(response.status.code) == status, "\(method) \(path): \(String(buffer: response.body))")
+                #expect(Self.detail(response).hasPrefix(detail))
+                #expect(response.headers[HTTPField.Name("TrackingId")!] == "t-1")
+                #expect(response.headers[.contentType]?.hasPrefix("application/xml") == true)
+            }
+        }
+    }
+
+    @Test func healthAndMetricsNameEachRouteAsBefore() async throws {
+        try await withRouter { client in
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/news/installations/abc", method: .get) { #expect($0.status == .unauthorized) }
+            try await client.execute(uri: "/news/bogus", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                let text = String(buffer: response.body)
+                #expect(text.contains(#"route="/healthz",method="GET",status="200""#))
+                #expect(text.contains(#"route="/{hub}/installations/{id}",method="GET",status="401""#))
+                #expect(text.contains(#"route="unknown",method="GET",status="404""#))
+            }
+        }
+    }
+}
