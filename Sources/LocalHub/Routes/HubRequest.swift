@@ -31,14 +31,25 @@ struct HubRequest {
         }
         lowered = segments.map { $0.lowercased() }
         var query: [String: String] = [:]
-        for pair in (request.uri.query ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+        for (name, value) in Self.queryPairs(request.uri.query) { query[name] = value }
+        self.query = query
+        self.trackingId = trackingId
+    }
+
+    /// The query's parameters, names percent-decoded and lower-cased, values decoded (`+` is
+    /// a space); a bare flag (`&test`) has an empty value.
+    static func queryPairs(_ query: String?) -> [(name: String, value: String)] {
+        (query ?? "").split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = (PercentEncoding.decode(String(parts[0])) ?? String(parts[0])).lowercased()
             let raw = parts.count > 1 ? String(parts[1].map { $0 == "+" ? " " : $0 }) : ""
-            query[name] = PercentEncoding.decode(raw) ?? raw
+            return (name, PercentEncoding.decode(raw) ?? raw)
         }
-        self.query = query
-        self.trackingId = trackingId
+    }
+
+    /// One parameter of a query, as `query` would hold it (the last one when repeated).
+    static func queryValue(_ query: String?, named name: String) -> String? {
+        queryPairs(query).last { $0.name == name }?.value
     }
 
     /// A client's `TrackingId` when it is one the hub may echo (into headers and XML):

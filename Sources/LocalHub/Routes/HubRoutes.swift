@@ -201,8 +201,9 @@ struct HubScope: RouterMiddleware {
         guard let hub = responder.engine.hubName(name) else {
             throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
         }
-        let version = HubRequest(request, trackingId: context.trackingId).apiVersion
-        if let version, !HubResponder.isSupported(apiVersion: version) {
+        if let version = HubRequest.queryValue(request.uri.query, named: "api-version"),
+            !HubResponder.isSupported(apiVersion: version)
+        {
             throw HubRefusal.badRequest(
                 "The api-version '\(version)' in the query string is not supported. Use a version from 2013-04 to 2020-06")
         }
