@@ -67,8 +67,6 @@ let package = Package(
             name: "BreakingNewsKit",
             dependencies: [
                 "NotificationHubs", "LocalHubSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(

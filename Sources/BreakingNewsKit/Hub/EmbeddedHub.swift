@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import LocalHubSupport
-import NIOCore
 import NotificationHubs
 
 /// The local hub every terminal of a user shares: found through the state file in its data

@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import NotificationHubs
 
 /// What the receiver reports.
@@ -62,9 +60,9 @@ public final class InboxReceiver: Sendable {
         catalog: NewsCatalog,
         hubURL: String, continuation: AsyncStream<InboxUpdate>.Continuation, pending: inout [StreamMachine.Action]
     ) async -> StreamMachine.Event {
-        let response: HTTPClientResponse
+        let stream: DeviceStream
         do {
-            response = try await sandbox.current().openStream(after: lastEventId, epoch: epoch)
+            stream = try await sandbox.current().stream(after: lastEventId, epoch: epoch)
         } catch {
             return error.isRefusal ? .refused(reason: error.description) : .closed(reason: error.description)
         }
@@ -74,14 +72,8 @@ public final class InboxReceiver: Sendable {
             continuation.yield(.status(status))
             pending.removeFirst()
         }
-        var parser = ServerSentEventParser()
         do {
-            for try await chunk in response.body {
-                let deliveries = try parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
-                    guard event.event == "notification" || event.event == nil else { return nil }
-                    return try? SandboxDelivery(json: JSONValue(parsing: event.data))
-                }
-                guard !deliveries.isEmpty else { continue }
+            for try await deliveries in stream {
                 let added = try log.append(deliveries, hub: hubURL, categoryOf: { catalog.category(of: $0)?.name })
                 for delivery in deliveries {
                     if delivery.epoch != epoch {

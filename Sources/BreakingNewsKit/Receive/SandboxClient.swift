@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import NotificationHubs
 
 /// A client of the local hub's sandbox push service: this device's stream and inbox.
@@ -36,46 +34,14 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    func url(_ resource: String) -> String {
-        let root = endpoint.listen.serviceRoot
-        return String(root.dropLast()) + SandboxDelivery.path(hub: endpoint.hubName, device: device, resource: resource)
-    }
-
     /// Opens the device stream after `lastEventId`. 401/403/404 are refusals: a wrong key, or
     /// a hub without a sandbox push service (Azure delivers to real devices only).
-    public func openStream(after lastEventId: Int64?, epoch: String?) async throws(Failure) -> HTTPClientResponse {
-        var request = HTTPClientRequest(url: url("stream") + Self.epochQuery(epoch, first: true))
-        request.headers.add(name: "Authorization", value: await hub.authorizationHeader())
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
-        let response: HTTPClientResponse
-        do {
-            response = try await HubClient.sharedHTTPClient.execute(request, deadline: .distantFuture)
+    public func stream(after lastEventId: Int64?, epoch: String?) async throws(Failure) -> DeviceStream {
+        do throws(HubError) {
+            return try await hub.deviceStream(device: device, after: lastEventId, epoch: epoch)
         } catch {
-            throw Failure(
-                description:
-                    "cannot reach the hub's push service at \(endpoint.listen.serviceRoot): \(HubClient.describe(error))",
-                isRefusal: false)
+            throw Self.failure(error, doing: "the stream")
         }
-        switch response.status.code {
-        case 200:
-            return response
-        case 404:
-            throw Failure(description: Self.noSandbox, isRefusal: true)
-        case 401, 403:
-            let body = (try? await response.body.collect(upTo: 64 * 1024)).map { String(buffer: $0) } ?? ""
-            throw Failure(
-                description: "the hub refused the stream: \(ServiceErrorBody(xml: body)?.detail ?? "\(response.status)")",
-                isRefusal: true)
-        default:
-            throw Failure(description: "the hub's push service answered \(response.status)", isRefusal: false)
-        }
-    }
-
-    /// `epoch=…`, so a hub whose delivery log was replaced replays everything.
-    static func epochQuery(_ epoch: String?, first: Bool) -> String {
-        guard let epoch else { return "" }
-        return (first ? "?" : "&") + SandboxDelivery.epochParameter + "=" + PercentEncoding.encode(epoch)
     }
 
     public static let noSandbox =
@@ -83,38 +49,20 @@ public struct SandboxClient: Sendable {
 
     /// Every delivery after `since`, paging through the inbox.
     public func deliveries(after since: Int64, epoch: String?) async throws(Failure) -> [SandboxDelivery] {
-        var all: [SandboxDelivery] = []
-        var cursor = since
-        var epoch = epoch
-        while true {
-            var request = HTTPClientRequest(
-                url: url("inbox") + "?since=\(cursor)&limit=1000" + Self.epochQuery(epoch, first: false))
-            request.headers.add(name: "Authorization", value: await hub.authorizationHeader())
-            let text: String
-            let status: UInt
-            do {
-                let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))
-                status = response.status.code
-                text = String(buffer: try await response.body.collect(upTo: 64 << 20))
-            } catch {
-                throw Failure(
-                    description: "cannot reach the hub at \(endpoint.listen.serviceRoot): \(HubClient.describe(error))",
-                    isRefusal: false)
-            }
-            guard status == 200 else {
-                if status == 404 { throw Failure(description: Self.noSandbox, isRefusal: true) }
-                throw Failure(
-                    description: "the hub answered \(status): \(ServiceErrorBody(xml: text)?.detail ?? text)",
-                    isRefusal: status == 401 || status == 403)
-            }
-            guard let page = try? JSONValue(parsing: text), let items = page["deliveries"]?.arrayValue else {
-                throw Failure(description: "the hub's inbox answer is unreadable", isRefusal: false)
-            }
-            let deliveries = items.compactMap { try? SandboxDelivery(json: $0) }
-            all += deliveries
-            guard let last = deliveries.last, deliveries.count == 1000 else { return all }
-            cursor = last.seq
-            epoch = last.epoch
+        do throws(HubError) {
+            return try await hub.inbox(device: device, after: since, epoch: epoch)
+        } catch {
+            throw Self.failure(error, doing: "the inbox")
+        }
+    }
+
+    /// A hub error as the receiver reports it: refusals (a wrong key, no sandbox) stop it,
+    /// anything else is retried.
+    static func failure(_ error: HubError, doing what: String) -> Failure {
+        switch error.status {
+        case 404: return Failure(description: noSandbox, isRefusal: true)
+        case 401, 403: return Failure(description: "the hub refused \(what): \(error.detail)", isRefusal: true)
+        default: return Failure(description: "\(what) failed: \(error)", isRefusal: false)
         }
     }
 }

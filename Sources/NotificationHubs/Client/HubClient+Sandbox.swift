@@ -1,0 +1,110 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// The local hub's sandbox push service, through the same client as every other call: this
+/// device's stream (an async sequence of deliveries) and its inbox. A hub without a sandbox
+/// push service (Azure) answers 404.
+extension HubClient {
+    /// Deliveries to `device` as they arrive, after `lastEventId`; `epoch`, when given, is
+    /// the delivery log the id counts in (a replaced log is replayed from its start).
+    /// Throws before the first delivery when the stream cannot be opened.
+    public func deviceStream(device: String, after lastEventId: Int64?, epoch: String?) async throws(HubError)
+        -> DeviceStream
+    {
+        var headers = ["Accept": "text/event-stream"]
+        if let lastEventId { headers["Last-Event-ID"] = String(lastEventId) }
+        let response = try await sandboxCall(
+            device: device, resource: "stream", query: Self.epochQuery(epoch), headers: headers, deadline: .distantFuture)
+        return DeviceStream(body: response.body)
+    }
+
+    /// Every delivery to `device` after `since`, paging through its inbox.
+    public func inbox(device: String, after since: Int64, epoch: String?) async throws(HubError) -> [SandboxDelivery] {
+        var all: [SandboxDelivery] = []
+        var cursor = since
+        var epoch = epoch
+        while true {
+            let response = try await sandboxCall(
+                device: device, resource: "inbox", query: ["since=\(cursor)", "limit=1000"] + Self.epochQuery(epoch),
+                headers: [:], deadline: .now() + timeout)
+            let body: ByteBuffer
+            do {
+                body = try await response.body.collect(upTo: 64 << 20)
+            } catch {
+                throw HubError(.unreachable, detail: "the inbox answer was cut: \(Self.describe(error))")
+            }
+            guard let page = try? JSONValue(parsing: Array(buffer: body)), let items = page["deliveries"]?.arrayValue else {
+                throw HubError(.invalidResponse, detail: "the hub's inbox answer is unreadable")
+            }
+            let deliveries = items.compactMap { try? SandboxDelivery(json: $0) }
+            all += deliveries
+            guard let last = deliveries.last, deliveries.count == 1000 else { return all }
+            cursor = last.seq
+            epoch = last.epoch
+        }
+    }
+
+    static func epochQuery(_ epoch: String?) -> [String] {
+        epoch.map { ["\(SandboxDelivery.epochParameter)=\(PercentEncoding.encode($0))"] } ?? []
+    }
+
+    /// One call to a device's sandbox resource: authorized like every call, its failures
+    /// classified like every call's (a status, unreachable, timed out).
+    private func sandboxCall(
+        device: String, resource: String, query: [String], headers: [String: String], deadline: NIODeadline
+    ) async throws(HubError) -> HTTPClientResponse {
+        let root = connectionString.serviceRoot
+        let path = SandboxDelivery.path(hub: hubName, device: device, resource: resource)
+        let url = String(root.dropLast()) + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: await authorizationHeader())
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, deadline: deadline)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw HubError(.timedOut, detail: "GET \(path) took too long")
+        } catch {
+            throw HubError(.unreachable, detail: "GET \(root): \(Self.describe(error))")
+        }
+        guard response.status.code == 200 else {
+            let text = (try? await response.body.collect(upTo: 64 * 1024)).map { String(buffer: $0) } ?? ""
+            throw HubError(
+                .status(Int(response.status.code)),
+                detail: ServiceErrorBody(xml: text)?.detail ?? response.status.reasonPhrase,
+                trackingId: response.headers.first(name: "TrackingId"),
+                retryAfter: response.headers.first(name: "Retry-After").flatMap(Double.init))
+        }
+        return response
+    }
+}
+
+/// A device's stream of deliveries: the Server-Sent Events the sandbox writes, parsed as
+/// they come, whatever the chunks; each element is what one chunk completed (a burst
+/// arrives as one batch). Ends when the hub closes the stream; throws when it is cut or
+/// unreadable.
+public struct DeviceStream: AsyncSequence, Sendable {
+    public typealias Element = [SandboxDelivery]
+    let body: HTTPClientResponse.Body
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: body.makeAsyncIterator())
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: HTTPClientResponse.Body.AsyncIterator
+        var parser = ServerSentEventParser()
+
+        public mutating func next() async throws -> [SandboxDelivery]? {
+            while let chunk = try await chunks.next() {
+                let deliveries = try parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
+                    guard event.event == "notification" || event.event == nil else { return nil }
+                    return try? SandboxDelivery(json: JSONValue(parsing: event.data))
+                }
+                if !deliveries.isEmpty { return deliveries }
+            }
+            return nil
+        }
+    }
+}
