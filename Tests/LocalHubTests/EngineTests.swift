@@ -184,7 +184,12 @@ import Testing
             delivery(7, "ff06", "n3", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
         ]
         for delivery in deliveries {
-            #expect(delivery.serverSentEvent(epoch: "ep\\och") == delivery.sandboxDelivery(epoch: "ep\\och").serverSentEvent)
+            // The direct writer against the JSON tree's own text.
+            let tree = delivery.sandboxDelivery(epoch: "ep\\och")
+            #expect(
+                delivery.serverSentEvent(epoch: "ep\\och")
+                    == "id: \(delivery.seq)\nevent: notification\ndata: \(tree.json.text)\n\n")
+            #expect(tree.serverSentEvent == delivery.serverSentEvent(epoch: "ep\\och"))
         }
     }
 

@@ -100,20 +100,12 @@ extension Delivery {
 }
 
 extension Delivery {
-    /// The Server-Sent Events frame of this delivery, written directly (the payload is
-    /// already compact JSON): what `sandboxDelivery(epoch:).serverSentEvent` gives, without
-    /// building and re-parsing a JSON tree for every device of a fan-out.
+    /// The Server-Sent Events frame of this delivery, as `sandboxDelivery(epoch:)` would
+    /// write it, from the stored compact payload (`SandboxDelivery.frame`).
     public func serverSentEvent(epoch: String) -> String {
-        var frame = "id: \(seq)\nevent: notification\ndata: {\"seq\":\(seq),\"notificationId\":"
-        frame +=
-            JSONValue.quoted(notificationId) + ",\"hub\":" + JSONValue.quoted(hub) + ",\"device\":" + JSONValue.quoted(device)
-        if !template.isEmpty { frame += ",\"template\":" + JSONValue.quoted(template) }
-        if let tags { frame += ",\"tags\":" + JSONValue.quoted(tags) }
-        frame +=
-            ",\"deliveredAt\":\"" + W3CDate.format(delivered) + "\",\"payload\":" + payload + ",\"epoch\":"
-            + JSONValue.quoted(epoch)
-        frame += "}\n\n"
-        return frame
+        SandboxDelivery.frame(
+            seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,
+            tags: tags, deliveredAt: W3CDate.format(delivered), payloadJSON: payload, epoch: epoch)
     }
 }
 
