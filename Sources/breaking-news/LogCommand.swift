@@ -53,7 +53,7 @@ struct LogCommand: AsyncParsableCommand {
         }
         print(entries: profile.log.entries, filter: filter)
         let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog)
-        let signals = SignalStop { receiver.stop() }
+        let signals = SignalHandler { _ in receiver.stop() }
         defer { signals.cancel() }
         var wasOnline = false
         var offline: String?
@@ -85,24 +85,5 @@ struct LogCommand: AsyncParsableCommand {
             }
         }
         fflush(nil)
-    }
-}
-
-/// Calls `stop` on SIGINT or SIGTERM, so a following command ends cleanly.
-final class SignalStop {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ stop: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stop() }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
     }
 }

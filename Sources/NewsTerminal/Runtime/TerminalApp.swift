@@ -58,7 +58,8 @@ public final class TerminalApp: Sendable {
         var size = terminal.size
         var state = initialState(rows: size.rows, columns: size.columns)
         Layout.render(state, on: terminal)
-        let signals = SignalMessages(queue: queue)
+        // SIGINT, SIGTERM and SIGHUP become a quit message, so the terminal is always restored.
+        let signals = SignalHandler([SIGINT, SIGTERM, SIGHUP]) { [queue] _ in queue.push(.quit) }
         defer { signals.cancel() }
         if startBackground { start() }
         var lastTick = Date()
@@ -180,24 +181,5 @@ public final class TerminalApp: Sendable {
         case .quit:
             break
         }
-    }
-}
-
-/// SIGINT and SIGTERM become a quit message, so the terminal is always restored.
-final class SignalMessages {
-    private let sources: [any DispatchSourceSignal]
-
-    init(queue: MessageQueue) {
-        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { queue.push(.quit) }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
     }
 }
