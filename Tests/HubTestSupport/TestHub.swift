@@ -266,3 +266,11 @@ public func withService<T>(_ service: some Service, _ body: () async throws -> T
         throw error
     }
 }
+
+/// The value of an unlabelled series in Prometheus text (`name 6` or `name 6.0`).
+public func metricValue(_ text: String, _ name: String) -> Double? {
+    for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+        return Double(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces))
+    }
+    return nil
+}

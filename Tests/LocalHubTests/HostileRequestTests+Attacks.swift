@@ -93,7 +93,7 @@ extension HostileRequestTests {
             for _ in 0..<6 { open.append(try openStream()) }
             var streaming = false
             for _ in 0..<600 where !streaming {
-                streaming = try await raw(.GET, hub.baseURL + "/metrics").body.contains("hub_stream_clients 6")
+                streaming = metricValue(try await raw(.GET, hub.baseURL + "/metrics").body, "hub_stream_clients") == 6
                 if !streaming { try await Task.sleep(nanoseconds: 50_000_000) }
             }
             #expect(streaming)

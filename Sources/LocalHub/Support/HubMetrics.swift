@@ -1,57 +1,67 @@
+import CoreMetrics
+import Prometheus
 import Synchronization
 
-/// Counters behind `/metrics`, printed in the Prometheus text format.
+/// What `/metrics` shows: counters and gauges through swift-metrics, in one Prometheus
+/// registry per hub process (several hubs in one test process keep theirs apart), written
+/// in the Prometheus text format by swift-prometheus.
+///
+/// - `hub_http_requests_total{route,method,status}`: requests, by route as the route table
+///   names it (`/{hub}/installations/{id}`).
+/// - `hub_sends_total{format}`: notifications accepted.
+/// - `hub_deliveries_total{outcome}`: messages handed to devices (`Success`) or refused.
+/// - `hub_installations`, `hub_registrations`, `hub_stream_clients`,
+///   `hub_quarantined_records`: gauges, read when `/metrics` is asked.
 public final class HubMetrics: Sendable {
-    private struct Counters {
-        var requests: [String: Int] = [:]
-        var sends: [String: Int] = [:]
-        var deliveries: [String: Int] = [:]
-        var quarantined = 0
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    /// Counters by name and labels, so a request finds its counter without the registry's
+    /// lock and lookup.
+    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let installations: CoreMetrics.Gauge
+    private let registrations: CoreMetrics.Gauge
+    private let streamClients: CoreMetrics.Gauge
+    private let quarantined: CoreMetrics.Gauge
+
+    public init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        installations = Gauge(label: "hub_installations", factory: factory)
+        registrations = Gauge(label: "hub_registrations", factory: factory)
+        streamClients = Gauge(label: "hub_stream_clients", factory: factory)
+        quarantined = Gauge(label: "hub_quarantined_records", factory: factory)
     }
 
-    private let counters = Mutex(Counters())
-
-    public init() {}
+    private func counter(_ name: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        let key = name + dimensions.map { "\u{0}" + $0.1 }.joined()
+        return counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: name, dimensions: dimensions, factory: factory)
+            counters[key] = counter
+            return counter
+        }
+    }
 
     func request(route: String, method: String, status: Int) {
-        let key = "route=\"\(route)\",method=\"\(method)\",status=\"\(status)\""
-        counters.withLock { $0.requests[key, default: 0] += 1 }
+        counter("hub_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
     }
 
-    func setQuarantined(_ count: Int) {
-        counters.withLock { $0.quarantined = count }
-    }
+    func setQuarantined(_ count: Int) { quarantined.record(count) }
 
     func send(format: String) {
-        counters.withLock { $0.sends["format=\"\(format)\"", default: 0] += 1 }
+        counter("hub_sends_total", [("format", format)]).increment()
     }
 
     func deliveries(_ outcomes: [String: Int]) {
-        counters.withLock { counters in
-            for (outcome, count) in outcomes { counters.deliveries["outcome=\"\(outcome)\"", default: 0] += count }
+        for (outcome, count) in outcomes {
+            counter("hub_deliveries_total", [("outcome", outcome)]).increment(by: count)
         }
     }
 
-    /// The exposition text; gauges are read at call time.
+    /// The exposition text, with the gauges read now.
     func render(installations: Int, registrations: Int, streamClients: Int) -> String {
-        let snapshot = counters.withLock { $0 }
-        var lines: [String] = []
-        func family(_ name: String, _ type: String, _ help: String, _ values: [String: Int]) {
-            lines.append("# HELP \(name) \(help)")
-            lines.append("# TYPE \(name) \(type)")
-            for (labels, value) in values.sorted(by: { $0.key < $1.key }) {
-                lines.append(labels.isEmpty ? "\(name) \(value)" : "\(name){\(labels)} \(value)")
-            }
-        }
-        family("hub_http_requests_total", "counter", "HTTP requests by route, method and status.", snapshot.requests)
-        family("hub_sends_total", "counter", "Notifications accepted, by format.", snapshot.sends)
-        family("hub_deliveries_total", "counter", "Notifications handed to devices or refused, by outcome.", snapshot.deliveries)
-        family("hub_installations", "gauge", "Installations stored.", ["": installations])
-        family("hub_registrations", "gauge", "Legacy registrations stored.", ["": registrations])
-        family("hub_stream_clients", "gauge", "Open device streams on the sandbox push service.", ["": streamClients])
-        family(
-            "hub_quarantined_records", "gauge", "Stored rows that could not be loaded, kept aside in the quarantine table.",
-            ["": snapshot.quarantined])
-        return lines.joined(separator: "\n") + "\n"
+        self.installations.record(installations)
+        self.registrations.record(registrations)
+        self.streamClients.record(streamClients)
+        return registry.emitToString()
     }
 }
