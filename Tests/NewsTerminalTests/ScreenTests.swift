@@ -167,3 +167,27 @@ struct ScreenTests {
         #expect(TextWidth.pad("日本", to: 6) == "日本  ")
     }
 }
+
+/// One geometry for drawing and paging: a page of the log is exactly the rows the log
+/// screen draws messages on.
+@Suite struct ScreenGeometryTests {
+    @Test(arguments: [(30, 100), (14, 50), (24, 80), (60, 200)])
+    func aLogPageIsTheRowsTheLogDraws(rows: Int, columns: Int) {
+        let geometry = ScreenGeometry(rows: rows, columns: columns)
+        #expect(geometry.logPageSize == rows - 8)
+        #expect(ScreenGeometry.listTop + geometry.logPageSize == geometry.positionRow)
+        #expect(geometry.positionRow < geometry.footerRule && geometry.footerRule < geometry.footerRow)
+        // Drawn: with more messages than fit, the rows between the list's top and the
+        // position line hold messages, and the position line says which.
+        var state = AppState(
+            categories: ["World"], selection: [], registration: nil,
+            items: (1...100).map { LogItem(entry: entry($0, "World", "Breaking World News : \($0)"), unread: false) }, rows: rows,
+            columns: columns)
+        _ = state.reduce(.key(.character("3")))
+        let terminal = VirtualTerminal(rows: rows, columns: columns)
+        Layout.render(state, on: terminal)
+        let screen = terminal.lines
+        #expect(screen[geometry.positionRow].contains("1/100"))
+        #expect(screen[ScreenGeometry.listTop + geometry.logPageSize - 1].contains("Breaking"))
+    }
+}

@@ -279,7 +279,8 @@ extension AppState {
     // MARK: Log
 
     /// Rows the log list has on screen.
-    var logPageSize: Int { max(1, rows - 8) }
+    var geometry: ScreenGeometry { ScreenGeometry(rows: rows, columns: columns) }
+    var logPageSize: Int { geometry.logPageSize }
 
     private mutating func logCommand(_ command: Command) -> [Effect] {
         let count = visibleCount

@@ -4,17 +4,18 @@ import Foundation
 /// Draws the whole frame: header, tabs, the current screen, status, footer, and on top the
 /// toast, dialog or help. Below the minimum size it draws only a note saying so.
 public enum Layout {
-    public static let minimumRows = 14
-    public static let minimumColumns = 50
+    public static let minimumRows = ScreenGeometry.minimumRows
+    public static let minimumColumns = ScreenGeometry.minimumColumns
 
     /// First row of a screen's content.
-    static let contentTop = 3
+    static let contentTop = ScreenGeometry.contentTop
 
     /// Draws `state` onto `terminal` and presents it.
     public static func render(_ state: AppState, on terminal: Terminal) {
         terminal.clear()
         let canvas = Canvas(terminal)
-        guard canvas.rows >= minimumRows, canvas.columns >= minimumColumns else {
+        let geometry = ScreenGeometry(rows: canvas.rows, columns: canvas.columns)
+        guard geometry.fits else {
             drawTooSmall(canvas)
             terminal.placeCursor(row: 0, column: 0, visible: false)
             terminal.present()
@@ -22,14 +23,14 @@ public enum Layout {
         }
         drawHeader(state, canvas)
         drawTabs(state, canvas)
-        canvas.rule(row: 2)
+        canvas.rule(row: ScreenGeometry.headerRule)
         var cursor: (row: Int, column: Int)?
         switch state.screen {
         case .categories: CategoriesScreen.draw(state, canvas)
         case .compose: cursor = ComposeScreen.draw(state, canvas)
         case .log: LogScreen.draw(state, canvas)
         }
-        canvas.rule(row: canvas.rows - 2)
+        canvas.rule(row: geometry.footerRule)
         drawFooter(state, canvas)
         if let toast = state.toast {
             canvas.bar(" ▶ \(toast.text)", row: contentTop, style: Style(bold: true, reverse: true, color: .accent))
@@ -47,7 +48,7 @@ public enum Layout {
         if let cursor {
             terminal.placeCursor(row: cursor.row, column: cursor.column, visible: true)
         } else {
-            terminal.placeCursor(row: canvas.rows - 1, column: 0, visible: false)
+            terminal.placeCursor(row: geometry.footerRow, column: 0, visible: false)
         }
         terminal.present()
     }
@@ -127,9 +128,10 @@ public enum Layout {
             hints = KeyMap.footer(for: state.screen)
         }
         var column = 1
+        let row = state.geometry.footerRow
         for (label, summary) in hints {
-            let keyWidth = canvas.text(label, row: canvas.rows - 1, column: column, style: Style(bold: true, color: .accent))
-            let used = canvas.text(" \(summary)", row: canvas.rows - 1, column: column + keyWidth)
+            let keyWidth = canvas.text(label, row: row, column: column, style: Style(bold: true, color: .accent))
+            let used = canvas.text(" \(summary)", row: row, column: column + keyWidth)
             column += keyWidth + used + 2
             if column >= canvas.columns { break }
         }

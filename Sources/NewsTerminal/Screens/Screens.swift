@@ -3,7 +3,7 @@ import Foundation
 
 /// The tutorial's switch screen: six categories, each with a switch, and Subscribe.
 enum CategoriesScreen {
-    static let firstRow = Layout.contentTop + 2
+    static let firstRow = ScreenGeometry.listTop
 
     static func draw(_ state: AppState, _ c: Canvas) {
         c.text("  Breaking News", row: Layout.contentTop, column: 0, style: Style(bold: true))
@@ -100,7 +100,7 @@ enum ComposeScreen {
             c.text("  " + error, row: row, column: 0, style: Style(color: .bad))
             row += 1
         }
-        for result in compose.results where row < c.rows - 2 {
+        for result in compose.results where row < state.geometry.footerRule {
             c.text("  " + TextWidth.pad(result.category, to: 12), row: row, column: 0)
             c.text(
                 result.succeeded ? "✓ sent  " : "✗ failed  ", row: row, column: 14,
@@ -136,7 +136,7 @@ enum LogScreen {
         var title = "\(filter) · \(count) message\(count == 1 ? "" : "s")"
         if !state.log.search.isEmpty { title += " · search “\(state.log.search)”" }
         c.text(title, row: Layout.contentTop, column: 12, style: Style(color: .muted))
-        let top = Layout.contentTop + 2
+        let top = ScreenGeometry.listTop
         guard count > 0 else {
             c.text(
                 "  Nothing received yet. Subscribe on screen 1; messages appear here as they arrive.", row: top, column: 0,
@@ -157,7 +157,9 @@ enum LogScreen {
         }
         if count > state.logPageSize {
             let position = "\(state.log.cursor + 1)/\(count)"
-            c.text(position, row: c.rows - 3, column: c.columns - TextWidth.of(position) - 1, style: Style(color: .muted))
+            c.text(
+                position, row: state.geometry.positionRow, column: c.columns - TextWidth.of(position) - 1,
+                style: Style(color: .muted))
         }
     }
 }
