@@ -61,6 +61,27 @@ import Testing
         #expect(attempts == 3)
     }
 
+    /// A throttled hub says when to come back; registration retries wait that long, not the
+    /// backoff's first step (a lower bound: a slow machine only waits longer).
+    @Test func registrationRetriesHonourRetryAfter() async throws {
+        let hub = ScriptedServer([(503, "1")])
+        try await hub.serve { port in
+            let cs = try ConnectionString(
+                parsing: "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=k;SharedAccessKey=dg==")
+            let subscriber = try profile().subscriber(HubEndpoint(listen: cs, send: cs, hubName: "news"))
+            let start = ContinuousClock.now
+            var states: [RegistrationRecord.State] = []
+            for await attempt in subscriber.registerUntilDone(
+                try Self.catalog.resolve(["World"]), backoff: Backoff(base: 0.01, maximum: 0.02))
+            {
+                states.append(attempt.record.state)
+            }
+            #expect(states == [.pending, .registered])
+            #expect(ContinuousClock.now - start >= .seconds(1))
+            #expect(hub.requests == 2)
+        }
+    }
+
     @Test func publisherSendsOneTemplatePerCategory() async throws {
         try await TestHub.with { hub in
             let results = try await profile().publisher(endpoint(hub)).send("hello", to: Self.catalog.categories)

@@ -41,6 +41,8 @@ import Testing
         ("GET", "/news/schedulednotifications/abc", 401, ""),
         ("GET", "/_sandbox/apns/news/devices", 401, ""),
         ("GET", "/_sandbox/else", 404, "The sandbox serves"),
+        ("POST", "/_sandbox/apns/news/devices", 401, ""),
+        ("HEAD", "/healthz", 200, ""),
     ])
     func eachPathAndMethodComesToTheRightAnswer(method: String, path: String, status: Int, detail: String) async throws {
         try await withRouter { client in
@@ -50,7 +52,7 @@ import Testing
                 #expect(Int(response.status.code) == status, "\(method) \(path): \(String(buffer: response.body))")
                 #expect(Self.detail(response).hasPrefix(detail))
                 #expect(response.headers[HTTPField.Name("TrackingId")!] == "t-1")
-                #expect(response.headers[.contentType]?.hasPrefix("application/xml") == true)
+                if status >= 400 { #expect(response.headers[.contentType]?.hasPrefix("application/xml") == true) }
             }
         }
     }
@@ -60,11 +62,17 @@ import Testing
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/news/installations/abc", method: .get) { #expect($0.status == .unauthorized) }
             try await client.execute(uri: "/news/bogus", method: .get) { #expect($0.status == .notFound) }
+            let device = String(repeating: "ab", count: 32)
+            try await client.execute(uri: "/_sandbox/apns/news/devices/\(device)/stream", method: .get) {
+                #expect($0.status == .unauthorized)
+            }
             try await client.execute(uri: "/metrics", method: .get) { response in
                 let text = String(buffer: response.body)
                 #expect(text.contains(#"route="/healthz",method="GET",status="200""#))
                 #expect(text.contains(#"route="/{hub}/installations/{id}",method="GET",status="401""#))
                 #expect(text.contains(#"route="unknown",method="GET",status="404""#))
+                #expect(text.contains(#"route="unknown",method="GET",status="401""#) || text.contains("/_sandbox/apns"))
+                #expect(!text.contains(#"route="/unknown""#))
             }
         }
     }

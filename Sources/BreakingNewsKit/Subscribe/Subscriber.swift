@@ -100,7 +100,9 @@ public struct Subscriber: Sendable {
                     let outcome = await register(categories, retry: .none)
                     continuation.yield(outcome)
                     guard outcome.record.state == .pending else { break }
-                    try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
+                    // A hub that said when to come back (429, 503 with Retry-After) is waited for.
+                    let wait = max(backoff.fail(), min(outcome.error?.retryAfter ?? 0, 300))
+                    try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
                 }
                 continuation.finish()
             }

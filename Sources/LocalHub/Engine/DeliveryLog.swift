@@ -26,6 +26,7 @@ public struct DeliveryLog: Sendable {
 
     /// Why a stream cannot be opened now, or nil when it can.
     public func refusal(hub: String, device: String) -> DeviceStreams.ListenRefusal? {
+        if streams.isClosed { return .closed }
         if streams.openCount(hub: hub, device: device) >= streams.maximumPerDevice { return .tooManyStreams }
         if streams.count >= streams.maximum { return .full }
         return nil

@@ -47,7 +47,10 @@ extension HubEngine {
             }
         }
         guard await number(&plans) else { return }
-        for provider in pushServices.values { await push(&plans, through: provider) }
+        // What services that keep the delivery log were handed: published to live streams
+        // before the commit, so all of it is marked recorded after, delivered or not.
+        var published: [Delivery] = []
+        for provider in pushOrder { published += await push(&plans, through: provider) }
         let records = plans.map { plan -> DispatchRecord in
             var n = plan.notification
             n.ended = Date()
@@ -66,7 +69,7 @@ extension HubEngine {
                 if Task.isCancelled { return }
             }
         }
-        streams.markRecorded(plans.flatMap(\.recorded))
+        streams.markRecorded(published)
         for (job, (plan, record)) in zip(jobs, zip(plans, records)) {
             metrics.deliveries(record.notification.outcomeCounts)
             let success = plan.counts["Success"] ?? 0
@@ -76,8 +79,9 @@ extension HubEngine {
         }
     }
 
-    /// Hands one service the messages of every plan at once and counts what it answers.
-    private func push(_ plans: inout [DispatchPlan], through provider: any PushService) async {
+    /// Hands one service the messages of every plan at once (in numbering order) and counts
+    /// what it answers; returns what it was handed when it keeps the delivery log.
+    private func push(_ plans: inout [DispatchPlan], through provider: any PushService) async -> [Delivery] {
         var batch: [PushMessage] = []
         var owners: [Int] = []
         for p in plans.indices {
@@ -85,7 +89,7 @@ extension HubEngine {
             batch += messages
             owners += Array(repeating: p, count: messages.count)
         }
-        guard !batch.isEmpty else { return }
+        guard !batch.isEmpty else { return [] }
         var outcomes = await provider.push(batch)
         if outcomes.count < batch.count {
             // A service that answered for fewer messages than it was given: the rest failed.
@@ -107,6 +111,7 @@ extension HubEngine {
             }
             if let line = message.report { plans[p].results[line].outcome = text }
         }
+        return provider.keepsDeliveryLog ? batch.map(\.delivery) : []
     }
 
     /// How the dispatcher retries a store that failed to write: from 50 ms to 5 s.
@@ -116,7 +121,9 @@ extension HubEngine {
     /// reserving a new block durably first when the current one is used up: numbers handed
     /// out before a crash are never reused. False when the engine stopped while waiting.
     private func number(_ plans: inout [DispatchPlan]) async -> Bool {
-        let logged = pushServices.values.filter(\.keepsDeliveryLog).map(\.platform)
+        // Service by service, plan by plan: the order `dispatch` hands them out in, so each
+        // device's deliveries are published in increasing order.
+        let logged = pushOrder.filter(\.keepsDeliveryLog).map(\.platform)
         let count = Int64(plans.reduce(0) { total, plan in total + logged.reduce(0) { $0 + (plan.messages[$1]?.count ?? 0) } })
         guard count > 0 else { return true }
         var (next, reserved) = sequence.withLock { ($0.next, $0.reserved) }
@@ -135,8 +142,8 @@ extension HubEngine {
             }
             reserved = target
         }
-        for p in plans.indices {
-            for platform in logged {
+        for platform in logged {
+            for p in plans.indices {
                 guard let count = plans[p].messages[platform]?.count else { continue }
                 for m in 0..<count {
                     plans[p].messages[platform]![m].delivery.seq = next

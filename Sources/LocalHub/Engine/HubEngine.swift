@@ -67,6 +67,9 @@ public final class HubEngine: Sendable {
     let streams: DeviceStreams
     /// The push service of each platform served; a platform without one is `Skipped`.
     let pushServices: [Platform: any PushService]
+    /// The same services in a fixed order (by platform), the order a dispatch numbers and
+    /// hands out messages in.
+    let pushOrder: [any PushService]
     public let metrics = HubMetrics()
     /// Installations, and legacy registrations, one hub may hold.
     public let maximumPerHub: Int
@@ -128,6 +131,7 @@ public final class HubEngine: Sendable {
         var services: [Platform: any PushService] = [.apns: SandboxPushService(streams: streams)]
         for service in pushServices { services[service.platform] = service }
         self.pushServices = services
+        self.pushOrder = services.values.sorted { $0.platform.rawValue < $1.platform.rawValue }
         self.maximumPerHub = maximumInstallationsPerHub
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval

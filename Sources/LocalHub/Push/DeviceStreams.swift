@@ -191,6 +191,9 @@ public final class DeviceStreams: Sendable {
     /// Open streams.
     public var count: Int { registry.withLock { $0.count } }
 
+    /// Whether the hub is shutting down and takes no new stream.
+    public var isClosed: Bool { registry.withLock { $0.closed } }
+
     /// Deliveries kept until their commit, for tests.
     var unrecordedCount: Int { registry.withLock { $0.unrecorded.values.reduce(0) { $0 + $1.count } } }
 }

@@ -110,10 +110,14 @@ extension HubResponder {
                 "The device has \(log.maximumStreamsPerDevice) streams open already; close one or resume it later")
             refusal.headers[.retryAfter] = "5"
             throw refusal
-        case .full, .closed:
+        case .full:
             var refusal = HubRefusal(
                 .serviceUnavailable, "The hub has \(log.maximumStreams) streams open, the most it serves; try again later")
             refusal.headers[.retryAfter] = "30"
+            throw refusal
+        case .closed:
+            var refusal = HubRefusal(.serviceUnavailable, "The hub is shutting down; try again in a moment")
+            refusal.headers[.retryAfter] = "5"
             throw refusal
         case nil:
             break

@@ -23,12 +23,15 @@ extension HubResponder {
     /// `/metrics`; `HubScope` resolves `{hub}` and checks `api-version`. Rights differ by
     /// method, so each handler authorizes its own call.
     func router() -> Router<HubRequestContext> {
-        let router = Router(context: HubRequestContext.self, options: [.caseInsensitive])
+        // HEAD answers as GET does (a health probe may use either).
+        let router = Router(context: HubRequestContext.self, options: [.caseInsensitive, .autoGenerateHeadEndpoints])
         router.add(middleware: HubFront(responder: self))
         router.get("/") { request, context in self.home(HubRequest(request, context)) }
         router.get("healthz") { request, context in try self.health(HubRequest(request, context)) }
         router.get("metrics") { request, context in self.metricsPage(HubRequest(request, context)) }
-        for method in [HTTPRequest.Method.get, .delete] {
+        // Every method reaches the sandbox, which authorizes first and then says what each
+        // resource takes.
+        for method in [HTTPRequest.Method.get, .delete, .post, .put, .patch] {
             router.on("_sandbox/**", method: method) { request, context in
                 try await self.sandbox(HubRequest(request, context), path: context.coreContext.endpointPath)
             }
@@ -177,9 +180,11 @@ struct HubFront: RouterMiddleware {
         return HubRefusal(.notFound, "No resource at \(r.rawPath)")
     }
 
-    /// `/{hub}/installations/{id}` from the router's `/:hub/installations/:id`.
+    /// The route as `/metrics` names it: the router's own description of the matched path
+    /// (`/{hub}/installations/{id}`), or `unknown`.
     static func routeName(_ path: String) -> String {
-        guard path != "NotFound" else { return "unknown" }
+        guard path != "NotFound", path != "unknown" else { return "unknown" }
+        guard path.contains(":") else { return path }
         return "/"
             + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
     }

@@ -39,9 +39,13 @@ extension HubClient {
             }
             let deliveries = items.compactMap { try? SandboxDelivery(json: $0) }
             all += deliveries
-            guard let last = deliveries.last, deliveries.count == 1000 else { return all }
-            cursor = last.seq
-            epoch = last.epoch
+            // A full page means there may be more, even if an item of it could not be read:
+            // the next page starts where the hub says this one ended.
+            guard items.count == 1000, case .number(let text)? = page["next"], let next = Int64(text), next > cursor else {
+                return all
+            }
+            cursor = next
+            epoch = deliveries.last?.epoch ?? epoch
         }
     }
 

@@ -337,7 +337,10 @@ public struct HubClient: Sendable {
         case ECONNRESET: return "connection reset"
         case ETIMEDOUT: return "connection timed out"
         case EHOSTUNREACH, ENETUNREACH: return "no route to the hub"
-        default: return String(cString: strerror(code)).lowercased()
+        default:
+            var buffer = [CChar](repeating: 0, count: 256)
+            guard strerror_r(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
         }
     }
 
