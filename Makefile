@@ -5,7 +5,7 @@ APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan bsdutils
 BIN := .build/debug/breaking-news
 
-.PHONY: all deps build run test lint format install bench bench-deps fuzz clean
+.PHONY: all deps build release run test lint format install bench bench-deps fuzz clean
 
 all: build
 
@@ -47,9 +47,13 @@ lint:
 format:
 	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift
 
-install: deps
+# The optimised programs, as `make install` and `make bench` build them: the optimiser can
+# fail where a debug build does not, so CI builds them too.
+release: deps
 	$(SWIFT) build -c release --product breaking-news
 	$(SWIFT) build -c release --product breaking-news-ui
+
+install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/breaking-news"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/breaking-news" "$(DESTDIR)$(PREFIX)/bin/breaking-news"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/breaking-news-ui" "$(DESTDIR)$(PREFIX)/bin/breaking-news-ui"

@@ -126,12 +126,10 @@ public final class HubEngine: Sendable {
         self.store = store
         let streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
         self.streams = streams
-        // The built-in sandbox serves APNs-shaped devices; a service given here for a
-        // platform takes that platform.
-        var services: [Platform: any PushService] = [.apns: SandboxPushService(streams: streams)]
-        for service in pushServices { services[service.platform] = service }
-        self.pushServices = services
-        self.pushOrder = services.values.sorted { $0.platform.rawValue < $1.platform.rawValue }
+        // Worked out in a function: a loop in this initializer, before every stored property
+        // is set, crashes Swift 6.3's optimizer (an ownership verification error around the
+        // Mutex properties' defaults), so `make bench` and release builds could not build.
+        (self.pushServices, self.pushOrder) = Self.services(sandbox: SandboxPushService(streams: streams), others: pushServices)
         self.maximumPerHub = maximumInstallationsPerHub
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval
@@ -139,6 +137,16 @@ public final class HubEngine: Sendable {
         self.directory = Mutex(HubDirectory(names: hubs))
         self.testSendLimit = testSendLimit
         self.logger = logger
+    }
+
+    /// The built-in sandbox serves APNs-shaped devices; a service given for a platform takes
+    /// that platform. Returns them by platform, and in a fixed order (by platform).
+    private static func services(sandbox: SandboxPushService, others: [any PushService]) -> (
+        [Platform: any PushService], [any PushService]
+    ) {
+        var services: [Platform: any PushService] = [.apns: sandbox]
+        for service in others { services[service.platform] = service }
+        return (services, services.values.sorted { $0.platform.rawValue < $1.platform.rawValue })
     }
 
     // MARK: Life cycle
