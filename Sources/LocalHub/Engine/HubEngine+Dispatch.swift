@@ -177,6 +177,15 @@ extension HubEngine {
         n.started = now
         var plan = DispatchPlan(notification: n)
         let reportLimit = n.isTest ? testLimit : 0
+        // Messages gather in a bucket for the current platform, moved into the plan when the
+        // platform changes and at the end: no dictionary work per device of a fan-out.
+        var bucket: [PushMessage] = []
+        var bucketPlatform: Platform?
+        func flush() {
+            guard let platform = bucketPlatform, !bucket.isEmpty else { return }
+            plan.messages[platform, default: []] += bucket
+            bucket.removeAll(keepingCapacity: true)
+        }
 
         // Registration ids are worked out only for the results a test send reports.
         func deliver(
@@ -195,7 +204,11 @@ extension HubEngine {
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle,
                         registrationId: registrationId(), outcome: ""))
             }
-            plan.messages[platform, default: []].append(message)
+            if bucketPlatform != platform {
+                flush()
+                bucketPlatform = platform
+            }
+            bucket.append(message)
         }
         func refuse(
             _ outcomeName: String, text: String, platform: Platform, registrationId: @autoclosure () -> String, handle: String
@@ -242,9 +255,18 @@ extension HubEngine {
             // Deliveries carry compact JSON: a payload is one line of a stream frame.
             let nativePayload = isTemplate ? "" : ((try? JSONValue(parsing: n.body))?.text ?? n.body)
             var nativeChecks: [Platform: PushOutcome?] = [:]
+            bucket.reserveCapacity(slots.count)
+            var lastProvider: (platform: Platform, service: (any PushService)?)?
             for slot in slots {
                 let target = tables.index.target(slot)
-                guard let provider = providers[target.platform] else {
+                let service: (any PushService)?
+                if let last = lastProvider, last.platform == target.platform {
+                    service = last.service
+                } else {
+                    service = providers[target.platform]
+                    lastProvider = (target.platform, service)
+                }
+                guard let provider = service else {
                     let (name, text) = unserved(target.platform)
                     refuse(
                         name, text: text, platform: target.platform, registrationId: target.registrationId,
@@ -288,6 +310,7 @@ extension HubEngine {
                 }
             }
         }
+        flush()
         return plan
     }
 }

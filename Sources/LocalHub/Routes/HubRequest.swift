@@ -47,9 +47,11 @@ struct HubRequest {
         }
     }
 
-    /// One parameter of a query, as `query` would hold it (the last one when repeated).
+    /// One parameter of a query, as `query` would hold it (the last one when repeated);
+    /// only a query that mentions it is parsed.
     static func queryValue(_ query: String?, named name: String) -> String? {
-        queryPairs(query).last { $0.name == name }?.value
+        guard let query, query.range(of: name, options: .caseInsensitive) != nil || query.contains("%") else { return nil }
+        return queryPairs(query).last { $0.name == name }?.value
     }
 
     /// A client's `TrackingId` when it is one the hub may echo (into headers and XML):

@@ -18,6 +18,13 @@ public final class HubMetrics: Sendable {
     /// Counters by name and labels, so a request finds its counter without the registry's
     /// lock and lookup.
     private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// Request counters by their labels: the hot path, with no key string built per request.
+    private struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+    private let requests = Mutex<[RequestKey: CoreMetrics.Counter]>([:])
     private let installations: CoreMetrics.Gauge
     private let registrations: CoreMetrics.Gauge
     private let streamClients: CoreMetrics.Gauge
@@ -42,7 +49,16 @@ public final class HubMetrics: Sendable {
     }
 
     func request(route: String, method: String, status: Int) {
-        counter("hub_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
+        let key = RequestKey(route: route, method: method, status: status)
+        let counter = requests.withLock { requests in
+            if let counter = requests[key] { return counter }
+            let counter = Counter(
+                label: "hub_http_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))],
+                factory: factory)
+            requests[key] = counter
+            return counter
+        }
+        counter.increment()
     }
 
     func setQuarantined(_ count: Int) { quarantined.record(count) }
