@@ -183,8 +183,14 @@ extension HubEngine {
         var bucketPlatform: Platform?
         func flush() {
             guard let platform = bucketPlatform, !bucket.isEmpty else { return }
-            plan.messages[platform, default: []] += bucket
-            bucket.removeAll(keepingCapacity: true)
+            if plan.messages[platform] == nil {
+                // The usual case, one platform: the bucket becomes the plan's list, uncopied.
+                plan.messages[platform] = bucket
+                bucket = []
+            } else {
+                plan.messages[platform]! += bucket
+                bucket.removeAll(keepingCapacity: true)
+            }
         }
 
         // Registration ids are worked out only for the results a test send reports.
@@ -256,17 +262,16 @@ extension HubEngine {
             let nativePayload = isTemplate ? "" : ((try? JSONValue(parsing: n.body))?.text ?? n.body)
             var nativeChecks: [Platform: PushOutcome?] = [:]
             bucket.reserveCapacity(slots.count)
-            var lastProvider: (platform: Platform, service: (any PushService)?)?
+            // The service of the platform of the targets at hand, looked up when it changes.
+            var servedPlatform: Platform?
+            var service: (any PushService)?
             for slot in slots {
                 let target = tables.index.target(slot)
-                let service: (any PushService)?
-                if let last = lastProvider, last.platform == target.platform {
-                    service = last.service
-                } else {
+                if servedPlatform != target.platform {
+                    servedPlatform = target.platform
                     service = providers[target.platform]
-                    lastProvider = (target.platform, service)
                 }
-                guard let provider = service else {
+                guard service != nil else {
                     let (name, text) = unserved(target.platform)
                     refuse(
                         name, text: text, platform: target.platform, registrationId: target.registrationId,
@@ -282,7 +287,7 @@ extension HubEngine {
                     } else if let template = target.template, let properties {
                         let bytes = template.render(properties)
                         let entry = (
-                            payload: String(decoding: bytes, as: UTF8.self), refusal: provider.check(bytes),
+                            payload: String(decoding: bytes, as: UTF8.self), refusal: service!.check(bytes),
                             platform: target.platform
                         )
                         rendered[number] = entry
@@ -296,7 +301,7 @@ extension HubEngine {
                     if let checked = nativeChecks[target.platform] {
                         refusal = checked
                     } else {
-                        refusal = provider.check(Array(n.body.utf8))
+                        refusal = service!.check(Array(n.body.utf8))
                         nativeChecks[target.platform] = .some(refusal)
                     }
                 }
