@@ -77,17 +77,27 @@ let package = Package(
             name: "NewsTerminal",
             dependencies: ["BreakingNewsKit", "CNcursesw"]
         ),
+        .target(
+            name: "NewsCommandLine",
+            dependencies: [
+                "BreakingNewsKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "breaking-news",
             dependencies: [
-                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal", "NewsCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "breaking-news-ui",
-            dependencies: ["BreakingNewsKit", "NewsTerminal"],
+            dependencies: [
+                "BreakingNewsKit", "NewsTerminal", "NewsCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             // Linked with the Swift runtime and Foundation inside, and with packed relocations:
             // only the pages the terminal touches become resident, about 7 MB less than with
             // the shared libraries. lld, since the static Foundation's libraries (listed
@@ -151,6 +161,13 @@ let package = Package(
         .testTarget(
             name: "NewsTerminalTests",
             dependencies: ["NewsTerminal", "BreakingNewsKit", "NotificationHubs"]
+        ),
+        .testTarget(
+            name: "NewsCommandLineTests",
+            dependencies: [
+                "NewsCommandLine", "breaking-news",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -1,41 +1,27 @@
+import ArgumentParser
 import BreakingNewsKit
 import Foundation
+import NewsCommandLine
 import NewsTerminal
 
 // The terminal UI as a program of its own: `breaking-news` (with no arguments, or `ui`)
-// runs it. It links neither the hub nor the command-line parser, so the screen that stays
-// open all day starts faster and keeps less in memory.
+// runs it. It does not link the hub, so the screen that stays open all day starts faster
+// and keeps less in memory. Its flags are `breaking-news ui`'s (NewsCommandLine).
 
-func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("breaking-news: \(message)\n".utf8))
-    exit(status)
-}
+struct BreakingNewsUI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "breaking-news ui", abstract: "The terminal UI: category switches, compose and send, received log.")
 
-var options = HubOptions()
-var mouse = false
-var arguments = CommandLine.arguments.dropFirst()
-if arguments.first == "ui" { arguments = arguments.dropFirst() }
-while let argument = arguments.popFirst() {
-    func value() -> String {
-        guard let next = arguments.popFirst() else { fail("\(argument) needs a value (see 'breaking-news help ui')", status: 2) }
-        return next
-    }
-    switch argument {
-    case "--mouse": mouse = true
-    case "--connection-string": options.connectionString = value()
-    case "--send-connection-string": options.sendConnectionString = value()
-    case "--hub": options.hub = value()
-    default: fail("unknown argument '\(argument)' (see 'breaking-news help ui')", status: 2)
+    @OptionGroup var flags: UIFlags
+
+    func run() async throws {
+        try flags.requireTerminal()
+        let profile = try openProfile(printingWarning: false)
+        let status = await TerminalApp(profile: profile, hubOptions: flags.hub.options).run(mouse: flags.mouse)
+        if status != 0 { throw ExitCode(status) }
     }
 }
-guard isatty(STDIN_FILENO) != 0, isatty(STDOUT_FILENO) != 0 else {
-    fail("the terminal UI needs a terminal; use the subscribe, send and log commands in scripts", status: 2)
-}
-let profile: NewsProfile
-do {
-    profile = try NewsProfile(catalog: try NewsCatalog.load())
-} catch {
-    fail("\(error)", status: 1)
-}
-let app = TerminalApp(profile: profile, hubOptions: options)
-exit(await app.run(mouse: mouse))
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "ui" { arguments.removeFirst() }
+await BreakingNewsUI.runAsProgram(arguments, help: "breaking-news help ui")

@@ -4,6 +4,7 @@ import Foundation
 import LocalHub
 import LocalHubSupport
 import Logging
+import NewsCommandLine
 import NotificationHubs
 
 /// `breaking-news hub …`: the local Notification Hubs-compatible server.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BreakingNewsKit
 import Foundation
+import NewsCommandLine
 import NotificationHubs
 
 /// `breaking-news log`: every message this terminal received; `--follow` keeps receiving.
@@ -81,7 +82,7 @@ struct LogCommand: AsyncParsableCommand {
                 say(entry.jsonLine)
             } else {
                 let category = (entry.category ?? "—").padding(toLength: 10, withPad: " ", startingAt: 0)
-                say("\(displayTime(entry.receivedAt))  \(category)  \(TerminalText.line(entry.text))")
+                say("\(DisplayTime.short(entry.receivedAt))  \(category)  \(TerminalText.line(entry.text))")
             }
         }
         fflush(nil)

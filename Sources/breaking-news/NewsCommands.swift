@@ -1,6 +1,7 @@
 import ArgumentParser
 import BreakingNewsKit
 import Foundation
+import NewsCommandLine
 import NotificationHubs
 
 /// `breaking-news subscribe World Sports`: store the selection and register it.
@@ -86,10 +87,12 @@ struct CategoriesCommand: AsyncParsableCommand {
         }
         let registered = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
         switch record.state {
-        case .registered: say("Registered \(registered) at \(displayTime(record.at)) on \(record.hub).")
+        case .registered: say("Registered \(registered) at \(DisplayTime.short(record.at)) on \(record.hub).")
         case .pending:
-            say("Pending since \(displayTime(record.at)): \(TerminalText.line(record.detail ?? "the hub was unreachable")).")
-        case .failed: say("Failed at \(displayTime(record.at)): \(TerminalText.line(record.detail ?? "refused")).")
+            say(
+                "Pending since \(DisplayTime.short(record.at)): \(TerminalText.line(record.detail ?? "the hub was unreachable"))."
+            )
+        case .failed: say("Failed at \(DisplayTime.short(record.at)): \(TerminalText.line(record.detail ?? "refused")).")
         }
         if record.state == .registered, Set(record.categories) != chosen {
             say("The selection changed since; run 'breaking-news subscribe' to register it.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BreakingNewsKit
 import Foundation
+import NewsCommandLine
 import NotificationHubs
 
 /// `breaking-news token`: prints an `Authorization` header value for the hub.

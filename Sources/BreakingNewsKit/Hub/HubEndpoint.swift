@@ -60,7 +60,7 @@ public struct HubEndpoint: Sendable {
 }
 
 /// Where the hub settings come from: flags first, then the environment.
-public struct HubOptions: Sendable {
+public struct HubOptions: Sendable, Equatable {
     public var connectionString: String?
     public var sendConnectionString: String?
     public var hub: String?

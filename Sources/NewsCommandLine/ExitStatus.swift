@@ -2,8 +2,8 @@ import BreakingNewsKit
 import Foundation
 import NotificationHubs
 
-/// Exit codes of every command.
-enum ExitStatus: Int32 {
+/// Exit codes of both programs (the README lists them).
+public enum ExitStatus: Int32, Sendable {
     case ok = 0
     case failure = 1
     case usage = 2
@@ -13,20 +13,20 @@ enum ExitStatus: Int32 {
 }
 
 /// An error that ends a command with a one-line message and a chosen exit code.
-struct CommandFailure: Error {
-    let message: String
-    let exitCode: ExitStatus
+public struct CommandFailure: Error, Sendable {
+    public let message: String
+    public let exitCode: ExitStatus
 
-    init(_ message: String, exitCode: ExitStatus) {
+    public init(_ message: String, exitCode: ExitStatus) {
         self.message = message
         self.exitCode = exitCode
     }
 
-    static func usage(_ message: String) -> CommandFailure { CommandFailure(message, exitCode: .usage) }
-    static func rejected(_ message: String) -> CommandFailure { CommandFailure(message, exitCode: .inputRejected) }
+    public static func usage(_ message: String) -> CommandFailure { CommandFailure(message, exitCode: .usage) }
+    public static func rejected(_ message: String) -> CommandFailure { CommandFailure(message, exitCode: .inputRejected) }
 
     /// Maps a hub call's failure to a message that says what to do next.
-    static func hub(_ error: HubError, action: String) -> CommandFailure {
+    public static func hub(_ error: HubError, action: String) -> CommandFailure {
         if error.isUnreachable {
             return CommandFailure(
                 "\(action) failed: \(error). Is the hub running? Try 'breaking-news hub status'.", exitCode: .hubUnreachable)

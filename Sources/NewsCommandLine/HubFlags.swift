@@ -1,0 +1,68 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+
+/// The flags that choose a hub other than the embedded local one, shared by every command
+/// and by the UI program.
+public struct HubFlags: ParsableArguments, Sendable {
+    @Option(
+        name: .customLong("connection-string"),
+        help: "A Notification Hubs connection string (or BREAKING_NEWS_CONNECTION_STRING); the Listen key is enough to register.")
+    public var connectionString: String?
+
+    @Option(
+        name: .customLong("send-connection-string"),
+        help: "A connection string with Send rights, for sending (or BREAKING_NEWS_SEND_CONNECTION_STRING).")
+    public var sendConnectionString: String?
+
+    @Option(help: "The hub name (or BREAKING_NEWS_HUB, or the connection string's EntityPath).")
+    public var hub: String?
+
+    public init() {}
+
+    public var options: HubOptions {
+        HubOptions(connectionString: connectionString, sendConnectionString: sendConnectionString, hub: hub)
+    }
+
+    /// The flags as arguments again, to hand to another program.
+    public var arguments: [String] {
+        var result: [String] = []
+        if let connectionString { result += ["--connection-string", connectionString] }
+        if let sendConnectionString { result += ["--send-connection-string", sendConnectionString] }
+        if let hub { result += ["--hub", hub] }
+        return result
+    }
+
+    /// The hub to talk to; starts the embedded one when needed.
+    public func endpoint(paths: Paths) async throws -> HubEndpoint {
+        do {
+            return try await HubEndpoint.resolve(options, paths: paths)
+        } catch {
+            switch error.kind {
+            case .usage: throw CommandFailure.usage(error.description)
+            case .rejected: throw CommandFailure.rejected(error.description)
+            case .unreachable: throw CommandFailure(error.description, exitCode: .hubUnreachable)
+            }
+        }
+    }
+}
+
+/// The terminal UI's flags: `breaking-news ui` and the UI program take the same ones.
+public struct UIFlags: ParsableArguments, Sendable {
+    @Flag(help: "Let the mouse click tabs and switches.")
+    public var mouse = false
+
+    @OptionGroup public var hub: HubFlags
+
+    public init() {}
+
+    /// The flags as arguments again, to hand to the UI program.
+    public var arguments: [String] { (mouse ? ["--mouse"] : []) + hub.arguments }
+
+    /// Refuses to draw on something that is not a terminal.
+    public func requireTerminal() throws {
+        guard isatty(STDIN_FILENO) != 0, isatty(STDOUT_FILENO) != 0 else {
+            throw CommandFailure.usage("the terminal UI needs a terminal; use the subscribe, send and log commands in scripts")
+        }
+    }
+}
