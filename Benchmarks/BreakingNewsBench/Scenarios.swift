@@ -301,7 +301,7 @@ func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, ru
 
 /// 5c. Redraw of the log screen holding 10,000 messages, on the virtual terminal.
 func logRedraw(entries: Int, runs: Int) -> BenchRow {
-    var items: [LogItem] = []
+    var items: [InboxEntry] = []
     for i in 0..<entries {
         let category = categories[i % categories.count]
         let delivery = SandboxDelivery(
@@ -309,12 +309,13 @@ func logRedraw(entries: Int, runs: Int) -> BenchRow {
             tags: category,
             deliveredAt: "2026-11-21T10:00:00Z",
             payload: .object([("aps", .object([("alert", .string("Breaking \(category) News : item \(i)"))]))]))
-        items.append(
-            LogItem(
-                entry: InboxEntry(testing: delivery, category: category, index: i + 1, receivedAt: "2026-11-21T10:00:00Z"),
-                unread: i % 7 == 0))
+        items.append(InboxEntry(testing: delivery, category: category, index: i + 1, receivedAt: "2026-11-21T10:00:00Z"))
     }
-    var state = AppState(categories: categories, selection: ["World"], registration: nil, items: items, rows: 30, columns: 100)
+    // The newest seventh unread.
+    let read = Dictionary(uniqueKeysWithValues: categories.map { ($0, entries - entries / 7) })
+    var state = AppState(
+        categories: categories.map(Category.init), selection: [Category("World")], registration: nil, items: items,
+        readThrough: read, rows: 30, columns: 100)
     _ = state.reduce(.key(.character("3")))
     let terminal = VirtualTerminal(rows: 30, columns: 100)
     var times: [Double] = []

@@ -36,6 +36,23 @@ public struct NewsProfile: Sendable {
             afterRegistration: { endpoint in await retirePreviousDevice(endpoint) })
     }
 
+    /// Stores `categories` as the selection and registers them where `endpoint` points; with
+    /// no hub the selection is kept and the registration left pending. Never throws: every
+    /// outcome is a record (registered, pending or failed) the screen shows.
+    public func subscribe(_ categories: [Category], on endpoint: HubEndpoint?) async -> RegistrationRecord {
+        let names = categories.map(\.name)
+        guard let endpoint else {
+            try? store.update { $0.categories = names }
+            return RegistrationRecord(state: .pending, at: RegistrationRecord.now(), categories: names, hub: "", detail: "no hub")
+        }
+        do {
+            return try await subscriber(endpoint).subscribe(names).record
+        } catch {
+            return RegistrationRecord(
+                state: .failed, at: RegistrationRecord.now(), categories: names, hub: endpoint.hubURL, detail: "\(error)")
+        }
+    }
+
     public func publisher(_ endpoint: HubEndpoint) -> Publisher {
         Publisher(endpoint: endpoint, catalog: catalog)
     }

@@ -14,10 +14,18 @@ func entry(_ index: Int, _ category: String, _ text: String, receivedAt: String 
     return InboxEntry(testing: delivery, category: category, index: index, receivedAt: receivedAt)
 }
 
-func makeState(selection: [String] = [], items: [LogItem] = [], rows: Int = 30, columns: Int = 100) -> AppState {
+/// Categories written as their names, in tests.
+extension BreakingNewsKit.Category: ExpressibleByStringLiteral {
+    public init(stringLiteral name: String) { self.init(name) }
+}
+
+func makeState(
+    selection: [BreakingNewsKit.Category] = [], items: [InboxEntry] = [], read: [String: Int] = [:], rows: Int = 30,
+    columns: Int = 100
+) -> AppState {
     AppState(
-        categories: names, selection: selection, registration: nil, items: items, rows: rows, columns: columns,
-        now: Date(timeIntervalSince1970: 1_000))
+        categories: names.map { BreakingNewsKit.Category($0) }, selection: selection, registration: nil, items: items,
+        readThrough: read, rows: rows, columns: columns, now: Date(timeIntervalSince1970: 1_000))
 }
 
 extension AppState {
@@ -148,9 +156,9 @@ struct ComposeReducerTests {
     @Test func enterSendsToTheCheckedCategories() {
         var state = composing()
         _ = state.type("  Goal!  ")
-        #expect(state.press(.enter) == [.send(text: "Goal!", categories: names)])
+        #expect(state.press(.enter) == [.send(text: "Goal!", categories: names.map { BreakingNewsKit.Category($0) })])
         #expect(state.compose.sending)
-        _ = state.reduce(.sent(names.map { SendResultRow(category: $0, succeeded: true, detail: "id") }))
+        _ = state.reduce(.sent(names.map { SendResultRow(category: .init($0), succeeded: true, detail: "id") }))
         #expect(!state.compose.sending)
         #expect(state.compose.text.isEmpty, "a fully sent message clears the field")
         #expect(state.compose.results.count == 6)
@@ -196,14 +204,14 @@ struct ComposeReducerTests {
 }
 
 struct LogReducerTests {
-    static let items = (1...12).map { i in
-        LogItem(entry: entry(i, names[i % 6], "news \(i)\(i == 7 ? " Goal" : "")"), unread: i > 10)
-    }
+    static let items = (1...12).map { i in entry(i, names[i % 6], "news \(i)\(i == 7 ? " Goal" : "")") }
+    /// The first ten read.
+    static let read = Dictionary(uniqueKeysWithValues: names.map { ($0, 10) })
 
     @Test func newestFirstAndMoving() {
-        var state = makeState(items: Self.items, rows: 14)
+        var state = makeState(items: Self.items, read: Self.read, rows: 14)
         #expect(state.press(.character("3")) == [.markRead])
-        #expect(state.visibleLog.first?.entry.text == "news 12")
+        #expect(state.visibleLog.first?.text == "news 12")
         _ = state.press(.character("j"), .down)
         #expect(state.log.cursor == 2)
         _ = state.press(.character("G"))
@@ -219,40 +227,40 @@ struct LogReducerTests {
     }
 
     @Test func incrementalSearchAndMatches() {
-        var state = makeState(items: Self.items)
+        var state = makeState(items: Self.items, read: Self.read)
         _ = state.press(.character("3"), .character("/"))
         #expect(state.log.searching)
         _ = state.type("goa")
-        #expect(state.visibleLog[state.log.cursor].entry.text == "news 7 Goal")
+        #expect(state.visibleLog[state.log.cursor].text == "news 7 Goal")
         _ = state.press(.enter)
         #expect(!state.log.searching)
         _ = state.press(.character("g"))
         _ = state.press(.character("/"))
         _ = state.type("news 1")
         // news 12, 11, 10, 1: newest first.
-        #expect(state.visibleLog[state.log.cursor].entry.text == "news 12")
+        #expect(state.visibleLog[state.log.cursor].text == "news 12")
         _ = state.press(.enter, .character("n"))
-        #expect(state.visibleLog[state.log.cursor].entry.text == "news 11")
+        #expect(state.visibleLog[state.log.cursor].text == "news 11")
         _ = state.press(.character("N"), .character("N"))
-        #expect(state.visibleLog[state.log.cursor].entry.text == "news 1")
+        #expect(state.visibleLog[state.log.cursor].text == "news 1")
         _ = state.press(.character("/"))
         _ = state.type("zzz")
         _ = state.press(.escape)
         #expect(state.log.search.isEmpty)
-        #expect(state.visibleLog[state.log.cursor].entry.text == "news 1")
+        #expect(state.visibleLog[state.log.cursor].text == "news 1")
     }
 
     @Test func categoryFilterCycles() {
-        var state = makeState(items: Self.items)
+        var state = makeState(items: Self.items, read: Self.read)
         _ = state.press(.character("3"), .character("c"))
         #expect(state.log.filter == "World")
-        #expect(state.visibleLog.allSatisfy { $0.entry.category == "World" })
+        #expect(state.visibleLog.allSatisfy { $0.category == "World" })
         for _ in 0..<6 { _ = state.press(.character("c")) }
         #expect(state.log.filter == nil)
     }
 
     @Test func enterOpensTheWholeMessage() {
-        var state = makeState(items: Self.items)
+        var state = makeState(items: Self.items, read: Self.read)
         _ = state.press(.character("3"), .enter)
         #expect(state.dialog == Dialog(title: "Notification", message: "news 12", isError: false))
     }
@@ -270,11 +278,11 @@ struct ArrivalReducerTests {
     }
 
     @Test func onTheLogItIsShownAndMarkedReadWhenLeft() {
-        var state = makeState(items: [LogItem(entry: entry(1, "World", "old"), unread: false)])
+        var state = makeState(items: [entry(1, "World", "old")], read: ["World": 1])
         _ = state.press(.character("3"))
         #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [.markRead])
         #expect(state.toast == nil)
-        #expect(state.visibleLog.first?.unread == true, "dotted until left")
+        #expect(state.visibleLog.first.map(state.isUnread) == true, "dotted until left")
         #expect(state.log.cursor == 1, "the cursor stays on the message it was on")
         _ = state.press(.character("1"))
         #expect(state.unreadTotal == 0)

@@ -22,9 +22,7 @@ struct ScreenTests {
 
     @Test func categoriesScreenIsTheTutorialsSwitchScreen() {
         var state = makeState(selection: ["Sports"])
-        state.items = [
-            LogItem(entry: entry(1, "Sports", "x"), unread: true), LogItem(entry: entry(2, "Sports", "y"), unread: true),
-        ]
+        state.items = [entry(1, "Sports", "x"), entry(2, "Sports", "y")]
         let screen = render(state)
         let lines = screen.lines
         #expect(lines[0].hasPrefix(" Breaking News"))
@@ -89,10 +87,9 @@ struct ScreenTests {
     }
 
     @Test func logIsNewestFirstWithUnreadMarks() {
-        var state = makeState(items: [
-            LogItem(entry: entry(1, "World", "Breaking World News : first"), unread: false),
-            LogItem(entry: entry(2, "Sports", "Breaking Sports News : ⚽ 決勝"), unread: true),
-        ])
+        var state = makeState(
+            items: [entry(1, "World", "Breaking World News : first"), entry(2, "Sports", "Breaking Sports News : ⚽ 決勝")],
+            read: ["World": 1])
         _ = state.press(.character("3"))
         let terminal = render(state)
         let lines = terminal.lines
@@ -106,7 +103,7 @@ struct ScreenTests {
 
     @Test func controlCharactersAndHugeTextsStayInTheirPlace() {
         let nasty = "line1\nline2\tTAB\u{1B}[31mred\u{7}" + String(repeating: "👩‍👩‍👧 日本 ", count: 60)
-        var state = makeState(items: [LogItem(entry: entry(1, "World", nasty), unread: true)], rows: 16, columns: 60)
+        var state = makeState(items: [entry(1, "World", nasty)], rows: 16, columns: 60)
         _ = state.reduce(.inbox(.received([entry(2, "Politics", nasty)])))
         for _ in 0..<3 {
             _ = state.press(.tab)
@@ -181,7 +178,7 @@ struct ScreenTests {
         // position line hold messages, and the position line says which.
         var state = AppState(
             categories: ["World"], selection: [], registration: nil,
-            items: (1...100).map { LogItem(entry: entry($0, "World", "Breaking World News : \($0)"), unread: false) }, rows: rows,
+            items: (1...100).map { entry($0, "World", "Breaking World News : \($0)") }, readThrough: ["World": 100], rows: rows,
             columns: columns)
         _ = state.reduce(.key(.character("3")))
         let terminal = VirtualTerminal(rows: rows, columns: columns)

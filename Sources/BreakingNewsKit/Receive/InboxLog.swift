@@ -175,6 +175,9 @@ public final class InboxLog: Sendable {
         }
     }
 
+    /// The read marks: category name ("" for none) → the highest index read.
+    public var readMarks: [String: Int] { state.withLock { $0.readThrough } }
+
     /// Whether an entry is still unread.
     public func isUnread(_ entry: InboxEntry) -> Bool {
         state.withLock { entry.index > ($0.readThrough[entry.category ?? ""] ?? 0) }

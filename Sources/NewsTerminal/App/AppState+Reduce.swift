@@ -19,8 +19,8 @@ public enum Message: Sendable, Hashable {
 /// What the app asks the world to do; the runtime does it and answers with messages.
 public enum Effect: Sendable, Hashable {
     /// Store the selection, then register it.
-    case subscribe([String])
-    case send(text: String, categories: [String])
+    case subscribe([Category])
+    case send(text: String, categories: [Category])
     /// Mark everything received as read.
     case markRead
     case quit
@@ -91,10 +91,10 @@ extension AppState {
             return []
         case .inbox(.received(let entries)):
             let onLog = screen == .log
-            items += entries.map { LogItem(entry: $0, unread: true) }
+            items += entries
             if onLog {
                 // Seen as it arrives; keep the cursor on the same message.
-                log.cursor += entries.filter { log.filter == nil || $0.category == log.filter }.count
+                log.cursor += entries.filter(passesFilter).count
                 clampLog()
                 return [.markRead]
             }
@@ -149,7 +149,7 @@ extension AppState {
         var effects: [Effect] = []
         if screen == .log {
             // Leaving the log: what was shown is now read.
-            for i in items.indices { items[i].unread = false }
+            markAllRead()
         }
         screen = target
         if target == .log {
@@ -161,208 +161,6 @@ extension AppState {
         return effects
     }
 
-    // MARK: Categories
-
-    private mutating func categoriesCommand(_ command: Command) -> [Effect] {
-        switch command {
-        case .up: categoryCursor = max(0, categoryCursor - 1)
-        case .down: categoryCursor = min(categories.count, categoryCursor + 1)
-        case .top: categoryCursor = 0
-        case .bottom: categoryCursor = categories.count
-        case .toggle:
-            if categoryCursor == categories.count { return subscribe() }
-            let name = categories[categoryCursor]
-            if switches.contains(name) { switches.remove(name) } else { switches.insert(name) }
-        case .subscribe:
-            return subscribe()
-        default: break
-        }
-        return []
-    }
-
-    private mutating func subscribe() -> [Effect] {
-        guard !registering else { return [] }
-        registering = true
-        storedSelection = switches
-        return [.subscribe(categories.filter(switches.contains))]
-    }
-
-    // MARK: Compose
-
-    private mutating func composeCommand(_ command: Command) -> [Effect] {
-        let count = categories.count
-        switch (command, compose.focus) {
-        case (.up, .category):
-            compose.focus = .text
-        case (.up, .send):
-            compose.focus = .category(0)
-        case (.down, .text):
-            compose.focus = .category(0)
-        case (.down, .category):
-            compose.focus = .send
-        case (.left, .category(let i)):
-            compose.focus = .category(max(0, i - 1))
-        case (.right, .category(let i)):
-            compose.focus = .category(min(count - 1, i + 1))
-        case (.toggle, .category(let i)):
-            compose.checked[i].toggle()
-        case (.toggle, .send), (.send, _):
-            return send()
-        case (.toggleAll, _):
-            let all = !compose.checked.allSatisfy { $0 }
-            compose.checked = Array(repeating: all, count: count)
-        default:
-            break
-        }
-        return []
-    }
-
-    /// Keys the text field takes; nil for keys it passes on.
-    private mutating func handleTextField(_ key: Key) -> [Effect]? {
-        var text = compose.text
-        var cursor = min(compose.cursor, text.count)
-        switch key {
-        case .character(let c):
-            text.insert(c, at: cursor)
-            cursor += 1
-        case .left: cursor = max(0, cursor - 1)
-        case .right: cursor = min(text.count, cursor + 1)
-        case .home, .control("a"): cursor = 0
-        case .end, .control("e"): cursor = text.count
-        case .backspace:
-            guard cursor > 0 else { return [] }
-            text.remove(at: cursor - 1)
-            cursor -= 1
-        case .delete, .control("d"):
-            guard cursor < text.count else { return [] }
-            text.remove(at: cursor)
-        case .control("u"):
-            text.removeFirst(cursor)
-            cursor = 0
-        case .control("k"):
-            text.removeLast(text.count - cursor)
-        case .escape, .down:
-            compose.focus = .category(0)
-            return []
-        case .enter:
-            return send()
-        default:
-            return nil
-        }
-        compose.text = text
-        compose.cursor = cursor
-        compose.error = nil
-        return []
-    }
-
-    private mutating func send() -> [Effect] {
-        guard !compose.sending else { return [] }
-        let chosen = categories.indices.filter { compose.checked[$0] }.map { categories[$0] }
-        let text: String
-        do {
-            text = try Publisher.validate(String(compose.text))
-        } catch {
-            compose.error = "Cannot send: \(error.description)."
-            compose.focus = .text
-            return []
-        }
-        guard !chosen.isEmpty else {
-            compose.error = "Cannot send: check at least one category."
-            return []
-        }
-        compose.error = nil
-        compose.sending = true
-        compose.results = []
-        return [.send(text: text, categories: chosen)]
-    }
-
-    // MARK: Log
-
-    /// Rows the log list has on screen.
-    var geometry: ScreenGeometry { ScreenGeometry(rows: rows, columns: columns) }
-    var logPageSize: Int { geometry.logPageSize }
-
-    private mutating func logCommand(_ command: Command) -> [Effect] {
-        let count = visibleCount
-        switch command {
-        case .up: log.cursor -= 1
-        case .down: log.cursor += 1
-        case .pageUp: log.cursor -= logPageSize
-        case .pageDown: log.cursor += logPageSize
-        case .top: log.cursor = 0
-        case .bottom: log.cursor = count - 1
-        case .search:
-            log.searching = true
-            log.search = ""
-            log.searchOrigin = log.cursor
-        case .nextMatch: jumpToMatch(from: log.cursor + 1, forward: true)
-        case .previousMatch: jumpToMatch(from: log.cursor - 1, forward: false)
-        case .cycleFilter:
-            let options: [String?] = [nil] + categories.map(Optional.some)
-            let current = options.firstIndex(of: log.filter) ?? 0
-            log.filter = options[(current + 1) % options.count]
-            log.cursor = 0
-            log.top = 0
-        case .open:
-            if let item = visibleItems(log.cursor..<(log.cursor + 1)).first {
-                dialog = Dialog(title: "Notification", message: item.entry.text, isError: false)
-            }
-        default: break
-        }
-        clampLog()
-        return []
-    }
-
-    private mutating func handleSearch(_ key: Key) -> [Effect] {
-        switch key {
-        case .character(let c):
-            log.search.append(c)
-            jumpToMatch(from: log.searchOrigin, forward: true)
-        case .backspace:
-            if !log.search.isEmpty { log.search.removeLast() }
-            jumpToMatch(from: log.searchOrigin, forward: true)
-        case .enter:
-            log.searching = false
-        case .escape:
-            log.searching = false
-            log.search = ""
-            log.cursor = log.searchOrigin
-        default: break
-        }
-        clampLog()
-        return []
-    }
-
-    /// Moves the cursor to the nearest entry containing the search text (any case),
-    /// wrapping around.
-    private mutating func jumpToMatch(from start: Int, forward: Bool) {
-        guard !log.search.isEmpty else { return }
-        let list = visibleLog
-        guard !list.isEmpty else { return }
-        let needle = log.search.lowercased()
-        for step in 0..<list.count {
-            let i = ((forward ? start + step : start - step) % list.count + list.count) % list.count
-            if list[i].entry.text.lowercased().contains(needle) || (list[i].entry.category ?? "").lowercased().contains(needle) {
-                log.cursor = i
-                return
-            }
-        }
-    }
-
-    /// Whether an entry matches the current search (for highlighting).
-    public func matchesSearch(_ item: LogItem) -> Bool {
-        !log.search.isEmpty && item.entry.text.lowercased().contains(log.search.lowercased())
-    }
-
-    mutating func clampLog() {
-        let count = visibleCount
-        log.cursor = max(0, min(log.cursor, count - 1))
-        let page = logPageSize
-        if log.cursor < log.top { log.top = log.cursor }
-        if log.cursor >= log.top + page { log.top = log.cursor - page + 1 }
-        log.top = max(0, min(log.top, max(0, count - page)))
-    }
-
     // MARK: Mouse
 
     private mutating func handleClick(row: Int, column: Int) -> [Effect] {
@@ -371,7 +169,7 @@ extension AppState {
             for (screen, range) in Layout.tabRanges(self) where range.contains(column) { return show(screen) }
             return []
         }
-        if screen == .categories, let index = Layout.categoryRow(forScreenRow: row, self) {
+        if screen == .categories, let index = CategoriesScreen.categoryRow(forScreenRow: row, self) {
             categoryCursor = index
             return categoriesCommand(.toggle)
         }

@@ -14,21 +14,9 @@ public enum ScreenID: Int, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// A received message as the log screen shows it.
-public struct LogItem: Sendable, Hashable {
-    public var entry: InboxEntry
-    /// Shown with a dot until the log screen has been left.
-    public var unread: Bool
-
-    public init(entry: InboxEntry, unread: Bool) {
-        self.entry = entry
-        self.unread = unread
-    }
-}
-
 /// One category's outcome on the compose screen.
 public struct SendResultRow: Sendable, Hashable {
-    public var category: String
+    public var category: Category
     public var succeeded: Bool
     public var detail: String
 }
@@ -69,18 +57,18 @@ public struct AppState: Sendable, Hashable {
         public var cursor = 0
         /// First visible row.
         public var top = 0
-        public var filter: String?
+        public var filter: Category?
         public var search = ""
         public var searching = false
         var searchOrigin = 0
     }
 
     public var screen: ScreenID = .categories
-    public var categories: [String]
+    public var categories: [Category]
     /// The switches as shown (stored only on Subscribe).
-    public var switches: Set<String>
+    public var switches: Set<Category>
     /// The selection last stored.
-    public var storedSelection: Set<String>
+    public var storedSelection: Set<Category>
     /// 0..<categories.count are the switches; categories.count is the Subscribe button.
     public var categoryCursor = 0
     public var registration: RegistrationRecord?
@@ -88,7 +76,11 @@ public struct AppState: Sendable, Hashable {
     public var hub: String?
     public var connection: ConnectionStatus = .connecting
     public var reconnectAt: Date?
-    public var items: [LogItem] = []
+    /// Everything received, oldest first (the received log's entries).
+    public var items: [InboxEntry] = []
+    /// Read marks as this window shows them: category name ("" for none) → the highest log
+    /// index read. Messages read while the log is open keep their dot until it is left.
+    public var readThrough: [String: Int] = [:]
     public var compose: Compose
     public var log = Log()
     public var toast: Toast?
@@ -100,14 +92,15 @@ public struct AppState: Sendable, Hashable {
     public var quitting = false
 
     public init(
-        categories: [String], selection: [String], registration: RegistrationRecord?, items: [LogItem], rows: Int, columns: Int,
-        now: Date = Date(), warning: String? = nil
+        categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],
+        readThrough: [String: Int] = [:], rows: Int, columns: Int, now: Date = Date(), warning: String? = nil
     ) {
         self.categories = categories
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
         self.items = items
+        self.readThrough = readThrough
         self.compose = Compose(checked: Array(repeating: true, count: categories.count))
         self.rows = rows
         self.columns = columns
@@ -115,35 +108,49 @@ public struct AppState: Sendable, Hashable {
         if let warning { dialog = Dialog(title: "Your settings were reset", message: warning, isError: true) }
     }
 
-    /// Unread messages per category ("" for none).
+    /// Whether the window shows `entry` as unread.
+    public func isUnread(_ entry: InboxEntry) -> Bool { entry.index > (readThrough[entry.category ?? ""] ?? 0) }
+
+    /// Unread messages per category name ("" for none).
     public var unread: [String: Int] {
         var counts: [String: Int] = [:]
-        for item in items where item.unread { counts[item.entry.category ?? "", default: 0] += 1 }
+        for entry in items where isUnread(entry) { counts[entry.category ?? "", default: 0] += 1 }
         return counts
     }
 
-    public var unreadTotal: Int { items.reduce(0) { $0 + ($1.unread ? 1 : 0) } }
+    public var unreadTotal: Int { items.reduce(0) { $0 + (isUnread($1) ? 1 : 0) } }
+
+    /// Marks everything received so far read, as the window shows it.
+    mutating func markAllRead() {
+        for entry in items {
+            let key = entry.category ?? ""
+            readThrough[key] = max(readThrough[key] ?? 0, entry.index)
+        }
+    }
+
+    /// Whether `entry` passes the log screen's category filter.
+    func passesFilter(_ entry: InboxEntry) -> Bool { log.filter.map { entry.category == $0.name } ?? true }
 
     /// The log screen's list: newest first, filtered by category.
-    public var visibleLog: [LogItem] { visibleItems(0..<visibleCount) }
+    public var visibleLog: [InboxEntry] { visibleItems(0..<visibleCount) }
 
     /// How many messages the log screen lists.
     public var visibleCount: Int {
-        guard let filter = log.filter else { return items.count }
-        return items.reduce(0) { $0 + ($1.entry.category == filter ? 1 : 0) }
+        guard log.filter != nil else { return items.count }
+        return items.reduce(0) { $0 + (passesFilter($1) ? 1 : 0) }
     }
 
     /// Positions `range` of the log screen's list, without building the whole list: a
     /// redraw costs the rows on screen, not the size of the log.
-    public func visibleItems(_ range: Range<Int>) -> [LogItem] {
-        guard let filter = log.filter else {
+    public func visibleItems(_ range: Range<Int>) -> [InboxEntry] {
+        guard log.filter != nil else {
             let upper = min(range.upperBound, items.count)
             guard range.lowerBound < upper else { return [] }
             return (range.lowerBound..<upper).map { items[items.count - 1 - $0] }
         }
-        var result: [LogItem] = []
+        var result: [InboxEntry] = []
         var position = 0
-        for index in items.indices.reversed() where items[index].entry.category == filter {
+        for index in items.indices.reversed() where passesFilter(items[index]) {
             if position >= range.upperBound { break }
             if position >= range.lowerBound { result.append(items[index]) }
             position += 1

@@ -31,12 +31,10 @@ public final class TerminalApp: Sendable {
 
     /// The first state, from what is stored locally.
     func initialState(rows: Int, columns: Int) -> AppState {
-        let log = profile.log
-        let items = log.entries.map { LogItem(entry: $0, unread: log.isUnread($0)) }
-        return AppState(
-            categories: profile.catalog.categories.map(\.name), selection: profile.selectedCategories.map(\.name),
-            registration: profile.store.load().values.lastRegistration, items: items, rows: rows, columns: columns,
-            warning: profile.warning)
+        AppState(
+            categories: profile.catalog.categories, selection: profile.selectedCategories,
+            registration: profile.store.load().values.lastRegistration, items: profile.log.entries,
+            readThrough: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning)
     }
 
     /// Runs the UI on the curses terminal until the user quits; returns the exit status.
@@ -132,34 +130,19 @@ public final class TerminalApp: Sendable {
         let queue = queue
         let endpointTask = endpoint.withLock { $0 }
         switch effect {
-        case .subscribe(let names):
+        case .subscribe(let categories):
             Task {
-                guard let endpoint = await endpointTask?.value else {
-                    try? profile.store.update { $0.categories = names }
-                    let record = RegistrationRecord(
-                        state: .pending, at: RegistrationRecord.now(), categories: names, hub: "",
-                        detail: "no hub")
-                    queue.push(.registration(record, userInitiated: true))
-                    return
-                }
-                do {
-                    let outcome = try await profile.subscriber(endpoint).subscribe(names)
-                    queue.push(.registration(outcome.record, userInitiated: true))
-                } catch {
-                    let record = RegistrationRecord(
-                        state: .failed, at: RegistrationRecord.now(), categories: names, hub: endpoint.hubURL,
-                        detail: "\(error)")
-                    queue.push(.registration(record, userInitiated: true))
-                }
+                let record = await profile.subscribe(categories, on: await endpointTask?.value)
+                queue.push(.registration(record, userInitiated: true))
             }
-        case .send(let text, let names):
+        case .send(let text, let categories):
             Task {
                 guard let endpoint = await endpointTask?.value else {
-                    queue.push(.sent(names.map { SendResultRow(category: $0, succeeded: false, detail: "no hub to send to") }))
+                    queue.push(
+                        .sent(categories.map { SendResultRow(category: $0, succeeded: false, detail: "no hub to send to") }))
                     return
                 }
                 do {
-                    let categories = try profile.catalog.resolve(names)
                     let results = try await profile.publisher(endpoint).send(text, to: categories)
                     queue.push(
                         .sent(
@@ -167,13 +150,13 @@ public final class TerminalApp: Sendable {
                                 switch result.result {
                                 case .success(let receipt):
                                     return SendResultRow(
-                                        category: result.category.name, succeeded: true, detail: receipt.notificationId ?? "")
+                                        category: result.category, succeeded: true, detail: receipt.notificationId ?? "")
                                 case .failure(let error):
-                                    return SendResultRow(category: result.category.name, succeeded: false, detail: "\(error)")
+                                    return SendResultRow(category: result.category, succeeded: false, detail: "\(error)")
                                 }
                             }))
                 } catch {
-                    queue.push(.sent(names.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
+                    queue.push(.sent(categories.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
                 }
             }
         case .markRead:

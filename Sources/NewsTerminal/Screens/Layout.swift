@@ -192,11 +192,4 @@ public enum Layout {
         drawBox(title: "Keys", lines: lines, style: Style(color: .accent), canvas)
     }
 
-    /// The category index of a screen row on the categories screen, for mouse clicks.
-    static func categoryRow(forScreenRow row: Int, _ state: AppState) -> Int? {
-        let index = row - CategoriesScreen.firstRow
-        if index >= 0, index < state.categories.count { return index }
-        if index == state.categories.count + 1 { return state.categories.count }
-        return nil
-    }
 }

@@ -1,0 +1,166 @@
+import BreakingNewsKit
+import Foundation
+
+/// Compose and send breaking news per category.
+enum ComposeScreen {
+    /// Draws the screen; returns where the text cursor goes when the field has focus.
+    static func draw(_ state: AppState, _ c: Canvas) -> (row: Int, column: Int)? {
+        let compose = state.compose
+        var row = ScreenGeometry.contentTop
+        c.text("  Send breaking news", row: row, column: 0, style: Style(bold: true))
+        row += 2
+        let fieldFocused = compose.focus == .text
+        c.text("  Message", row: row, column: 0, style: Style(bold: fieldFocused))
+        row += 1
+        let fieldWidth = max(10, c.columns - 6)
+        let (visible, cursorColumn) = fieldWindow(compose.text, cursor: compose.cursor, width: fieldWidth)
+        c.text("  ▏", row: row, column: 0, style: Style(color: fieldFocused ? .accent : .muted))
+        c.text(TextWidth.pad(visible, to: fieldWidth), row: row, column: 3, style: Style(underline: true))
+        let cursor = fieldFocused ? (row, 3 + cursorColumn) : nil
+        let bytes = String(compose.text).utf8.count
+        row += 1
+        c.text(
+            "   \(bytes)/\(Publisher.maximumTextBytes) bytes", row: row, column: 0,
+            style: Style(color: bytes > Publisher.maximumTextBytes ? .bad : .muted))
+        row += 2
+        c.text("  Categories", row: row, column: 0)
+        row += 1
+        var column = 3
+        for (i, category) in state.categories.enumerated() {
+            let box = (compose.checked[i] ? "[x] " : "[ ] ") + category.name
+            let width = TextWidth.of(box)
+            if column + width > c.columns - 1 {
+                row += 1
+                column = 3
+            }
+            let focused = compose.focus == .category(i)
+            c.text(box, row: row, column: column, style: Style(bold: focused, reverse: focused))
+            column += width + 3
+        }
+        row += 2
+        let sendFocused = compose.focus == .send
+        c.text(
+            compose.sending ? "[ Sending… ]" : "[ Send Notification ]", row: row, column: 3,
+            style: Style(bold: true, reverse: sendFocused))
+        row += 2
+        if let error = compose.error {
+            c.text("  " + error, row: row, column: 0, style: Style(color: .bad))
+            row += 1
+        }
+        for result in compose.results where row < state.geometry.footerRule {
+            c.text("  " + TextWidth.pad(result.category.name, to: 12), row: row, column: 0)
+            c.text(
+                result.succeeded ? "✓ sent  " : "✗ failed  ", row: row, column: 14,
+                style: Style(color: result.succeeded ? .good : .bad))
+            c.text(result.detail, row: row, column: result.succeeded ? 22 : 24, style: Style(color: .muted))
+            row += 1
+        }
+        return cursor
+    }
+
+    /// The part of the text that fits, scrolled to keep the cursor in view, and the
+    /// cursor's column within it.
+    static func fieldWindow(_ text: [Character], cursor: Int, width: Int) -> (String, Int) {
+        let clean = text.map { TextWidth.printable(String($0)).first ?? " " }
+        var start = 0
+        while TextWidth.of(String(clean[start..<cursor])) > width - 1 { start += 1 }
+        var end = start
+        var used = 0
+        while end < clean.count, used + TextWidth.of(clean[end]) <= width {
+            used += TextWidth.of(clean[end])
+            end += 1
+        }
+        return (String(clean[start..<end]), TextWidth.of(String(clean[start..<cursor])))
+    }
+}
+
+/// The keys of the compose screen and its text field.
+extension AppState {
+    mutating func composeCommand(_ command: Command) -> [Effect] {
+        let count = categories.count
+        switch (command, compose.focus) {
+        case (.up, .category):
+            compose.focus = .text
+        case (.up, .send):
+            compose.focus = .category(0)
+        case (.down, .text):
+            compose.focus = .category(0)
+        case (.down, .category):
+            compose.focus = .send
+        case (.left, .category(let i)):
+            compose.focus = .category(max(0, i - 1))
+        case (.right, .category(let i)):
+            compose.focus = .category(min(count - 1, i + 1))
+        case (.toggle, .category(let i)):
+            compose.checked[i].toggle()
+        case (.toggle, .send), (.send, _):
+            return send()
+        case (.toggleAll, _):
+            let all = !compose.checked.allSatisfy { $0 }
+            compose.checked = Array(repeating: all, count: count)
+        default:
+            break
+        }
+        return []
+    }
+
+    /// Keys the text field takes; nil for keys it passes on.
+    mutating func handleTextField(_ key: Key) -> [Effect]? {
+        var text = compose.text
+        var cursor = min(compose.cursor, text.count)
+        switch key {
+        case .character(let c):
+            text.insert(c, at: cursor)
+            cursor += 1
+        case .left: cursor = max(0, cursor - 1)
+        case .right: cursor = min(text.count, cursor + 1)
+        case .home, .control("a"): cursor = 0
+        case .end, .control("e"): cursor = text.count
+        case .backspace:
+            guard cursor > 0 else { return [] }
+            text.remove(at: cursor - 1)
+            cursor -= 1
+        case .delete, .control("d"):
+            guard cursor < text.count else { return [] }
+            text.remove(at: cursor)
+        case .control("u"):
+            text.removeFirst(cursor)
+            cursor = 0
+        case .control("k"):
+            text.removeLast(text.count - cursor)
+        case .escape, .down:
+            compose.focus = .category(0)
+            return []
+        case .enter:
+            return send()
+        default:
+            return nil
+        }
+        compose.text = text
+        compose.cursor = cursor
+        compose.error = nil
+        return []
+    }
+
+    mutating func send() -> [Effect] {
+        guard !compose.sending else { return [] }
+        let chosen = categories.indices.filter { compose.checked[$0] }.map { categories[$0] }
+        let text: String
+        do {
+            text = try Publisher.validate(String(compose.text))
+        } catch {
+            compose.error = "Cannot send: \(error.description)."
+            compose.focus = .text
+            return []
+        }
+        guard !chosen.isEmpty else {
+            compose.error = "Cannot send: check at least one category."
+            return []
+        }
+        compose.error = nil
+        compose.sending = true
+        compose.results = []
+        return [.send(text: text, categories: chosen)]
+    }
+
+}
