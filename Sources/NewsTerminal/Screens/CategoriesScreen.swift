@@ -46,7 +46,7 @@ enum CategoriesScreen {
         if state.registering { return ("Registering…", .warning) }
         guard let record = state.registration else { return ("Not registered yet: choose categories and press s.", .muted) }
         let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
-        let at = DisplayTime.short(record.at)
+        let at = DisplayTime.short(record.at, now: state.now)
         switch record.state {
         case .registered: return ("✓ Registered \(names) at \(at)", .good)
         case .pending: return ("… Pending since \(at): the hub could not be reached; retrying", .warning)

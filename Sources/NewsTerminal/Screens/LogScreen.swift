@@ -25,7 +25,7 @@ enum LogScreen {
             let match = state.matchesSearch(entry)
             let unread = state.isUnread(entry)
             let line =
-                (unread ? " ● " : "   ") + DisplayTime.short(entry.receivedAt) + "  "
+                (unread ? " ● " : "   ") + DisplayTime.short(entry.receivedAt, now: state.now) + "  "
                 + TextWidth.pad(entry.category ?? "—", to: 11) + " " + entry.text
             let style = Style(bold: unread || match, reverse: selected, color: match ? .warning : .normal)
             c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)

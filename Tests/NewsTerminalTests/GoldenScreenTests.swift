@@ -1,0 +1,116 @@
+import BreakingNewsKit
+import Foundation
+import NotificationHubs
+import Testing
+
+@testable import NewsTerminal
+
+/// The screens the README shows, drawn from states like the ones they were captured in and
+/// compared character for character: the README cannot drift from what the app draws.
+struct GoldenScreenTests {
+    /// The ```text blocks of the README section whose heading starts with `heading`.
+    static func captures(under heading: String) throws -> [[String]] {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let sections = text.components(separatedBy: "\n### ")
+        let section = try #require(sections.first { $0.hasPrefix(heading) }, "no README section '\(heading)'")
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in section.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("## ") { break }
+            if line == "```text" {
+                current = []
+            } else if line == "```", let block = current {
+                blocks.append(block)
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// Draws `state` 100 columns wide and compares it with `capture`: the whole screen when
+    /// the capture ends with the footer (its height is the screen's), else the screen's top.
+    func expectDrawn(_ state: AppState, matches capture: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let endsWithFooter = capture.count >= 2 && capture[capture.count - 2].hasPrefix("────")
+        var state = state
+        state.rows = endsWithFooter ? capture.count : 30
+        state.columns = 100
+        let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
+        Layout.render(state, on: terminal)
+        let drawn = terminal.lines.prefix(capture.count).map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
+        #expect(drawn.count == capture.count, sourceLocation: sourceLocation)
+        for (i, (line, expected)) in zip(drawn, capture).enumerated() where line != expected {
+            Issue.record("line \(i):\n  drawn:  \(line)\n  README: \(expected)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Today at a local time of day, as the hub writes dates.
+    static func today(_ hour: Int, _ minute: Int, _ second: Int) -> String {
+        let calendar = Calendar.current
+        let date = calendar.date(bySettingHour: hour, minute: minute, second: second, of: now)!
+        return W3CDate.format(date)
+    }
+
+    static let now = Date()
+
+    func base(selection: [BreakingNewsKit.Category] = ["World", "Sports"], items: [InboxEntry] = [], read: [String: Int] = [:])
+        -> AppState
+    {
+        var state = makeState(selection: selection, items: items, read: read)
+        state.now = Self.now
+        state.connection = .online
+        state.hub = "breakingnews @ 127.0.0.1:47999"
+        return state
+    }
+
+    @Test func categories() throws {
+        var state = base()
+        state.registration = RegistrationRecord(
+            state: .registered, at: Self.today(17, 38, 56), categories: ["World", "Sports"], hub: "h")
+        _ = state.press(.down)
+        let capture = try #require(try Self.captures(under: "1 · Categories").first)
+        expectDrawn(state, matches: capture)
+    }
+
+    @Test func composeBeforeAndAfterSending() throws {
+        let captures = try Self.captures(under: "2 · Compose")
+        try #require(captures.count == 2)
+        var state = base()
+        _ = state.press(.character("2"))
+        state.compose.checked = names.map { $0 == "World" || $0 == "Sports" }
+        _ = state.type("Election night: polls close at 22:00 🗳️")
+        expectDrawn(state, matches: captures[0])
+
+        let text = "Election night: polls close at 22:00 🗳️"
+        #expect(state.press(.enter) == [.send(text: text, categories: ["World", "Sports"])])
+        _ = state.reduce(
+            .sent([
+                SendResultRow(category: "World", succeeded: true, detail: "a9f09ce5f9654d18b7722347fe4e1977-20261121173925-10"),
+                SendResultRow(category: "Sports", succeeded: true, detail: "0a62dd8a101146be913493a1c90fb540-20261121173925-11"),
+            ]))
+        let arrived = Self.today(17, 39, 25)
+        _ = state.reduce(
+            .inbox(
+                .received([
+                    entry(1, "World", "Breaking World News : \(text)", receivedAt: arrived),
+                    entry(2, "Sports", "Breaking Sports News : \(text)", receivedAt: arrived),
+                ])))
+        expectDrawn(state, matches: captures[1])
+    }
+
+    @Test func log() throws {
+        let items = [
+            entry(1, "World", "Breaking World News : Central bank holds rates", receivedAt: Self.today(17, 38, 56)),
+            entry(2, "Sports", "Breaking Sports News : Final whistle: 2–1 after extra time", receivedAt: Self.today(17, 38, 56)),
+            entry(3, "World", "Breaking World News : Markets rally as rate cut lands", receivedAt: Self.today(17, 38, 58)),
+            entry(4, "World", "Breaking World News : Storm warning: coastal roads closed 🌀", receivedAt: Self.today(17, 39, 14)),
+            entry(5, "Sports", "Breaking Sports News : Storm warning: coastal roads closed 🌀", receivedAt: Self.today(17, 39, 14)),
+        ]
+        var state = base(items: items, read: ["World": 3, "Sports": 2])
+        _ = state.press(.character("3"))
+        let capture = try #require(try Self.captures(under: "3 · Log").first)
+        expectDrawn(state, matches: capture)
+    }
+}
