@@ -33,21 +33,15 @@ enum SelfSignedCertificate {
         }
         let temporaryKey = key.deletingLastPathComponent().appendingPathComponent(
             ".tls-key-\(ProcessInfo.processInfo.processIdentifier).pem")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650",
+        let status = try? ChildProcess.run([
+            openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650",
             "-subj", "/CN=localhost/O=Breaking News local hub", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
             "-addext", "extendedKeyUsage=serverAuth", "-keyout", temporaryKey.path, "-out", certificate.path,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let keyData = try? Data(contentsOf: temporaryKey) else {
+        ])
+        guard status == 0, let keyData = try? Data(contentsOf: temporaryKey) else {
             try? FileManager.default.removeItem(at: temporaryKey)
             throw LocalHubStartError(
-                description: "openssl could not make the TLS certificate (status \(process.terminationStatus))")
+                description: "openssl could not make the TLS certificate (status \(status.map(String.init) ?? "not started"))")
         }
         try? FileManager.default.removeItem(at: temporaryKey)
         try AtomicFile.write(keyData, to: key, permissions: 0o600)
