@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 
 /// One row of the results table and of `results.json`.
 struct BenchRow {
@@ -106,26 +107,7 @@ func log(_ text: String) {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`, trying for up to `seconds`.
-func waitForListener(port: Int, seconds: Double) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    repeat {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        close(fd)
-        if connected { return true }
-        usleep(20_000)
-    } while Date() < deadline
-    return false
-}
+func waitForListener(port: Int, seconds: Double) -> Bool { Loopback.waitForListener(port: port, seconds: seconds) }
 
 /// Long-lived children (the hub, nginx): stopped too when the bench is interrupted or its
 /// output pipe closes, so nothing keeps listening after it.

@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 
 /// A plain TCP connection to a loopback port, for what no HTTP client sends: half a request,
 /// a request that never ends, bytes the server must refuse.
@@ -7,21 +8,9 @@ public final class RawConnection {
 
     /// Connects to `127.0.0.1:port`.
     public init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestHubError(description: "socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            throw TestHubError(description: "connect to \(port): \(reason)")
+        switch Loopback.connect(port: port) {
+        case .success(let descriptor): self.descriptor = descriptor
+        case .failure(let error): throw TestHubError(description: error.description)
         }
     }
 
