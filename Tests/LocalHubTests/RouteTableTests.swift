@@ -57,6 +57,21 @@ import Testing
         }
     }
 
+    /// A refusal is an `HTTPResponseError`: wherever it is thrown, even on a router without
+    /// the hub's front, the client gets the service's XML error with its status.
+    @Test func aRefusalRendersTheServicesErrorOnItsOwn() async throws {
+        let router = Router(context: HubRequestContext.self)
+        router.get("/conflict") { _, _ -> Response in throw HubRefusal(.conflict, "Already there") }
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/conflict", method: .get) { response in
+                #expect(response.status == .conflict)
+                #expect(response.headers[.contentType]?.hasPrefix("application/xml") == true)
+                #expect(Self.detail(response).hasPrefix("Already there."))
+                #expect(response.headers[HTTPField.Name("TrackingId")!]?.isEmpty == false)
+            }
+        }
+    }
+
     @Test func healthAndMetricsNameEachRouteAsBefore() async throws {
         try await withRouter { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }

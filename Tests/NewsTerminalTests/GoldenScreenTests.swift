@@ -39,7 +39,9 @@ struct GoldenScreenTests {
         state.columns = 100
         let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
         Layout.render(state, on: terminal)
-        let drawn = terminal.lines.prefix(capture.count).map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
+        let drawn = terminal.lines.prefix(capture.count).map {
+            $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
         #expect(drawn.count == capture.count, sourceLocation: sourceLocation)
         for (i, (line, expected)) in zip(drawn, capture).enumerated() where line != expected {
             Issue.record("line \(i):\n  drawn:  \(line)\n  README: \(expected)", sourceLocation: sourceLocation)
@@ -106,7 +108,8 @@ struct GoldenScreenTests {
             entry(2, "Sports", "Breaking Sports News : Final whistle: 2–1 after extra time", receivedAt: Self.today(17, 38, 56)),
             entry(3, "World", "Breaking World News : Markets rally as rate cut lands", receivedAt: Self.today(17, 38, 58)),
             entry(4, "World", "Breaking World News : Storm warning: coastal roads closed 🌀", receivedAt: Self.today(17, 39, 14)),
-            entry(5, "Sports", "Breaking Sports News : Storm warning: coastal roads closed 🌀", receivedAt: Self.today(17, 39, 14)),
+            entry(
+                5, "Sports", "Breaking Sports News : Storm warning: coastal roads closed 🌀", receivedAt: Self.today(17, 39, 14)),
         ]
         var state = base(items: items, read: ["World": 3, "Sports": 2])
         _ = state.press(.character("3"))

@@ -139,28 +139,3 @@ enum HubReply {
         return "\(number(5..<7))/\(number(8..<10))/\(number(0..<4)) \(twelve):\(minutes) \(hour < 12 ? "AM" : "PM")"
     }
 }
-
-/// A request the hub refuses, answered with the service's XML error.
-struct HubRefusal: Error {
-    let status: HTTPResponse.Status
-    let detail: String
-    var headers: HTTPFields = [:]
-
-    init(_ status: HTTPResponse.Status, _ detail: String) {
-        self.status = status
-        self.detail = detail
-    }
-
-    static func badRequest(_ detail: String) -> HubRefusal { HubRefusal(.badRequest, detail) }
-
-    /// The one answer to each reason the engine refuses a write.
-    init(_ refusal: WriteRefusal) {
-        switch refusal.reason {
-        case .notFound: self.init(.notFound, refusal.detail)
-        case .preconditionFailed: self.init(.preconditionFailed, refusal.detail)
-        case .invalid: self.init(.badRequest, refusal.detail)
-        case .conflict: self.init(.conflict, refusal.detail)
-        case .quotaExceeded: self.init(.forbidden, refusal.detail)
-        }
-    }
-}

@@ -148,21 +148,19 @@ struct HubFront: RouterMiddleware {
         return response
     }
 
+    /// Every error as the refusal the client gets: the hub's own, the engine's, a path no
+    /// route takes, and anything else as a 500 that is logged.
     private func answer(_ error: Error, request: Request, context: Context) -> Response {
+        let refusal: HubRefusal
         switch error {
-        case let refusal as HubRefusal:
-            return HubReply.error(refusal.status, refusal.detail, trackingId: context.trackingId, headers: refusal.headers)
-        case let refusal as WriteRefusal:
-            let answer = HubRefusal(refusal)
-            return HubReply.error(answer.status, answer.detail, trackingId: context.trackingId)
-        case let error as HTTPError where error.status == .notFound:
-            let refusal = unrouted(request)
-            return HubReply.error(refusal.status, refusal.detail, trackingId: context.trackingId)
+        case let hubRefusal as HubRefusal: refusal = hubRefusal
+        case let writeRefusal as WriteRefusal: refusal = HubRefusal(writeRefusal)
+        case let error as HTTPError where error.status == .notFound: refusal = unrouted(request)
         default:
             responder.engine.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
-            return HubReply.error(
-                .internalServerError, "The hub could not complete the request: \(error)", trackingId: context.trackingId)
+            refusal = HubRefusal(.internalServerError, "The hub could not complete the request: \(error)")
         }
+        return refusal.response(from: request, context: context)
     }
 
     /// A path no route takes: an unknown hub, a method a resource does not take, or nothing.

@@ -164,7 +164,7 @@ extension AppState {
     // MARK: Mouse
 
     private mutating func handleClick(row: Int, column: Int) -> [Effect] {
-        if row == 1 {
+        if row == ScreenGeometry.tabsRow {
             // The tab bar: " 1 Categories   2 Compose   3 Log".
             for (screen, range) in Layout.tabRanges(self) where range.contains(column) { return show(screen) }
             return []
