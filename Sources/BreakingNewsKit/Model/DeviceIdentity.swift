@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import NotificationHubs
 
@@ -60,6 +59,6 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// The token earlier versions derived from the installation id (SHA-256, hex): anyone who
     /// learned the id could read this terminal's news with it. Only recognised, never made.
     public static func derivedToken(for installationId: String) -> String {
-        Hex.encode(SHA256.hash(data: Array(installationId.utf8)))
+        Hex.sha256(installationId)
     }
 }

@@ -1,6 +1,11 @@
+import Crypto
+
 /// Hexadecimal text, written one way everywhere: device tokens, random ids, challenges and
 /// the `U+001B` an error names a character by.
 public enum Hex {
+    /// The SHA-256 digest of `text`'s UTF-8 bytes, upper-case hex.
+    public static func sha256(_ text: String) -> String { encode(SHA256.hash(data: Array(text.utf8))) }
+
     /// Two digits per byte.
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = true) -> String {
         let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
