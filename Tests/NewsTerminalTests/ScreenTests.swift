@@ -21,8 +21,7 @@ struct ScreenTests {
     }
 
     @Test func categoriesScreenIsTheTutorialsSwitchScreen() {
-        var state = makeState(selection: ["Sports"])
-        state.items = [entry(1, "Sports", "x"), entry(2, "Sports", "y")]
+        let state = makeState(selection: ["Sports"], items: [entry(1, "Sports", "x"), entry(2, "Sports", "y")])
         let screen = render(state)
         let lines = screen.lines
         #expect(lines[0].hasPrefix(" Breaking News"))

@@ -91,7 +91,7 @@ extension AppState {
             return []
         case .inbox(.received(let entries)):
             let onLog = screen == .log
-            items += entries
+            receive(entries)
             if onLog {
                 // Seen as it arrives; keep the cursor on the same message.
                 log.cursor += entries.filter(passesFilter).count

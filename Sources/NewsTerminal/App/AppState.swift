@@ -76,11 +76,14 @@ public struct AppState: Sendable, Hashable {
     public var hub: String?
     public var connection: ConnectionStatus = .connecting
     public var reconnectAt: Date?
-    /// Everything received, oldest first (the received log's entries).
-    public var items: [InboxEntry] = []
+    /// Everything received, oldest first (the received log's entries); grows by `receive`.
+    public private(set) var items: [InboxEntry] = []
     /// Read marks as this window shows them: category name ("" for none) → the highest log
     /// index read. Messages read while the log is open keep their dot until it is left.
-    public var readThrough: [String: Int] = [:]
+    public private(set) var readThrough: [String: Int] = [:]
+    /// Unread messages per category name ("" for none), kept as items arrive and marks move:
+    /// every frame shows the counts, and a frame must not cost the size of the log.
+    public private(set) var unread: [String: Int] = [:]
     public var compose: Compose
     public var log = Log()
     public var toast: Toast?
@@ -99,26 +102,25 @@ public struct AppState: Sendable, Hashable {
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
-        self.items = items
         self.readThrough = readThrough
         self.compose = Compose(checked: Array(repeating: true, count: categories.count))
         self.rows = rows
         self.columns = columns
         self.now = now
+        receive(items)
         if let warning { dialog = Dialog(title: "Your settings were reset", message: warning, isError: true) }
     }
 
     /// Whether the window shows `entry` as unread.
     public func isUnread(_ entry: InboxEntry) -> Bool { entry.index > (readThrough[entry.category ?? ""] ?? 0) }
 
-    /// Unread messages per category name ("" for none).
-    public var unread: [String: Int] {
-        var counts: [String: Int] = [:]
-        for entry in items where isUnread(entry) { counts[entry.category ?? "", default: 0] += 1 }
-        return counts
-    }
+    public var unreadTotal: Int { unread.values.reduce(0, +) }
 
-    public var unreadTotal: Int { items.reduce(0) { $0 + (isUnread($1) ? 1 : 0) } }
+    /// Adds entries that arrived (the log's next ones, oldest first).
+    mutating func receive(_ entries: [InboxEntry]) {
+        items += entries
+        for entry in entries where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
+    }
 
     /// Marks everything received so far read, as the window shows it.
     mutating func markAllRead() {
@@ -126,6 +128,7 @@ public struct AppState: Sendable, Hashable {
             let key = entry.category ?? ""
             readThrough[key] = max(readThrough[key] ?? 0, entry.index)
         }
+        unread = [:]
     }
 
     /// Whether `entry` passes the log screen's category filter.
