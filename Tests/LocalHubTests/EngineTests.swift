@@ -97,8 +97,8 @@ import Testing
         #expect(outcome.success == 2 && outcome.failure == 1)
         #expect(Set(outcome.results.map(\.outcome)) == [NotificationOutcome.sent, "refused by the test service"])
         let sent = google.received
-        #expect(Set(sent.map(\.delivery.device)) == ["good-handle", "bad-handle"])
-        #expect(sent.allSatisfy { $0.delivery.payload == #"{"data":{"message":"hi"}}"# && $0.delivery.seq == 0 })
+        #expect(Set(sent.map(\.device)) == ["good-handle", "bad-handle"])
+        #expect(sent.allSatisfy { $0.payload == #"{"data":{"message":"hi"}}"# && $0.seq == 0 })
         #expect(try await store.devices(hub: "news").map(\.device) == ["ab12"])
     }
 
@@ -120,7 +120,7 @@ import Testing
         // Ten messages for the sandbox push service; nothing refused while planning.
         let messages = plan.messages[.apns] ?? []
         #expect(plan.messageCount == 10 && messages.count == 10)
-        #expect(Set(messages.map(\.delivery.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
+        #expect(Set(messages.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
         #expect(plan.counts.isEmpty)
     }
 }
@@ -267,7 +267,7 @@ final class RecordingPushService: PushService, @unchecked Sendable {
     let platform: Platform
     let refusedHandle: String
     private let lock = NSLock()
-    private var messages: [PushMessage] = []
+    private var messages: [Delivery] = []
 
     init(platform: Platform, refusing handle: String) {
         self.platform = platform
@@ -275,14 +275,16 @@ final class RecordingPushService: PushService, @unchecked Sendable {
     }
 
     var keepsDeliveryLog: Bool { false }
-    var received: [PushMessage] { lock.withLock { messages } }
+    var received: [Delivery] { lock.withLock { messages } }
 
     func check(_ payload: [UInt8]) -> PushOutcome? { nil }
 
-    func push(_ batch: [PushMessage]) async -> [PushOutcome] {
-        lock.withLock { messages += batch }
-        return batch.map {
-            $0.delivery.device == refusedHandle ? .refused(name: "BadChannel", text: "refused by the test service") : .delivered
+    func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
+        lock.withLock { messages += sends.flatMap(\.deliveries) }
+        return sends.map { send in
+            send.deliveries.map {
+                $0.device == refusedHandle ? .refused(name: "BadChannel", text: "refused by the test service") : .delivered
+            }
         }
     }
 }

@@ -6,8 +6,10 @@ import NotificationHubs
 public struct DispatchPlan: Sendable {
     /// The notification, started.
     public var notification: StoredNotification
-    /// The messages for each push service, in target order.
-    public var messages: [Platform: [PushMessage]] = [:]
+    /// The message for each device, by push service, in target order.
+    public var messages: [Platform: [Delivery]] = [:]
+    /// For a test send: the results line of a message (by its service and position).
+    var reportLines: [Platform: [Int: Int]] = [:]
     /// Outcome counts so far: what planning refused (no push service, a payload its service
     /// refuses); deliveries are counted when their service answers.
     public var counts: [String: Int] = [:]
@@ -82,36 +84,38 @@ extension HubEngine {
     /// Hands one service the messages of every plan at once (in numbering order) and counts
     /// what it answers; returns what it was handed when it keeps the delivery log.
     private func push(_ plans: inout [DispatchPlan], through provider: any PushService) async -> [Delivery] {
-        var batch: [PushMessage] = []
+        let platform = provider.platform
+        var sends: [PushSend] = []
         var owners: [Int] = []
         for p in plans.indices {
-            guard let messages = plans[p].messages[provider.platform] else { continue }
-            batch += messages
-            owners += Array(repeating: p, count: messages.count)
+            guard let deliveries = plans[p].messages[platform] else { continue }
+            sends.append(PushSend(notification: plans[p].notification, deliveries: deliveries))
+            owners.append(p)
         }
-        guard !batch.isEmpty else { return [] }
-        var outcomes = await provider.push(batch)
-        if outcomes.count < batch.count {
-            // A service that answered for fewer messages than it was given: the rest failed.
-            outcomes += Array(
-                repeating: .refused(name: "PnsUnreachable", text: "The push service gave no outcome"),
-                count: batch.count - outcomes.count)
-        }
-        for (k, message) in batch.enumerated() {
+        guard !sends.isEmpty else { return [] }
+        let answers = await provider.push(sends)
+        for (k, send) in sends.enumerated() {
             let p = owners[k]
-            let text: String
-            switch outcomes[k] {
-            case .delivered:
-                plans[p].counts["Success", default: 0] += 1
-                if provider.keepsDeliveryLog { plans[p].recorded.append(message.delivery) }
-                text = NotificationOutcome.sent
-            case .refused(let name, let refusal):
-                plans[p].counts[name, default: 0] += 1
-                text = refusal
+            let outcomes = k < answers.count ? answers[k] : []
+            let reportLines = plans[p].reportLines[platform]
+            for (m, delivery) in send.deliveries.enumerated() {
+                // A service that answered for fewer messages than it was given: the rest failed.
+                let outcome =
+                    m < outcomes.count ? outcomes[m] : .refused(name: "PnsUnreachable", text: "The push service gave no outcome")
+                let text: String
+                switch outcome {
+                case .delivered:
+                    plans[p].counts["Success", default: 0] += 1
+                    if provider.keepsDeliveryLog { plans[p].recorded.append(delivery) }
+                    text = NotificationOutcome.sent
+                case .refused(let name, let refusal):
+                    plans[p].counts[name, default: 0] += 1
+                    text = refusal
+                }
+                if let line = reportLines?[m] { plans[p].results[line].outcome = text }
             }
-            if let line = message.report { plans[p].results[line].outcome = text }
         }
-        return provider.keepsDeliveryLog ? batch.map(\.delivery) : []
+        return provider.keepsDeliveryLog ? sends.flatMap(\.deliveries) : []
     }
 
     /// How the dispatcher retries a store that failed to write: from 50 ms to 5 s.
@@ -146,7 +150,7 @@ extension HubEngine {
             for p in plans.indices {
                 guard let count = plans[p].messages[platform]?.count else { continue }
                 for m in 0..<count {
-                    plans[p].messages[platform]![m].delivery.seq = next
+                    plans[p].messages[platform]![m].seq = next
                     next += 1
                 }
             }
@@ -179,11 +183,15 @@ extension HubEngine {
         let reportLimit = n.isTest ? testLimit : 0
         // Messages gather in a bucket for the current platform, moved into the plan when the
         // platform changes and at the end: no dictionary work per device of a fan-out.
-        var bucket: [PushMessage] = []
+        var bucket: [Delivery] = []
         var bucketPlatform: Platform?
+        var bucketReports: [Int: Int] = [:]
         func flush() {
             guard let platform = bucketPlatform, !bucket.isEmpty else { return }
-            if plan.messages[platform] == nil {
+            let offset = plan.messages[platform]?.count ?? 0
+            for (m, line) in bucketReports { plan.reportLines[platform, default: [:]][offset + m] = line }
+            bucketReports.removeAll()
+            if offset == 0 {
                 // The usual case, one platform: the bucket becomes the plan's list, uncopied.
                 plan.messages[platform] = bucket
                 bucket = []
@@ -198,23 +206,21 @@ extension HubEngine {
             _ platform: Platform, device: String, template: String, payload: String,
             registrationId: @autoclosure () -> String, handle: String
         ) {
-            var message = PushMessage(
-                delivery: Delivery(
-                    seq: 0, hub: n.hub, device: device, notificationId: n.id, template: template, payload: payload,
-                    delivered: now, tags: n.tagExpression),
-                headers: n.headers)
+            if bucketPlatform != platform {
+                flush()
+                bucketPlatform = platform
+            }
             if plan.results.count < reportLimit {
-                message.report = plan.results.count
+                bucketReports[bucket.count] = plan.results.count
                 plan.results.append(
                     .init(
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle,
                         registrationId: registrationId(), outcome: ""))
             }
-            if bucketPlatform != platform {
-                flush()
-                bucketPlatform = platform
-            }
-            bucket.append(message)
+            bucket.append(
+                Delivery(
+                    seq: 0, hub: n.hub, device: device, notificationId: n.id, template: template, payload: payload,
+                    delivered: now, tags: n.tagExpression))
         }
         func refuse(
             _ outcomeName: String, text: String, platform: Platform, registrationId: @autoclosure () -> String, handle: String

@@ -1,18 +1,16 @@
 import NotificationHubs
 
-/// One rendered notification for one device, as the dispatcher hands it to a push service.
-public struct PushMessage: Sendable {
-    /// The device, the payload and where it belongs; `seq` is set only for a service whose
-    /// deliveries the hub keeps in its delivery log.
-    public var delivery: Delivery
-    /// The sender's `apns-*` headers.
-    public var headers: [String: String]
-    /// Where this message's line is in a test send's results, when it is reported.
-    var report: Int?
+/// One notification's rendered messages for the devices of one push service, as the
+/// dispatcher hands them over: the notification (its id, tags and the sender's `apns-*`
+/// headers) once, and a delivery per device (its handle and payload; `seq` is set only for a
+/// service whose deliveries the hub keeps in its delivery log).
+public struct PushSend: Sendable {
+    public let notification: StoredNotification
+    public let deliveries: [Delivery]
 
-    public init(delivery: Delivery, headers: [String: String] = [:]) {
-        self.delivery = delivery
-        self.headers = headers
+    public init(notification: StoredNotification, deliveries: [Delivery]) {
+        self.notification = notification
+        self.deliveries = deliveries
     }
 }
 
@@ -36,6 +34,6 @@ public protocol PushService: Sendable {
     /// Why a rendered payload cannot be sent at all (too large, not the platform's shape),
     /// or nil; checked once per distinct payload of a send.
     func check(_ payload: [UInt8]) -> PushOutcome?
-    /// Sends; returns one outcome per message, in order.
-    func push(_ messages: [PushMessage]) async -> [PushOutcome]
+    /// Sends; returns one outcome per delivery of each send, in order.
+    func push(_ sends: [PushSend]) async -> [[PushOutcome]]
 }

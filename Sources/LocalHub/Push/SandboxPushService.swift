@@ -15,8 +15,8 @@ struct SandboxPushService: PushService {
 
     /// Publishes to live streams before the dispatcher's commit (which then marks them
     /// recorded): a stream sees news as soon as it is numbered.
-    func push(_ messages: [PushMessage]) async -> [PushOutcome] {
-        streams.publish(messages.map(\.delivery), recorded: false)
-        return Array(repeating: .delivered, count: messages.count)
+    func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
+        streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
+        return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }
     }
 }
