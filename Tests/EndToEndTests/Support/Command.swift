@@ -54,8 +54,8 @@ struct Command {
 /// A command in the background, its output collected as it comes.
 final class RunningCommand: Sendable {
     let process: Process
-    private let out = OutputBuffer()
-    private let err = OutputBuffer()
+    private let out: PipeReader
+    private let err: PipeReader
 
     init(_ process: Process) throws {
         self.process = process
@@ -64,26 +64,25 @@ final class RunningCommand: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [out] handle in
-            let data = handle.availableData
-            out.append(data)
-        }
-        stderr.fileHandleForReading.readabilityHandler = { [err] handle in
-            let data = handle.availableData
-            err.append(data)
-        }
         try process.run()
+        // The child has its own copies; ours would keep the pipes from ever ending.
+        try? stdout.fileHandleForWriting.close()
+        try? stderr.fileHandleForWriting.close()
+        out = PipeReader(stdout.fileHandleForReading)
+        err = PipeReader(stderr.fileHandleForReading)
     }
 
     var stdout: String { out.text }
     var stderr: String { err.text }
 
-    /// Waits for the process to end; false on timeout.
+    /// Waits for the process to end and its output to be read to the end; false on timeout.
     func wait(timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
         if process.isRunning { return false }
-        try? await Task.sleep(nanoseconds: 50_000_000)  // let the pipes drain
+        // A child of the command may hold the pipes a little longer: a second at most.
+        let drained = Date().addingTimeInterval(1)
+        while !(out.isFinished && err.isFinished), Date() < drained { try? await Task.sleep(nanoseconds: 5_000_000) }
         return true
     }
 
@@ -109,11 +108,33 @@ final class RunningCommand: Sendable {
     }
 }
 
-/// Bytes a pipe handed over so far.
-final class OutputBuffer: Sendable {
-    private let data = Mutex(Data())
+/// Reads a pipe to its end on a thread of its own, with plain blocking reads. Not
+/// `readabilityHandler`: its dispatch source outlives the descriptor when the handle goes
+/// away mid-stream, and libdispatch's event loop then crashes the whole test process.
+final class PipeReader: Sendable {
+    private let state = Mutex((data: Data(), finished: false))
 
-    func append(_ more: Data) { data.withLock { $0.append(more) } }
+    init(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            var bytes = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = bytes.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    state.withLock { $0.data.append(contentsOf: bytes[0..<count]) }
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            // The handle closes its descriptor when it goes, after the last read.
+            withExtendedLifetime(handle) {}
+            state.withLock { $0.finished = true }
+        }
+        thread.name = "pipe reader"
+        thread.start()
+    }
 
-    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { state.withLock { String(decoding: $0.data, as: UTF8.self) } }
+    var isFinished: Bool { state.withLock { $0.finished } }
 }
