@@ -52,16 +52,27 @@ struct LogCommand: AsyncParsableCommand {
             profile.log.markRead(category: filter)
             return
         }
-        print(entries: profile.log.entries, filter: filter)
-        let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog)
+        let shown = profile.log.entries
+        print(entries: shown, filter: filter)
+        // Every message of this home, whichever process received it: the log is followed, and
+        // this process's own receiver appends to it like any other.
+        let follower = LogFollower(log: profile.log, shownThrough: shown.count)
+        let printer = Task {
+            for await entries in follower.entries { print(entries: entries, filter: filter) }
+        }
+        let receiver = InboxReceiver(
+            sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
         let signals = SignalHandler { _ in receiver.stop() }
-        defer { signals.cancel() }
+        defer {
+            signals.cancel()
+            follower.stop()
+        }
         var wasOnline = false
         var offline: String?
         for await update in receiver.updates {
             switch update {
-            case .received(let entries):
-                print(entries: entries, filter: filter)
+            case .received:
+                break
             case .status(.online):
                 if wasOnline { printError("reconnected to the hub") }
                 wasOnline = true
@@ -73,6 +84,9 @@ struct LogCommand: AsyncParsableCommand {
                 break
             }
         }
+        follower.poll()
+        follower.stop()
+        await printer.value
         if let offline { throw CommandFailure(offline, exitCode: offline.contains("refused") ? .refusedByAuth : .failure) }
     }
 

@@ -133,6 +133,38 @@ struct InboxLogTests {
         #expect(lines.count == 2)
     }
 
+    /// Read marks are the home's, not a window's: a window marking one category read keeps
+    /// what another marked in the meantime.
+    @Test func readMarksFromTwoWindowsMerge() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let a = InboxLog(url: url)
+        _ = try append(
+            a, [Self.delivery(1, "w", text: "Breaking World News : w"), Self.delivery(2, "s", text: "s", tags: "Sports")])
+        let b = InboxLog(url: url)
+        a.markRead(category: "World")
+        b.markRead(category: "Sports")
+        #expect(InboxLog(url: url).unreadCounts.isEmpty)
+        #expect(a.reloadReadMarks() == ["World": 1, "Sports": 2])
+    }
+
+    /// A follower yields what any writer appended, each entry once, in order.
+    @Test func aFollowerSeesEveryWritersEntriesOnce() async throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let mine = InboxLog(url: url)
+        let other = InboxLog(url: url)
+        let follower = LogFollower(log: mine, shownThrough: 0, interval: .seconds(3600))
+        _ = try append(other, [Self.delivery(1, "a", text: "a")])
+        _ = try append(mine, [Self.delivery(1, "a", text: "a"), Self.delivery(2, "b", text: "b")])
+        follower.poll()
+        _ = try append(other, [Self.delivery(3, "c", text: "c")])
+        follower.poll()
+        follower.poll()
+        follower.stop()
+        var seen: [String] = []
+        for await batch in follower.entries { seen += batch.map(\.notificationId) }
+        #expect(seen == ["a", "b", "c"])
+    }
+
     @Test func aLineCutShortIsSkippedAndLaterWritesStayReadable() throws {
         let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
         _ = try append(InboxLog(url: url), [Self.delivery(1, "a", text: "a")])

@@ -127,6 +127,22 @@ public final class InboxLog: Sendable {
         withFileLock { _ = readNewLines() }
     }
 
+    /// `catchUp`, only when the file holds more than was read: a look at its size, no lock,
+    /// when nothing was appended (followers ask several times a second).
+    public func catchUpIfGrown() {
+        var info = stat()
+        guard stat(url.path, &info) == 0, UInt64(info.st_size) != state.withLock({ $0.offset }) else { return }
+        catchUp()
+    }
+
+    /// The entries after the first `count`, oldest first.
+    public func entries(after count: Int) -> [InboxEntry] {
+        state.withLock { Array($0.entries.dropFirst(max(0, count))) }
+    }
+
+    /// How many entries the log holds.
+    public var count: Int { state.withLock { $0.entries.count } }
+
     /// Adds deliveries not seen before; returns the new entries.
     @discardableResult
     public func append(_ deliveries: [SandboxDelivery], hub: String, categoryOf: (SandboxDelivery) -> String?, now: Date = Date())
@@ -183,20 +199,37 @@ public final class InboxLog: Sendable {
         state.withLock { entry.index > ($0.readThrough[entry.category ?? ""] ?? 0) }
     }
 
-    /// Marks everything received so far as read, in one category or in all.
+    /// Marks everything received so far as read, in one category or in all. The marks on disk
+    /// are shared by every window of the home: they only move forward, whoever moved them.
     public func markRead(category: String? = nil) {
-        let marks = state.withLock { state -> [String: Int] in
-            for entry in state.entries where category == nil || entry.category == category {
-                let key = entry.category ?? ""
-                state.readThrough[key] = max(state.readThrough[key] ?? 0, entry.index)
+        withFileLock {
+            let marks = state.withLock { state -> [String: Int] in
+                state.readThrough.merge(Self.readMarks(stateURL)) { max($0, $1) }
+                for entry in state.entries where category == nil || entry.category == category {
+                    let key = entry.category ?? ""
+                    state.readThrough[key] = max(state.readThrough[key] ?? 0, entry.index)
+                }
+                return state.readThrough
             }
+            let json = JSONValue.object([
+                ("readThrough", .object(marks.sorted { $0.key < $1.key }.map { ($0.key, .number(String($0.value))) }))
+            ])
+            try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
+        }
+    }
+
+    /// Reads the marks other processes moved; returns them.
+    @discardableResult
+    public func reloadReadMarks() -> [String: Int] {
+        let disk = Self.readMarks(stateURL)
+        return state.withLock { state in
+            state.readThrough.merge(disk) { max($0, $1) }
             return state.readThrough
         }
-        let json = JSONValue.object([
-            ("readThrough", .object(marks.sorted { $0.key < $1.key }.map { ($0.key, .number(String($0.value))) }))
-        ])
-        try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
     }
+
+    /// The file the read marks live in, for watchers.
+    public var readMarksFile: URL { stateURL }
 
     private static func readMarks(_ url: URL) -> [String: Int] {
         guard let data = try? Data(contentsOf: url), let members = (try? JSONValue(parsing: data))?["readThrough"]?.objectMembers

@@ -1,7 +1,8 @@
 import Foundation
 import NotificationHubs
 
-/// What the receiver reports.
+/// What a window learns about the news: the receiver's connection, and the log's new entries
+/// (from its `LogFollower`).
 public enum InboxUpdate: Sendable, Hashable {
     case status(ConnectionStatus)
     /// New messages, already in the log.
@@ -9,13 +10,17 @@ public enum InboxUpdate: Sendable, Hashable {
 }
 
 /// Keeps this terminal's device stream open: resumes after the last delivery after any
-/// disconnect (backing off 1 s to 60 s), dedupes, appends to the log, and reports.
+/// disconnect (backing off 1 s to 60 s), dedupes, appends to the log, and reports its
+/// connection. What it appended reaches the windows through the log (`LogFollower`, told at
+/// once), as what other processes append does.
 public final class InboxReceiver: Sendable {
     public let updates: AsyncStream<InboxUpdate>
     private let task: Task<Void, Never>
 
     /// Starts receiving at once.
-    public init(sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, backoff: Backoff = Backoff()) {
+    public init(
+        sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff = Backoff()
+    ) {
         let (updates, continuation) = AsyncStream<InboxUpdate>.makeStream(bufferingPolicy: .unbounded)
         self.updates = updates
         let hubURL = sandbox.endpoint.hubURL
@@ -41,7 +46,7 @@ public final class InboxReceiver: Sendable {
                 case .open(let lastEventId):
                     let event = await Self.receive(
                         sandbox: sandbox, after: lastEventId, epoch: &epoch, machine: &machine, log: log, catalog: catalog,
-                        hubURL: hubURL,
+                        follower: follower, hubURL: hubURL,
                         continuation: continuation, pending: &pending)
                     pending += machine.handle(Task.isCancelled ? .stop : event)
                 }
@@ -57,7 +62,7 @@ public final class InboxReceiver: Sendable {
     /// Opens the stream and reads it until it ends; returns the event that ended it.
     private static func receive(
         sandbox: SandboxClient, after lastEventId: Int64?, epoch: inout String?, machine: inout StreamMachine, log: InboxLog,
-        catalog: NewsCatalog,
+        catalog: NewsCatalog, follower: LogFollower?,
         hubURL: String, continuation: AsyncStream<InboxUpdate>.Continuation, pending: inout [StreamMachine.Action]
     ) async -> StreamMachine.Event {
         let stream: DeviceStream
@@ -83,7 +88,7 @@ public final class InboxReceiver: Sendable {
                     }
                     _ = machine.handle(.delivery(seq: delivery.seq))
                 }
-                if !added.isEmpty { continuation.yield(.received(added)) }
+                if !added.isEmpty { follower?.poll() }
             }
             return .closed(reason: "the hub closed the stream")
         } catch {

@@ -13,6 +13,8 @@ public enum Message: Sendable, Hashable {
     case registration(RegistrationRecord, userInitiated: Bool)
     case sent([SendResultRow])
     case inbox(InboxUpdate)
+    /// What another window or a command changed in the home: categories, registration, marks.
+    case shared(SharedHomeState)
     case quit
 }
 
@@ -101,6 +103,15 @@ extension AppState {
             if let newest = entries.last {
                 toast = Toast(text: "Notification: \(newest.text)", expires: now.addingTimeInterval(toastSeconds))
             }
+            return []
+        case .shared(let shared):
+            let stored = Set(shared.selection)
+            // Switches the user is still changing here stay as they are.
+            if switches == storedSelection { switches = stored }
+            storedSelection = stored
+            if !registering { registration = shared.registration }
+            // On the log, messages keep their dot until it is left (which marks them all).
+            if screen != .log { adoptReadMarks(shared.readMarks) }
             return []
         case .quit:
             quitting = true

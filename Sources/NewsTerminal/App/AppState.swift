@@ -122,6 +122,15 @@ public struct AppState: Sendable, Hashable {
         for entry in entries where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
     }
 
+    /// Takes read marks moved elsewhere (another window, `log`): marks only move forward.
+    mutating func adoptReadMarks(_ marks: [String: Int]) {
+        let merged = readThrough.merging(marks) { max($0, $1) }
+        guard merged != readThrough else { return }
+        readThrough = merged
+        unread = [:]
+        for entry in items where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
+    }
+
     /// Marks everything received so far read, as the window shows it.
     mutating func markAllRead() {
         for entry in items {

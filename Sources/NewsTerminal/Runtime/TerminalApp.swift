@@ -59,7 +59,7 @@ public final class TerminalApp: Sendable {
         // SIGINT, SIGTERM and SIGHUP become a quit message, so the terminal is always restored.
         let signals = SignalHandler([SIGINT, SIGTERM, SIGHUP]) { [queue] _ in queue.push(.quit) }
         defer { signals.cancel() }
-        if startBackground { start() }
+        if startBackground { start(shownThrough: state.items.count) }
         var lastTick = Date()
         while !state.quitting, !terminal.isClosed {
             let key = terminal.readKey(milliseconds: 50)
@@ -87,11 +87,21 @@ public final class TerminalApp: Sendable {
         return 0
     }
 
-    /// Starts the background work: settle the hub, register at launch, receive.
-    func start() {
+    /// Starts the background work: follow the received log (what any process of this home
+    /// appends beyond the first `shownThrough` entries), settle the hub, register at launch,
+    /// receive.
+    func start(shownThrough: Int) {
         let profile = profile
         let queue = queue
         let options = hubOptions
+        let follower = LogFollower(log: profile.log, shownThrough: shownThrough)
+        Task {
+            for await entries in follower.entries { queue.push(.inbox(.received(entries))) }
+        }
+        let watcher = HomeWatcher(profile: profile)
+        Task {
+            for await shared in watcher.changes { queue.push(.shared(shared)) }
+        }
         let task = Task<HubEndpoint?, Never> {
             do {
                 let endpoint = try await HubEndpoint.resolve(options, paths: profile.paths)
@@ -114,7 +124,8 @@ public final class TerminalApp: Sendable {
                     }
                 }
             }
-            let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog)
+            let receiver = InboxReceiver(
+                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
             for await update in receiver.updates { queue.push(.inbox(update)) }
         }
     }

@@ -1,0 +1,101 @@
+import Foundation
+import HubTestSupport
+import NotificationHubs
+import Testing
+
+/// One home, several windows: the received log is the one source every window shows
+/// (issue 12, finding 1: each window used to show only what its own stream appended first).
+@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+struct SharedLogTests {
+    /// Two UIs and a `log --follow` of one home, 200 sends at once: each window shows all
+    /// of them, each once.
+    @Test func everyWindowOfAHomeShowsEveryMessageOnce() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description])
+        let subscribed = try await user.run(["subscribe", "World"])
+        #expect(subscribed.status == 0, "\(subscribed.stderr)")
+
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let environment = [
+            "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
+        ]
+        let windows = ["one", "two"]
+        for window in windows {
+            try tmux.start(session: window, command: builtBinary().path, environment: environment)
+            try await tmux.waitFor(window) { $0.contains("● online") }
+            try tmux.keys(window, "3")
+            try await tmux.waitFor(window) { $0.contains("all categories · 0 messages") }
+        }
+        let follow = try user.start(["log", "--follow", "--json"])
+        defer { follow.stop() }
+
+        let count = 200
+        let client = try HubClient(connectionString: hub.full)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<count {
+                group.addTask {
+                    _ = try await client.send(.template(["messageParam": "news \(i)"]), tagExpression: "World")
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        for window in windows {
+            let screen = try await tmux.waitFor(window, timeout: 30) { $0.contains("all categories · \(count) messages") }
+            #expect(screen.contains("all categories · \(count) messages"), "window \(window)")
+        }
+        func ids(_ jsonLines: String) -> [String] {
+            jsonLines.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0))["text"]?.stringValue }
+        }
+        #expect(await follow.waitFor(timeout: 30) { out, _ in ids(out).count >= count })
+        // Nothing more may come: a window that shows a message twice fails here.
+        try await Task.sleep(nanoseconds: 600_000_000)
+        let printed = ids(follow.stdout)
+        #expect(printed.count == count)
+        #expect(Set(printed) == Set((0..<count).map { "news \($0)" }))
+        for window in windows {
+            #expect(try tmux.capture(window).contains("all categories · \(count) messages"), "window \(window) after the burst")
+        }
+        let log = try String(contentsOf: user.home.appendingPathComponent("data/inbox.jsonl"), encoding: .utf8)
+        #expect(log.split(separator: "\n").count == count)
+    }
+
+    /// A command changes what an open window shows (issue 12, finding 4): a subscribe from
+    /// the shell moves the switches and the registration line, and `log` marking messages
+    /// read clears the window's unread counts.
+    @Test func theOpenWindowFollowsWhatCommandsChange() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description])
+        #expect(try await user.run(["subscribe", "World", "Sports"]).status == 0)
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try tmux.start(
+            session: "ui", command: builtBinary().path,
+            environment: [
+                "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description,
+                "TERM": "screen",
+            ])
+        var screen = try await tmux.waitFor("ui") { $0.contains("✓ Registered World, Sports") }
+        #expect(screen.contains("[  ON ] Sports"))
+
+        let narrowed = try await user.run(["subscribe", "World"])
+        #expect(narrowed.status == 0, "\(narrowed.stderr)")
+        screen = try await tmux.waitFor("ui", timeout: 5) { $0.contains("✓ Registered World at") }
+        #expect(screen.contains("[  ON ] World"))
+        #expect(screen.contains("[ OFF ] Sports"))
+        #expect(!screen.contains("Unsaved changes"))
+
+        let client = try HubClient(connectionString: hub.full)
+        for i in 0..<3 {
+            _ = try await client.send(.template(["messageParam": "Breaking World News : n\(i)"]), tagExpression: "World")
+        }
+        screen = try await tmux.waitFor("ui") { $0.contains("3 unread") }
+        let read = try await user.run(["log"])
+        #expect(read.status == 0, "\(read.stderr)")
+        screen = try await tmux.waitFor("ui", timeout: 5) { !$0.contains("unread") }
+        #expect(!screen.contains("3 Log (3)"))
+    }
+}
