@@ -50,8 +50,22 @@ struct HubRequest {
     /// One parameter of a query, as `query` would hold it (the last one when repeated);
     /// only a query that mentions it is parsed.
     static func queryValue(_ query: String?, named name: String) -> String? {
-        guard let query, query.range(of: name, options: .caseInsensitive) != nil || query.contains("%") else { return nil }
+        guard let query, query.utf8.contains(UInt8(ascii: "%")) || containsIgnoringASCIICase(query, name) else { return nil }
         return queryPairs(query).last { $0.name == name }?.value
+    }
+
+    /// Whether `text` holds `needle` (lower-case ASCII), letters compared ignoring case: bytes,
+    /// without Foundation's string search.
+    static func containsIgnoringASCIICase(_ text: String, _ needle: String) -> Bool {
+        let haystack = Array(text.utf8)
+        let wanted = Array(needle.utf8)
+        guard !wanted.isEmpty, haystack.count >= wanted.count else { return wanted.isEmpty }
+        func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte | 0x20 : byte }
+        for start in 0...(haystack.count - wanted.count)
+        where (0..<wanted.count).allSatisfy({ lower(haystack[start + $0]) == wanted[$0] }) {
+            return true
+        }
+        return false
     }
 
     /// A client's `TrackingId` when it is one the hub may echo (into headers and XML):

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import LocalHubSupport
 import NotificationHubs
+import Synchronization
 
 /// What the hub's middleware settles for a request before its handler runs.
 struct HubRequestContext: RequestContext {
@@ -143,7 +144,7 @@ struct HubFront: RouterMiddleware {
         } catch {
             response = answer(error, request: request, context: context)
         }
-        let route = context.coreContext.endpointPath.value.map(Self.routeName) ?? "unknown"
+        let route = context.coreContext.endpointPath.value.map(Self.cachedRouteName) ?? "unknown"
         responder.engine.metrics.request(route: route, method: request.method.rawValue, status: Int(response.status.code))
         return response
     }
@@ -178,6 +179,16 @@ struct HubFront: RouterMiddleware {
         return HubRefusal(.notFound, "No resource at \(r.rawPath)")
     }
 
+    /// `routeName`, worked out once per route: the table has a few dozen.
+    static func cachedRouteName(_ path: String) -> String {
+        if let known = routeNames.withLock({ $0[path] }) { return known }
+        let name = routeName(path)
+        routeNames.withLock { if $0.count < 256 { $0[path] = name } }
+        return name
+    }
+
+    private static let routeNames = Mutex<[String: String]>([:])
+
     /// The route as `/metrics` names it: the router's own description of the matched path
     /// (`/{hub}/installations/{id}`), or `unknown`.
     static func routeName(_ path: String) -> String {
@@ -197,10 +208,8 @@ struct HubScope: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let name =
-            request.uri.path.split(separator: "/", omittingEmptySubsequences: true).first.map {
-                PercentEncoding.decode(String($0)) ?? String($0)
-            } ?? ""
+        let raw = context.parameters.get("hub") ?? ""
+        let name = PercentEncoding.decode(raw) ?? raw
         guard let hub = responder.engine.hubName(name) else {
             throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
         }
