@@ -99,3 +99,29 @@ struct SharedLogTests {
         #expect(!screen.contains("3 Log (3)"))
     }
 }
+
+/// Compose as a fast typist uses it (issue 12, finding 2).
+@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+struct ComposeEndToEndTests {
+    /// Text typed straight after Enter, while the send is under way, stays in the field.
+    @Test func whatIsTypedDuringASendIsKept() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try tmux.start(
+            session: "c", command: builtBinary().path,
+            environment: [
+                "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
+            ])
+        try await tmux.waitFor("c") { $0.contains("● online") }
+        try tmux.keys("c", "2")
+        try await tmux.waitFor("c") { $0.contains("Send breaking news") }
+        // One tmux command: the keys arrive together, as a fast typist's do.
+        _ = try tmux.run(["send-keys", "-t", "=c:", "-l", "gamma"])
+        _ = try tmux.run(["send-keys", "-t", "=c:", "Enter", "d", "e", "l", "t", "a"])
+        let screen = try await tmux.waitFor("c") { $0.contains("✓ sent") }
+        #expect(screen.contains("▏delta"), "\(screen)")
+    }
+}

@@ -164,6 +164,23 @@ struct ComposeReducerTests {
         #expect(state.compose.results.count == 6)
     }
 
+    /// Keys typed while a send is under way are kept (issue 12, finding 2): the send takes
+    /// only its own text out of the field; a failed send leaves everything.
+    @Test func textTypedDuringASendIsKept() {
+        var state = composing()
+        _ = state.type("gamma")
+        #expect(state.press(.enter).count == 1)
+        _ = state.type("delta")
+        _ = state.reduce(.sent(names.map { SendResultRow(category: .init($0), succeeded: true, detail: "id") }))
+        #expect(String(state.compose.text) == "delta")
+        #expect(state.compose.cursor == 5)
+
+        _ = state.press(.enter)
+        _ = state.type(" more")
+        _ = state.reduce(.sent([SendResultRow(category: "World", succeeded: false, detail: "hub down")]))
+        #expect(String(state.compose.text) == "delta more", "nothing leaves the field when the send failed")
+    }
+
     @Test func categoryBoxesToggleAndOnlyCheckedOnesAreSent() {
         var state = composing()
         _ = state.type("news")

@@ -100,6 +100,23 @@ struct ScreenTests {
         expectFits(terminal)
     }
 
+    /// A screen's content never reaches the footer's row (issue 12, finding 7: at 50×14 the
+    /// compose screen's last lines and a long registration line showed through the footer).
+    @Test func contentStopsAboveTheFooter() {
+        var state = makeState(selection: ["World"], rows: 14, columns: 50)
+        state.registration = RegistrationRecord(
+            state: .failed, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h",
+            detail: String(repeating: "a very long reason ", count: 10))
+        for screen in ["1", "2"] {
+            _ = state.press(.character(Character(screen)))
+            let terminal = render(state)
+            let footer = terminal.lines[13]
+            let hints = state.screen == .compose ? "Enter send  Esc/↓ categories" : "Tab screens"
+            #expect(footer.hasPrefix(" " + hints), "screen \(screen): \(footer)")
+            #expect(terminal.lines[12].allSatisfy { $0 == "─" }, "screen \(screen): the rule is whole")
+        }
+    }
+
     @Test func controlCharactersAndHugeTextsStayInTheirPlace() {
         let nasty = "line1\nline2\tTAB\u{1B}[31mred\u{7}" + String(repeating: "👩‍👩‍👧 日本 ", count: 60)
         var state = makeState(items: [entry(1, "World", nasty)], rows: 16, columns: 60)

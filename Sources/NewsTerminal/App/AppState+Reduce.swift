@@ -78,10 +78,13 @@ extension AppState {
         case .sent(let rows):
             compose.sending = false
             compose.results = rows
-            if rows.allSatisfy(\.succeeded) {
-                compose.text = []
-                compose.cursor = 0
+            if rows.allSatisfy(\.succeeded), compose.text.starts(with: compose.inFlight) {
+                // What was sent leaves the field; what was typed during the send stays.
+                let kept = compose.text.dropFirst(compose.inFlight.count).drop { $0 == " " }
+                compose.cursor = max(0, compose.cursor - (compose.text.count - kept.count))
+                compose.text = Array(kept)
             }
+            compose.inFlight = []
             return []
         case .inbox(.status(let status)):
             connection = status

@@ -49,6 +49,9 @@ public struct AppState: Sendable, Hashable {
         public var checked: [Bool]
         public var results: [SendResultRow] = []
         public var sending = false
+        /// The text of the send under way: what a successful send takes out of the field,
+        /// leaving anything typed meanwhile.
+        public var inFlight: [Character] = []
         public var error: String?
     }
 

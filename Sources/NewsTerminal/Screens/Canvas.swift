@@ -4,16 +4,19 @@ struct Canvas {
     let terminal: Terminal
     let rows: Int
     let columns: Int
+    /// Rows from here down are not drawn: a screen's content stops above the footer.
+    var bottom: Int
 
     init(_ terminal: Terminal) {
         self.terminal = terminal
         (rows, columns) = terminal.size
+        bottom = rows
     }
 
     /// Draws text at a cell, clipped to `width` cells (default: to the right edge).
     @discardableResult
     func text(_ text: String, row: Int, column: Int, style: Style = .plain, width: Int? = nil) -> Int {
-        guard row >= 0, row < rows, column >= 0, column < columns else { return 0 }
+        guard row >= 0, row < bottom, column >= 0, column < columns else { return 0 }
         let room = min(width ?? columns - column, columns - column)
         let clipped = TextWidth.truncate(TextWidth.printable(text), to: room)
         terminal.draw(clipped, row: row, column: column, style: style)
@@ -22,13 +25,13 @@ struct Canvas {
 
     /// Fills a whole row with `text` padded to the width.
     func bar(_ text: String, row: Int, style: Style) {
-        guard row >= 0, row < rows else { return }
+        guard row >= 0, row < bottom else { return }
         terminal.draw(TextWidth.pad(TextWidth.printable(text), to: columns), row: row, column: 0, style: style)
     }
 
     /// A horizontal rule.
     func rule(row: Int) {
-        guard row >= 0, row < rows else { return }
+        guard row >= 0, row < bottom else { return }
         terminal.draw(String(repeating: "─", count: columns), row: row, column: 0, style: Style(color: .muted))
     }
 

@@ -159,6 +159,7 @@ extension AppState {
         }
         compose.error = nil
         compose.sending = true
+        compose.inFlight = compose.text
         compose.results = []
         return [.send(text: text, categories: chosen)]
     }

@@ -25,11 +25,15 @@ public enum Layout {
         drawTabs(state, canvas)
         canvas.rule(row: ScreenGeometry.headerRule)
         var cursor: (row: Int, column: Int)?
+        // A screen's content, however long, stops above the footer's rule.
+        var content = canvas
+        content.bottom = geometry.footerRule
         switch state.screen {
-        case .categories: CategoriesScreen.draw(state, canvas)
-        case .compose: cursor = ComposeScreen.draw(state, canvas)
-        case .log: LogScreen.draw(state, canvas)
+        case .categories: CategoriesScreen.draw(state, content)
+        case .compose: cursor = ComposeScreen.draw(state, content)
+        case .log: LogScreen.draw(state, content)
         }
+        if let placed = cursor, placed.row >= geometry.footerRule { cursor = nil }
         canvas.rule(row: geometry.footerRule)
         drawFooter(state, canvas)
         if let toast = state.toast {
