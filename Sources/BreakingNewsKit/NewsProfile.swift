@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 
 /// This terminal's local side: where its files are, its categories, user defaults, identity
@@ -22,6 +23,22 @@ public struct NewsProfile: Sendable {
         self.warning = loaded.warning
         self.identity = try DeviceIdentity.load(from: store)
         self.log = InboxLog(url: paths.inboxFile)
+    }
+
+    /// The compose screen's unsent text, as it was when the UI last quit ("" for none).
+    public var draft: String {
+        guard let data = try? Data(contentsOf: paths.draftFile), data.count <= 65_536 else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Keeps `text` as the draft (atomically, owner only), or forgets the draft when empty.
+    public func saveDraft(_ text: String) {
+        if text.isEmpty {
+            try? FileManager.default.removeItem(at: paths.draftFile)
+        } else {
+            try? FileManager.default.createDirectory(at: paths.configDirectory, withIntermediateDirectories: true)
+            try? AtomicFile.write(Data(text.utf8), to: paths.draftFile, permissions: 0o600)
+        }
     }
 
     /// The stored selection, in screen order (unknown names dropped).

@@ -23,6 +23,7 @@ static inline int bn_attr_dim(void) { return A_DIM; }
 static inline int bn_color_pair(int n) { return COLOR_PAIR(n); }
 static inline int bn_has_colors(void) { return has_colors(); }
 static inline int bn_key_code_yes(void) { return KEY_CODE_YES; }
+static inline int bn_key_max(void) { return KEY_MAX; }
 static inline int bn_wcwidth(wchar_t c) { return wcwidth(c); }
 static inline unsigned long bn_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
 static inline unsigned long bn_button1_clicked(void) { return BUTTON1_CLICKED | BUTTON1_PRESSED; }

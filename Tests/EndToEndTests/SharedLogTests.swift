@@ -118,10 +118,43 @@ struct ComposeEndToEndTests {
         try await tmux.waitFor("c") { $0.contains("● online") }
         try tmux.keys("c", "2")
         try await tmux.waitFor("c") { $0.contains("Send breaking news") }
+        try tmux.keys("c", "Escape", "Space", "Up")
+        try await tmux.waitFor("c") { $0.contains("[x] World") }
         // One tmux command: the keys arrive together, as a fast typist's do.
         _ = try tmux.run(["send-keys", "-t", "=c:", "-l", "gamma"])
         _ = try tmux.run(["send-keys", "-t", "=c:", "Enter", "d", "e", "l", "t", "a"])
         let screen = try await tmux.waitFor("c") { $0.contains("✓ sent") }
         #expect(screen.contains("▏delta"), "\(screen)")
+    }
+
+    /// A multi-line paste lands in the field as text (bracketed paste), sends nothing, and
+    /// the unsent draft is there again after quitting and starting anew.
+    @Test func aPasteIsTextAndTheDraftSurvivesQuitting() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let environment = [
+            "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
+        ]
+        try tmux.start(session: "p", command: builtBinary().path, environment: environment)
+        try await tmux.waitFor("p") { $0.contains("● online") }
+        try tmux.keys("p", "2")
+        try await tmux.waitFor("p") { $0.contains("Send breaking news") }
+        try tmux.type("p", "draft ")
+        _ = try tmux.run(["set-buffer", "-b", "news", "line one\nline two"])
+        _ = try tmux.run(["paste-buffer", "-p", "-b", "news", "-t", "=p:"])
+        var screen = try await tmux.waitFor("p") { $0.contains("▏draft line one⏎line two") }
+        #expect(!screen.contains("✓ sent") && !screen.contains("Cannot send"), "a paste sends nothing")
+        try tmux.keys("p", "Escape", "q")
+        screen = try await tmux.waitFor("p") { $0.contains("exit=") }
+        #expect(screen.contains("exit=0"))
+
+        try tmux.start(session: "p2", command: builtBinary().path, environment: environment)
+        try await tmux.waitFor("p2") { $0.contains("● online") }
+        try tmux.keys("p2", "2")
+        screen = try await tmux.waitFor("p2") { $0.contains("▏draft line one⏎line two") }
+        #expect(screen.contains("23/1024 bytes"))
     }
 }

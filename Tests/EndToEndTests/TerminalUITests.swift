@@ -47,7 +47,7 @@ struct TerminalUITests {
         try await tmux.waitFor("B") { $0.contains("● online") }
         try tmux.keys("B", "2")
         try tmux.type("B", "Earthquake drill at noon")
-        try tmux.keys("B", "Escape", "a", "Space", "Up")
+        try tmux.keys("B", "Escape", "Space", "Up")
         screen = try await tmux.waitFor("B") { $0.contains("[x] World   [ ] Politics") }
         try tmux.keys("B", "Enter")
         screen = try await tmux.waitFor("B") { $0.contains("✓ sent") }

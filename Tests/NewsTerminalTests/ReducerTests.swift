@@ -155,19 +155,49 @@ struct ComposeReducerTests {
 
     @Test func enterSendsToTheCheckedCategories() {
         var state = composing()
+        #expect(state.compose.checked == Array(repeating: false, count: 6), "nothing is preselected")
+        _ = state.press(.escape, .character(" "), .up)
         _ = state.type("  Goal!  ")
-        #expect(state.press(.enter) == [.send(text: "Goal!", categories: names.map { BreakingNewsKit.Category($0) })])
+        #expect(state.press(.enter) == [.send(text: "Goal!", categories: ["World"])], "one category: no question")
         #expect(state.compose.sending)
-        _ = state.reduce(.sent(names.map { SendResultRow(category: .init($0), succeeded: true, detail: "id") }))
+        _ = state.reduce(.sent([SendResultRow(category: "World", succeeded: true, detail: "id")]))
         #expect(!state.compose.sending)
         #expect(state.compose.text.isEmpty, "a fully sent message clears the field")
-        #expect(state.compose.results.count == 6)
+        #expect(state.compose.results.count == 1)
+    }
+
+    /// More than one category asks once, listing them (issue 12, finding 2).
+    @Test func sendingToSeveralCategoriesAsksOnce() {
+        var state = composing()
+        _ = state.press(.escape, .character("a"), .up)
+        _ = state.type("Markets rally")
+        #expect(state.press(.enter) == [], "nothing goes before the answer")
+        let question = try? #require(state.dialog)
+        #expect(question?.title == "Send to 6 categories?")
+        #expect(question?.message.contains("World, Politics, Business, Technology, Science, Sports") == true)
+        #expect(state.press(.escape) == [])
+        #expect(state.dialog == nil && !state.compose.sending, "Esc cancels")
+        _ = state.press(.enter)
+        #expect(
+            state.press(.enter) == [.send(text: "Markets rally", categories: names.map { BreakingNewsKit.Category($0) })])
+        #expect(state.compose.sending)
+    }
+
+    /// A paste is text: its line feeds stay in the message and nothing is sent.
+    @Test func aPasteIsTextNotEnter() {
+        var state = composing()
+        _ = state.type("> ")
+        #expect(state.press(.paste("line one\nline two")) == [])
+        #expect(String(state.compose.text) == "> line one\nline two")
+        #expect(state.compose.cursor == state.compose.text.count)
+        #expect(!state.compose.sending)
     }
 
     /// Keys typed while a send is under way are kept (issue 12, finding 2): the send takes
     /// only its own text out of the field; a failed send leaves everything.
     @Test func textTypedDuringASendIsKept() {
         var state = composing()
+        _ = state.press(.escape, .character(" "), .up)
         _ = state.type("gamma")
         #expect(state.press(.enter).count == 1)
         _ = state.type("delta")
@@ -186,10 +216,11 @@ struct ComposeReducerTests {
         _ = state.type("news")
         _ = state.press(.down)
         #expect(state.compose.focus == .category(0))
-        _ = state.press(.character(" "), .right, .right, .character(" "))
+        _ = state.press(.character("a"), .character(" "), .right, .right, .character(" "))
         #expect(state.compose.checked == [false, true, false, true, true, true])
         _ = state.press(.down)
         #expect(state.compose.focus == .send)
+        _ = state.press(.enter)
         #expect(state.press(.enter) == [.send(text: "news", categories: ["Politics", "Technology", "Science", "Sports"])])
     }
 
@@ -202,7 +233,7 @@ struct ComposeReducerTests {
         #expect(state.compose.error?.contains("1024") == true)
         _ = state.press(.control("u"))
         _ = state.type("ok")
-        _ = state.press(.escape, .character("a"))
+        _ = state.press(.escape)
         #expect(state.compose.checked == Array(repeating: false, count: 6))
         _ = state.press(.down)
         #expect(state.press(.enter) == [])

@@ -69,7 +69,7 @@ struct ScreenTests {
         #expect(terminal.cursor.column == 3 + TextWidth.of("世界 news 🎉"))
         #expect(terminal.cursor.column == 15)
         #expect(lines[7] == "   16/1024 bytes")
-        #expect(lines[10].contains("[x] World") && lines[10].contains("[x] Sports"))
+        #expect(lines[10].contains("[ ] World") && lines[10].contains("[ ] Sports"), "nothing preselected")
         #expect(lines[12] == "   [ Send Notification ]")
         #expect(lines[14].hasPrefix("  World       ✓ sent  abc-1"))
         #expect(lines[15].hasPrefix("  Sports      ✗ failed  the hub answered 403"))

@@ -32,6 +32,9 @@ public struct Paths: Sendable, Equatable {
 
     /// `defaults.json`: the user defaults store.
     public var defaultsFile: URL { configDirectory.appendingPathComponent("defaults.json") }
+    /// `draft.txt`: the compose screen's unsent text, kept across quitting.
+    public var draftFile: URL { configDirectory.appendingPathComponent("draft.txt") }
+
     /// `inbox.jsonl`: every message this terminal received.
     public var inboxFile: URL { dataDirectory.appendingPathComponent("inbox.jsonl") }
     /// The embedded hub's folder: database, keys, state file, log.

@@ -123,7 +123,17 @@ extension AppState {
     }
 
     private mutating func handle(_ key: Key) -> [Effect] {
-        if dialog != nil {
+        if let shown = dialog {
+            if let effect = shown.confirm {
+                switch key {
+                case .enter, .character("y"):
+                    dialog = nil
+                    return confirmed(effect)
+                case .escape, .character("n"), .character("q"): dialog = nil
+                default: break
+                }
+                return []
+            }
             switch key {
             case .enter, .escape, .character(" "), .character("q"): dialog = nil
             default: break

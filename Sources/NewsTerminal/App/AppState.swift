@@ -26,6 +26,8 @@ public struct Dialog: Sendable, Hashable {
     public var title: String
     public var message: String
     public var isError: Bool
+    /// For a question: what Enter (or y) does; Esc (or n) cancels.
+    public var confirm: Effect?
 }
 
 /// A passing note at the top of the screen.
@@ -99,14 +101,18 @@ public struct AppState: Sendable, Hashable {
 
     public init(
         categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],
-        readThrough: [String: Int] = [:], rows: Int, columns: Int, now: Date = Date(), warning: String? = nil
+        readThrough: [String: Int] = [:], rows: Int, columns: Int, now: Date = Date(), warning: String? = nil,
+        draft: String = ""
     ) {
         self.categories = categories
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
         self.readThrough = readThrough
-        self.compose = Compose(checked: Array(repeating: true, count: categories.count))
+        // Nothing is checked until the user checks it: a send goes where they chose.
+        self.compose = Compose(checked: Array(repeating: false, count: categories.count))
+        compose.text = Array(draft)
+        compose.cursor = compose.text.count
         self.rows = rows
         self.columns = columns
         self.now = now

@@ -34,7 +34,7 @@ public final class TerminalApp: Sendable {
         AppState(
             categories: profile.catalog.categories, selection: profile.selectedCategories,
             registration: profile.store.load().values.lastRegistration, items: profile.log.entries,
-            readThrough: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning)
+            readThrough: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning, draft: profile.draft)
     }
 
     /// Runs the UI on the curses terminal until the user quits; returns the exit status.
@@ -84,6 +84,8 @@ public final class TerminalApp: Sendable {
                 Layout.render(state, on: terminal)
             }
         }
+        // An unsent draft survives quitting.
+        profile.saveDraft(String(state.compose.text))
         return 0
     }
 

@@ -61,7 +61,8 @@ enum ComposeScreen {
     /// The part of the text that fits, scrolled to keep the cursor in view, and the
     /// cursor's column within it.
     static func fieldWindow(_ text: [Character], cursor: Int, width: Int) -> (String, Int) {
-        let clean = text.map { TextWidth.printable(String($0)).first ?? " " }
+        // A pasted line feed shows as ⏎: kept in the text, never a line of the screen.
+        let clean = text.map { $0 == "\n" ? "⏎" : TextWidth.printable(String($0)).first ?? " " }
         var start = 0
         while TextWidth.of(String(clean[start..<cursor])) > width - 1 { start += 1 }
         var end = start
@@ -112,6 +113,10 @@ extension AppState {
         case .character(let c):
             text.insert(c, at: cursor)
             cursor += 1
+        case .paste(let pasted):
+            let characters = Array(pasted)
+            text.insert(contentsOf: characters, at: cursor)
+            cursor += characters.count
         case .left: cursor = max(0, cursor - 1)
         case .right: cursor = min(text.count, cursor + 1)
         case .home, .control("a"): cursor = 0
@@ -158,10 +163,25 @@ extension AppState {
             return []
         }
         compose.error = nil
-        compose.sending = true
-        compose.inFlight = compose.text
-        compose.results = []
-        return [.send(text: text, categories: chosen)]
+        let effect = Effect.send(text: text, categories: chosen)
+        guard chosen.count == 1 else {
+            // More than one category: the list is shown and the user says yes once.
+            dialog = Dialog(
+                title: "Send to \(chosen.count) categories?",
+                message: "\(chosen.map(\.name).joined(separator: ", ")): “\(text)”", isError: false, confirm: effect)
+            return []
+        }
+        return confirmed(effect)
+    }
+
+    /// Runs what a question's yes stands for.
+    mutating func confirmed(_ effect: Effect) -> [Effect] {
+        if case .send = effect {
+            compose.sending = true
+            compose.inFlight = compose.text
+            compose.results = []
+        }
+        return [effect]
     }
 
 }

@@ -42,7 +42,8 @@ public enum Layout {
         if let dialog = state.dialog {
             drawBox(
                 title: dialog.title,
-                lines: Canvas.wrap(dialog.message, width: min(60, canvas.columns - 8)) + ["", "[ OK ]  Enter"],
+                lines: Canvas.wrap(dialog.message, width: min(60, canvas.columns - 8))
+                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ Send ]  Enter     [ Cancel ]  Esc"],
                 style: Style(color: dialog.isError ? .bad : .accent), canvas)
             cursor = nil
         } else if state.showHelp {
@@ -120,8 +121,8 @@ public enum Layout {
 
     static func drawFooter(_ state: AppState, _ canvas: Canvas) {
         let hints: [(String, String)]
-        if state.dialog != nil {
-            hints = [("Enter", "close")]
+        if let dialog = state.dialog {
+            hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", "send"), ("Esc", "cancel")]
         } else if state.showHelp {
             hints = [("any key", "close help")]
         } else if state.screen == .log, state.log.searching {

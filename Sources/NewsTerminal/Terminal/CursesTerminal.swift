@@ -35,6 +35,22 @@ public final class CursesTerminal: Terminal {
             mouseinterval(0)
         }
         curs_set(0)
+        // Bracketed paste: the terminal wraps a paste in ESC [200~ … ESC [201~, which curses
+        // reports as two keys of our own, so a pasted line feed is text, not Enter.
+        define_key("\u{1B}[200~", Self.pasteStart)
+        define_key("\u{1B}[201~", Self.pasteEnd)
+        Self.write("\u{1B}[?2004h")
+    }
+
+    private static let pasteStart = bn_key_max() + 1
+    private static let pasteEnd = bn_key_max() + 2
+    /// The most a paste brings in; the rest is dropped (a send takes at most 1,024 bytes).
+    static let pasteLimit = 16_384
+
+    /// Writes a mode sequence straight to the terminal, beside curses' own output.
+    private static func write(_ sequence: String) {
+        let bytes = Array(sequence.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
     /// Restores the terminal; safe to call more than once.
@@ -43,6 +59,7 @@ public final class CursesTerminal: Terminal {
         active = false
         curs_set(1)
         endwin()
+        Self.write("\u{1B}[?2004l")
     }
 
     deinit { shutdown() }
@@ -111,6 +128,7 @@ public final class CursesTerminal: Terminal {
             case KEY_DC: return .delete
             case KEY_ENTER: return .enter
             case KEY_BTAB: return .backTab
+            case Self.pasteStart: return readPaste()
             case KEY_MOUSE:
                 var event = MEVENT()
                 guard getmouse(&event) == OK, event.bstate & mmask_t(bn_button1_clicked()) != 0 else { return nil }
@@ -128,5 +146,26 @@ public final class CursesTerminal: Terminal {
             guard let scalar = Unicode.Scalar(UInt32(code)) else { return nil }
             return .character(Character(scalar))
         }
+    }
+
+    /// Reads a bracketed paste to its end marker (or until the terminal goes quiet for a
+    /// second), as text: carriage returns become line feeds.
+    private func readPaste() -> Key {
+        var text = String.UnicodeScalarView()
+        var count = 0
+        wtimeout(bn_stdscr(), 1000)
+        while true {
+            var code: wint_t = 0
+            let result = get_wch(&code)
+            if result == ERR { break }
+            if result == bn_key_code_yes() {
+                if Int32(code) == Self.pasteEnd { break }
+                continue
+            }
+            guard count < Self.pasteLimit, let scalar = Unicode.Scalar(UInt32(code)) else { continue }
+            text.append(scalar == "\r" ? "\n" : scalar)
+            count += 1
+        }
+        return .paste(String(text))
     }
 }

@@ -9,6 +9,8 @@ public enum Key: Sendable, Hashable {
     case control(Character)
     /// A mouse click at a cell.
     case click(row: Int, column: Int)
+    /// Text the terminal pasted (bracketed paste): text, never keys, line feeds included.
+    case paste(String)
 }
 
 /// How a run of text is drawn. Colours are used only when the terminal has them and
