@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+
+/// One SAS token shared by every call, renewed when 80 % of its lifetime has passed.
+actor TokenCache {
+    let resource: String
+    let keyName: String
+    let key: String
+    let lifetime: TimeInterval
+    private var cached: (token: String, renewAt: Date)?
+
+    init(resource: String, keyName: String, key: String, lifetime: TimeInterval) {
+        self.resource = resource
+        self.keyName = keyName
+        self.key = key
+        self.lifetime = lifetime
+    }
+
+    private struct Key: Hashable {
+        let resource: String
+        let keyName: String
+        let key: String
+        let lifetime: TimeInterval
+    }
+
+    /// Every client of one hub and key in this process shares one cache, so a client made
+    /// per call (a send, a registration) signs a token once an hour, not once per call.
+    /// Bounded: past 64 keys the registry starts over.
+    private static let registry = Mutex<[Key: TokenCache]>([:])
+
+    static func shared(resource: String, keyName: String, key: String, lifetime: TimeInterval) -> TokenCache {
+        let id = Key(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
+        return registry.withLock { caches in
+            if let cache = caches[id] { return cache }
+            if caches.count >= 64 { caches.removeAll() }
+            let cache = TokenCache(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
+            caches[id] = cache
+            return cache
+        }
+    }
+
+    func token(now: Date) -> String {
+        if let cached, now < cached.renewAt { return cached.token }
+        let token = SharedAccessSignature.make(resource: resource, keyName: keyName, key: key, lifetime: lifetime, now: now)
+        cached = (token, now.addingTimeInterval(lifetime * 0.8))
+        return token
+    }
+}
