@@ -7,7 +7,7 @@ public enum AtomicFile {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let temporary = directory.appendingPathComponent(
             ".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).tmp")
-        FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: permissions])
+        _ = FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: permissions])
         let handle = try FileHandle(forWritingTo: temporary)
         do {
             try handle.write(contentsOf: data)
