@@ -3,6 +3,20 @@ import HubTestSupport
 import NotificationHubs
 import Testing
 
+extension Tmux {
+    /// Starts the UI of `user`'s home in a new session, on the hub `connectionString` names,
+    /// and waits until it is online.
+    func startUI(_ session: String, of user: Command, hub connectionString: ConnectionString) async throws {
+        try start(
+            session: session, command: builtBinary().path,
+            environment: [
+                "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": connectionString.description,
+                "TERM": "screen",
+            ])
+        try await waitFor(session) { $0.contains("● online") }
+    }
+}
+
 /// One home, several windows: the received log is the one source every window shows
 /// (issue 12, finding 1: each window used to show only what its own stream appended first).
 @Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
@@ -18,13 +32,9 @@ struct SharedLogTests {
 
         let tmux = Tmux()
         defer { tmux.killServer() }
-        let environment = [
-            "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
-        ]
         let windows = ["one", "two"]
         for window in windows {
-            try tmux.start(session: window, command: builtBinary().path, environment: environment)
-            try await tmux.waitFor(window) { $0.contains("● online") }
+            try await tmux.startUI(window, of: user, hub: hub.listen)
             try tmux.keys(window, "3")
             try await tmux.waitFor(window) { $0.contains("all categories · 0 messages") }
         }
@@ -72,12 +82,7 @@ struct SharedLogTests {
         #expect(try await user.run(["subscribe", "World", "Sports"]).status == 0)
         let tmux = Tmux()
         defer { tmux.killServer() }
-        try tmux.start(
-            session: "ui", command: builtBinary().path,
-            environment: [
-                "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description,
-                "TERM": "screen",
-            ])
+        try await tmux.startUI("ui", of: user, hub: hub.listen)
         var screen = try await tmux.waitFor("ui") { $0.contains("✓ Registered World, Sports") }
         #expect(screen.contains("[  ON ] Sports"))
 
@@ -110,12 +115,7 @@ struct ComposeEndToEndTests {
         let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
         let tmux = Tmux()
         defer { tmux.killServer() }
-        try tmux.start(
-            session: "c", command: builtBinary().path,
-            environment: [
-                "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
-            ])
-        try await tmux.waitFor("c") { $0.contains("● online") }
+        try await tmux.startUI("c", of: user, hub: hub.full)
         try tmux.keys("c", "2")
         try await tmux.waitFor("c") { $0.contains("Send breaking news") }
         try tmux.keys("c", "Escape", "Space", "Up")
@@ -135,11 +135,7 @@ struct ComposeEndToEndTests {
         let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
         let tmux = Tmux()
         defer { tmux.killServer() }
-        let environment = [
-            "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
-        ]
-        try tmux.start(session: "p", command: builtBinary().path, environment: environment)
-        try await tmux.waitFor("p") { $0.contains("● online") }
+        try await tmux.startUI("p", of: user, hub: hub.full)
         try tmux.keys("p", "2")
         try await tmux.waitFor("p") { $0.contains("Send breaking news") }
         try tmux.type("p", "draft ")
@@ -151,8 +147,7 @@ struct ComposeEndToEndTests {
         screen = try await tmux.waitFor("p") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
 
-        try tmux.start(session: "p2", command: builtBinary().path, environment: environment)
-        try await tmux.waitFor("p2") { $0.contains("● online") }
+        try await tmux.startUI("p2", of: user, hub: hub.full)
         try tmux.keys("p2", "2")
         screen = try await tmux.waitFor("p2") { $0.contains("▏draft line one⏎line two") }
         #expect(screen.contains("23/1024 bytes"))

@@ -98,6 +98,18 @@ extension HubEngine {
             let p = owners[k]
             let outcomes = k < answers.count ? answers[k] : []
             let reportLines = plans[p].reportLines[platform]
+            // The usual answer, every message delivered, is counted and recorded in bulk.
+            if outcomes.count == send.deliveries.count, reportLines == nil, outcomes.allSatisfy({ $0 == .delivered }) {
+                plans[p].counts["Success", default: 0] += outcomes.count
+                if provider.keepsDeliveryLog {
+                    if plans[p].recorded.isEmpty {
+                        plans[p].recorded = send.deliveries
+                    } else {
+                        plans[p].recorded += send.deliveries
+                    }
+                }
+                continue
+            }
             for (m, delivery) in send.deliveries.enumerated() {
                 // A service that answered for fewer messages than it was given: the rest failed.
                 let outcome =
