@@ -328,3 +328,45 @@ func logRedraw(entries: Int, runs: Int) -> BenchRow {
     let value = median(times)
     return BenchRow(scenario: "terminal: redraw log of 10,000 messages", value: value, unit: "ms", target: "< 2", met: value < 2)
 }
+
+/// 5d. Editing in the compose field, on the virtual terminal: a key typed into a 4 KB draft
+/// until its frame is drawn, and a 1 KB paste until its frame is drawn.
+func editing(runs: Int) -> [BenchRow] {
+    var draft = ""
+    while draft.utf8.count < 4096 { draft += "Polls close at 22:00 🗳️ in 🇫🇷, counting starts at once. " }
+    func composing(_ text: String) -> AppState {
+        var state = AppState(
+            categories: categories.map(Category.init), selection: [], registration: nil, items: [], rows: 30, columns: 100,
+            draft: text)
+        _ = state.reduce(.key(.character("2")))
+        return state
+    }
+    let terminal = VirtualTerminal(rows: 30, columns: 100)
+    var state = composing(draft)
+    _ = state.reduce(.key(.home))
+    var keys: [Double] = []
+    for i in 0..<runs {
+        // Typing in the middle of the draft, where every later character moves.
+        if i == 0 { for _ in 0..<2000 { _ = state.reduce(.key(.right)) } }
+        let start = ContinuousClock.now
+        _ = state.reduce(.key(.character("x")))
+        Layout.render(state, on: terminal)
+        keys.append((ContinuousClock.now - start).seconds * 1000)
+    }
+    var pasteText = ""
+    while pasteText.utf8.count < 1024 { pasteText += "Line of pasted news, 決勝 ⚽\n" }
+    var pastes: [Double] = []
+    for _ in 0..<max(5, runs / 20) {
+        var fresh = composing("")
+        let start = ContinuousClock.now
+        _ = fresh.reduce(.key(.paste(pasteText)))
+        Layout.render(fresh, on: terminal)
+        pastes.append((ContinuousClock.now - start).seconds * 1000)
+    }
+    let key = median(keys)
+    let paste = median(pastes)
+    return [
+        BenchRow(scenario: "terminal: key to frame, 4 KB draft", value: key, unit: "ms", target: "< 2", met: key < 2),
+        BenchRow(scenario: "terminal: 1 KB paste to frame", value: paste, unit: "ms", target: "< 50", met: paste < 50),
+    ]
+}

@@ -94,6 +94,7 @@ func main() async throws {
     }
     if only == ["redraw"] {
         rows.append(logRedraw(entries: 10_000, runs: 2000))
+        rows += editing(runs: 2000)
         printTable(rows)
         return
     }
@@ -144,6 +145,7 @@ func terminal(_ rows: inout [BenchRow], hub: BenchHub) throws {
     environment["BREAKING_NEWS_CONNECTION_STRING"] = hub.full.description
     rows += try terminalLaunch(binary: binary, environment: environment, runs: runs)
     rows.append(logRedraw(entries: 10_000, runs: 200))
+    rows += editing(runs: 200)
 }
 
 func finish(_ rows: [BenchRow]) {

@@ -152,4 +152,23 @@ struct ComposeEndToEndTests {
         screen = try await tmux.waitFor("p2") { $0.contains("▏draft line one⏎line two") }
         #expect(screen.contains("23/1024 bytes"))
     }
+
+    /// Editing as in a shell (issue 12, finding 3): Backspace removes the flag the user sees,
+    /// not one of its two code points; Alt-B and Ctrl-W work by words.
+    @Test func editingWorksOnWhatTheUserSees() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try await tmux.startUI("e", of: user, hub: hub.full)
+        try tmux.keys("e", "2")
+        try await tmux.waitFor("e") { $0.contains("Send breaking news") }
+        try tmux.type("e", "x🇫🇷")
+        try tmux.keys("e", "BSpace")
+        try tmux.type("e", "|alpha beta gamma")
+        try tmux.keys("e", "M-b", "C-w")
+        let screen = try await tmux.waitFor("e") { $0.contains("▏x|alpha gamma") }
+        #expect(screen.contains("13/1024 bytes"), "\(screen)")
+    }
 }

@@ -193,6 +193,32 @@ struct ComposeReducerTests {
         #expect(!state.compose.sending)
     }
 
+    /// Editing as in a shell (issue 12, finding 3): what the user sees as one character is
+    /// one, however many code points the terminal sent for it; words go with Ctrl-W and Alt.
+    @Test func editingMovesOverWhatTheUserSeesAndByWords() {
+        var state = composing()
+        // 🗳️ is U+1F5F3 U+FE0F, 🇫🇷 two regional indicators, é an e and U+0301: each arrives
+        // as separate keys.
+        for scalar in "vote 🗳️ 🇫🇷 é".unicodeScalars { _ = state.press(.character(Character(scalar))) }
+        #expect(String(state.compose.text) == "vote 🗳️ 🇫🇷 é")
+        #expect(state.compose.text.count == 10)
+        _ = state.press(.backspace)
+        #expect(String(state.compose.text) == "vote 🗳️ 🇫🇷 ")
+        _ = state.press(.left, .backspace)
+        #expect(String(state.compose.text) == "vote 🗳️  ")
+        _ = state.press(.end, .control("w"))
+        #expect(String(state.compose.text) == "vote ")
+        _ = state.type("one two three")
+        _ = state.press(.alt("b"), .alt("b"))
+        #expect(state.compose.cursor == 9)
+        _ = state.press(.alt("d"))
+        #expect(String(state.compose.text) == "vote one  three")
+        _ = state.press(.alt("f"))
+        #expect(state.compose.cursor == 15)
+        _ = state.press(.control("u"))
+        #expect(state.compose.text.isEmpty)
+    }
+
     /// Keys typed while a send is under way are kept (issue 12, finding 2): the send takes
     /// only its own text out of the field; a failed send leaves everything.
     @Test func textTypedDuringASendIsKept() {

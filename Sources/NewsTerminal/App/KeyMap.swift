@@ -99,6 +99,7 @@ public enum KeyMap {
     /// Keys of the compose screen's text field, which takes every printable key itself.
     public static let textFieldKeys: [(String, String)] = [
         ("←/→", "move the cursor"), ("Home/End", "start / end (Ctrl-A / Ctrl-E)"), ("Backspace/Del", "delete"),
+        ("Alt-B/Alt-F", "a word left / right"), ("Ctrl-W", "delete the word before"), ("Alt-D", "delete the word after"),
         ("Ctrl-U", "delete to the start"), ("Ctrl-K", "delete to the end"), ("Esc/↓", "leave the field"),
     ]
 }

@@ -61,17 +61,27 @@ enum ComposeScreen {
     /// The part of the text that fits, scrolled to keep the cursor in view, and the
     /// cursor's column within it.
     static func fieldWindow(_ text: [Character], cursor: Int, width: Int) -> (String, Int) {
-        // A pasted line feed shows as ⏎: kept in the text, never a line of the screen.
-        let clean = text.map { $0 == "\n" ? "⏎" : TextWidth.printable(String($0)).first ?? " " }
-        var start = 0
-        while TextWidth.of(String(clean[start..<cursor])) > width - 1 { start += 1 }
+        // Only the characters that can be on screen are looked at: at most `width` cells on
+        // either side of the cursor (twice that in characters, for any of zero width), so a
+        // frame costs the field's width, not the draft's length.
+        let from = max(0, cursor - 2 * width)
+        let to = min(text.count, cursor + 2 * width)
+        let clean: [Character] = text[from..<to].map { $0 == "\n" ? "⏎" : TextWidth.printable(String($0)).first ?? " " }
+        let widths = clean.map { TextWidth.of($0) }
+        let at = cursor - from
+        var start = at
+        var before = 0
+        while start > 0, before + widths[start - 1] <= width - 1 {
+            start -= 1
+            before += widths[start]
+        }
         var end = start
         var used = 0
-        while end < clean.count, used + TextWidth.of(clean[end]) <= width {
-            used += TextWidth.of(clean[end])
+        while end < clean.count, used + widths[end] <= width {
+            used += widths[end]
             end += 1
         }
-        return (String(clean[start..<end]), TextWidth.of(String(clean[start..<cursor])))
+        return (String(clean[start..<end]), before)
     }
 }
 
@@ -107,32 +117,38 @@ extension AppState {
 
     /// Keys the text field takes; nil for keys it passes on.
     mutating func handleTextField(_ key: Key) -> [Effect]? {
-        var text = compose.text
-        var cursor = min(compose.cursor, text.count)
+        // Edited in place: a key costs the edit, not a copy of the whole draft.
+        compose.cursor = min(compose.cursor, compose.text.count)
         switch key {
-        case .character(let c):
-            text.insert(c, at: cursor)
-            cursor += 1
+        case .character(let c): insert(c)
         case .paste(let pasted):
             let characters = Array(pasted)
-            text.insert(contentsOf: characters, at: cursor)
-            cursor += characters.count
-        case .left: cursor = max(0, cursor - 1)
-        case .right: cursor = min(text.count, cursor + 1)
-        case .home, .control("a"): cursor = 0
-        case .end, .control("e"): cursor = text.count
+            compose.text.insert(contentsOf: characters, at: compose.cursor)
+            compose.cursor += characters.count
+        case .left: compose.cursor = max(0, compose.cursor - 1)
+        case .right: compose.cursor = min(compose.text.count, compose.cursor + 1)
+        case .home, .control("a"): compose.cursor = 0
+        case .end, .control("e"): compose.cursor = compose.text.count
+        case .alt("b"): compose.cursor = wordStart(before: compose.cursor)
+        case .alt("f"): compose.cursor = wordEnd(after: compose.cursor)
         case .backspace:
-            guard cursor > 0 else { return [] }
-            text.remove(at: cursor - 1)
-            cursor -= 1
+            guard compose.cursor > 0 else { return [] }
+            compose.text.remove(at: compose.cursor - 1)
+            compose.cursor -= 1
         case .delete, .control("d"):
-            guard cursor < text.count else { return [] }
-            text.remove(at: cursor)
+            guard compose.cursor < compose.text.count else { return [] }
+            compose.text.remove(at: compose.cursor)
+        case .control("w"):
+            let start = wordStart(before: compose.cursor)
+            compose.text.removeSubrange(start..<compose.cursor)
+            compose.cursor = start
+        case .alt("d"):
+            compose.text.removeSubrange(compose.cursor..<wordEnd(after: compose.cursor))
         case .control("u"):
-            text.removeFirst(cursor)
-            cursor = 0
+            compose.text.removeFirst(compose.cursor)
+            compose.cursor = 0
         case .control("k"):
-            text.removeLast(text.count - cursor)
+            compose.text.removeLast(compose.text.count - compose.cursor)
         case .escape, .down:
             compose.focus = .category(0)
             return []
@@ -141,10 +157,42 @@ extension AppState {
         default:
             return nil
         }
-        compose.text = text
-        compose.cursor = cursor
         compose.error = nil
         return []
+    }
+
+    /// Inserts one typed character at the cursor. A terminal hands over a character the user
+    /// sees as one (🗳️, 🇫🇷, 👩‍👩‍👧, e + ◌́) as several code points: one that joins the character
+    /// before the cursor becomes part of it, so the cursor, Backspace and Delete move over what
+    /// the user sees.
+    private mutating func insert(_ c: Character) {
+        let cursor = compose.cursor
+        if cursor > 0 {
+            let joined = String(compose.text[cursor - 1]) + String(c)
+            if joined.count == 1 {
+                compose.text[cursor - 1] = Character(joined)
+                return
+            }
+        }
+        compose.text.insert(c, at: cursor)
+        compose.cursor += 1
+    }
+
+    /// Where the word before `position` starts (spaces before it skipped), as Ctrl-W and
+    /// Alt-B see words: runs of characters that are not white space.
+    private func wordStart(before position: Int) -> Int {
+        var start = position
+        while start > 0, compose.text[start - 1].isWhitespace { start -= 1 }
+        while start > 0, !compose.text[start - 1].isWhitespace { start -= 1 }
+        return start
+    }
+
+    /// Where the word after `position` ends (spaces before it skipped), for Alt-F and Alt-D.
+    private func wordEnd(after position: Int) -> Int {
+        var end = position
+        while end < compose.text.count, compose.text[end].isWhitespace { end += 1 }
+        while end < compose.text.count, !compose.text[end].isWhitespace { end += 1 }
+        return end
     }
 
     mutating func send() -> [Effect] {

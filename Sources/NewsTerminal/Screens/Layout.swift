@@ -128,7 +128,7 @@ public enum Layout {
         } else if state.screen == .log, state.log.searching {
             hints = [("/", state.log.search + "▏"), ("Enter", "keep"), ("Esc", "cancel")]
         } else if state.isEditingText {
-            hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "clear")]
+            hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "delete to start")]
         } else {
             hints = KeyMap.footer(for: state.screen)
         }

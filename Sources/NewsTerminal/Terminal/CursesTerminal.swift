@@ -139,7 +139,7 @@ public final class CursesTerminal: Terminal {
         switch code {
         case 9: return .tab
         case 10, 13: return .enter
-        case 27: return .escape
+        case 27: return altOrEscape()
         case 8, 127: return .backspace
         case 1...26: return .control(Character(Unicode.Scalar(UInt8(code) + 96)))
         default:
@@ -167,5 +167,20 @@ public final class CursesTerminal: Terminal {
             count += 1
         }
         return .paste(String(text))
+    }
+
+    /// ESC alone is Escape; ESC with b, f or d right behind it is how terminals send Alt-B,
+    /// Alt-F and Alt-D (the editing keys). Anything else after ESC is left for the next read:
+    /// Esc then q, typed (or pasted into tmux) in one go, still leaves the field and quits.
+    private func altOrEscape() -> Key {
+        wtimeout(bn_stdscr(), 0)
+        var code: wint_t = 0
+        let result = get_wch(&code)
+        guard result != ERR else { return .escape }
+        if result != bn_key_code_yes(), let scalar = Unicode.Scalar(UInt32(code)), "bfdBFD".unicodeScalars.contains(scalar) {
+            return .alt(Character(scalar.properties.lowercaseMapping))
+        }
+        if result == bn_key_code_yes() { ungetch(Int32(code)) } else { unget_wch(wchar_t(code)) }
+        return .escape
     }
 }

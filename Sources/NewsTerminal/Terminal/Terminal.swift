@@ -7,6 +7,8 @@ public enum Key: Sendable, Hashable {
     case enter, tab, backTab, escape
     /// Ctrl with a letter (`ctrl("u")`).
     case control(Character)
+    /// Alt (Meta) with a character: the terminal sends ESC before it.
+    case alt(Character)
     /// A mouse click at a cell.
     case click(row: Int, column: Int)
     /// Text the terminal pasted (bracketed paste): text, never keys, line feeds included.
