@@ -229,3 +229,20 @@ struct CatalogTests {
         #expect(try Publisher.validate(" \(String(repeating: "a", count: 1024))\n") == String(repeating: "a", count: 1024))
     }
 }
+
+/// The log list's columns (issue 12, finding 8).
+struct LogLayoutTests {
+    @Test func theTimeColumnHasOneWidthWhateverTheDay() {
+        let now = W3CDate.parse("2026-11-21T12:00:00Z")!
+        for w3c in ["2026-11-21T10:00:00Z", "2026-03-02T10:00:00Z", "2024-03-02T10:00:00Z", "not a date"] {
+            #expect(DisplayTime.column(w3c, now: now).count == 11, "\(w3c)")
+        }
+    }
+
+    @Test func aHeadlineDropsOnlyItsOwnCategorysPrefix() {
+        #expect(NewsCatalog.headline("Breaking World News : Rates hold", category: "World") == "Rates hold")
+        #expect(
+            NewsCatalog.headline("Breaking World News : Rates hold", category: "Sports") == "Breaking World News : Rates hold")
+        #expect(NewsCatalog.headline("plain text", category: "World") == "plain text")
+    }
+}

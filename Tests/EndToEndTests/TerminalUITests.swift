@@ -57,7 +57,7 @@ struct TerminalUITests {
         screen = try await tmux.waitFor("A") { $0.contains("▶ Notification: Breaking World News : Earthquake drill at noon") }
         #expect(screen.contains("3 Log (1)"))
         try tmux.keys("A", "3")
-        screen = try await tmux.waitFor("A") { $0.contains("World       Breaking World News : Earthquake drill at noon") }
+        screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
         #expect(screen.contains(" ● "))
 
         // Resizing to 40×12 and back leaves no garbage.
@@ -66,7 +66,7 @@ struct TerminalUITests {
         screen = try await tmux.waitFor("A") { $0.contains("Terminal too small") }
         #expect(screen.contains("(40×12; needs 50×14)"))
         try tmux.resize("A", columns: 100, rows: 30)
-        screen = try await tmux.waitFor("A") { $0.contains("Breaking World News : Earthquake drill at noon") }
+        screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
         #expect(!screen.contains("too small"))
         #expect(screen.split(separator: "\n").first == before.split(separator: "\n").first)
         #expect(Array(screen.split(separator: "\n").dropFirst(3)) == Array(before.split(separator: "\n").dropFirst(3)))

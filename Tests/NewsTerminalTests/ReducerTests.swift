@@ -219,6 +219,18 @@ struct ComposeReducerTests {
         #expect(state.compose.text.isEmpty)
     }
 
+    /// A burst is counted in the toast, not hidden behind its last message (finding 8).
+    @Test func aBurstIsCountedInTheToast() {
+        var state = makeState()
+        _ = state.reduce(.inbox(.received([entry(1, "World", "a")])))
+        #expect(state.toast?.text == "Notification: a")
+        _ = state.reduce(.inbox(.received([entry(2, "World", "b"), entry(3, "Sports", "c")])))
+        #expect(state.toast?.text == "3 new: c")
+        _ = state.reduce(.tick(state.now.addingTimeInterval(6)))
+        _ = state.reduce(.inbox(.received([entry(4, "World", "d")])))
+        #expect(state.toast?.text == "Notification: d", "a new toast once the last one is gone")
+    }
+
     /// Keys typed while a send is under way are kept (issue 12, finding 2): the send takes
     /// only its own text out of the field; a failed send leaves everything.
     @Test func textTypedDuringASendIsKept() {
@@ -284,7 +296,7 @@ struct LogReducerTests {
 
     @Test func newestFirstAndMoving() {
         var state = makeState(items: Self.items, read: Self.read, rows: 14)
-        #expect(state.press(.character("3")) == [.markRead])
+        #expect(state.press(.character("3")) == [.markRead(through: 12)])
         #expect(state.visibleLog.first?.text == "news 12")
         _ = state.press(.character("j"), .down)
         #expect(state.log.cursor == 2)
@@ -354,7 +366,7 @@ struct ArrivalReducerTests {
     @Test func onTheLogItIsShownAndMarkedReadWhenLeft() {
         var state = makeState(items: [entry(1, "World", "old")], read: ["World": 1])
         _ = state.press(.character("3"))
-        #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [.markRead])
+        #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [.markRead(through: 2)])
         #expect(state.toast == nil)
         #expect(state.visibleLog.first.map(state.isUnread) == true, "dotted until left")
         #expect(state.log.cursor == 1, "the cursor stays on the message it was on")

@@ -80,6 +80,13 @@ public struct NewsCatalog: Sendable {
         messagePrefix + category.name + messageInfix + text
     }
 
+    /// The news of a message without the `Breaking <category> News : ` that `message` put
+    /// before it, for a list whose category column already says it; other text unchanged.
+    public static func headline(_ text: String, category: String) -> String {
+        let prefix = messagePrefix + category + messageInfix
+        return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text
+    }
+
     /// The category a message names, read back from the shape `message` writes.
     public func category(ofMessage text: String) -> Category? {
         guard text.hasPrefix(Self.messagePrefix), let infix = text.range(of: Self.messageInfix) else { return nil }

@@ -20,8 +20,10 @@ public final class HomeWatcher: Sendable {
         let (changes, continuation) = AsyncStream<SharedHomeState>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.changes = changes
         let files = [profile.store.url, profile.log.readMarksFile]
+        // Stamped now, before the window reads its state, so no change falls in between.
+        let initial = files.map(Self.stamp)
         task = Task {
-            var seen = files.map(Self.stamp)
+            var seen = initial
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 let now = files.map(Self.stamp)

@@ -91,6 +91,8 @@ public final class InboxLog: Sendable {
         /// Category ("" for none) → highest index read.
         var readThrough: [String: Int] = [:]
         var skippedLines = 0
+        /// The file's size when a follower last looked.
+        var lastSeenSize: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -131,8 +133,15 @@ public final class InboxLog: Sendable {
     /// when nothing was appended (followers ask several times a second).
     public func catchUpIfGrown() {
         var info = stat()
-        guard stat(url.path, &info) == 0, UInt64(info.st_size) != state.withLock({ $0.offset }) else { return }
-        catchUp()
+        guard stat(url.path, &info) == 0 else { return }
+        let size = UInt64(info.st_size)
+        // Read only when the size moved since the last look: a last line still being written
+        // (or never finished) does not cost a locked read four times a second.
+        let changed = state.withLock { state in
+            defer { state.lastSeenSize = size }
+            return size != state.lastSeenSize && size != state.offset
+        }
+        if changed { catchUp() }
     }
 
     /// The entries after the first `count`, oldest first.
@@ -201,11 +210,12 @@ public final class InboxLog: Sendable {
 
     /// Marks everything received so far as read, in one category or in all. The marks on disk
     /// are shared by every window of the home: they only move forward, whoever moved them.
-    public func markRead(category: String? = nil) {
+    public func markRead(category: String? = nil, through index: Int = .max) {
         withFileLock {
             let marks = state.withLock { state -> [String: Int] in
                 state.readThrough.merge(Self.readMarks(stateURL)) { max($0, $1) }
-                for entry in state.entries where category == nil || entry.category == category {
+                for entry in state.entries.prefix(max(0, min(index, state.entries.count)))
+                where category == nil || entry.category == category {
                     let key = entry.category ?? ""
                     state.readThrough[key] = max(state.readThrough[key] ?? 0, entry.index)
                 }

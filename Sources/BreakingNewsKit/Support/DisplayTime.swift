@@ -17,6 +17,28 @@ public enum DisplayTime {
         return "\(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday)) \(pad(then.tm_hour)):\(pad(then.tm_min))"
     }
 
+    /// The time column of a list: 11 cells whatever the day, so rows of other days do not
+    /// shift the columns after it. `HH:mm:ss` for today, `MM-dd HH:mm` this year, else
+    /// `yyyy-MM-dd`; the text itself (cut to 11) when it is not a W3C date.
+    public static func column(_ w3c: String, now: Date = Date()) -> String {
+        let text: String
+        if let date = W3CDate.parse(w3c) {
+            let then = local(date)
+            let today = local(now)
+            func pad(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            if then.tm_year == today.tm_year && then.tm_yday == today.tm_yday {
+                text = "\(pad(then.tm_hour)):\(pad(then.tm_min)):\(pad(then.tm_sec))"
+            } else if then.tm_year == today.tm_year {
+                text = "\(pad(then.tm_mon + 1))-\(pad(then.tm_mday)) \(pad(then.tm_hour)):\(pad(then.tm_min))"
+            } else {
+                text = "\(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday))"
+            }
+        } else {
+            text = String(w3c.prefix(11))
+        }
+        return text.padding(toLength: 11, withPad: " ", startingAt: 0)
+    }
+
     private static func local(_ date: Date) -> tm {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var result = tm()

@@ -23,8 +23,9 @@ public enum Effect: Sendable, Hashable {
     /// Store the selection, then register it.
     case subscribe([Category])
     case send(text: String, categories: [Category])
-    /// Mark everything received as read.
-    case markRead
+    /// Mark read what this window has received: the log's entries up to this index (not
+    /// what the log may have gained since, which the window has not shown yet).
+    case markRead(through: Int)
     case quit
 }
 
@@ -54,7 +55,8 @@ extension AppState {
         case .registration(let record, let userInitiated):
             registration = record
             registering = false
-            if userInitiated {
+            // A question on screen stays: the registration line shows the outcome too.
+            if userInitiated, dialog?.confirm == nil {
                 switch record.state {
                 case .registered:
                     let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
@@ -101,10 +103,14 @@ extension AppState {
                 // Seen as it arrives; keep the cursor on the same message.
                 log.cursor += entries.filter(passesFilter).count
                 clampLog()
-                return [.markRead]
+                return [.markRead(through: items.last?.index ?? 0)]
             }
             if let newest = entries.last {
-                toast = Toast(text: "Notification: \(newest.text)", expires: now.addingTimeInterval(toastSeconds))
+                // A burst is counted: "3 new: …" with the newest, not only the last of them.
+                let count = entries.count + (toast.map { $0.expires > now ? $0.count : 0 } ?? 0)
+                toast = Toast(
+                    text: count == 1 ? "Notification: \(newest.text)" : "\(count) new: \(newest.text)",
+                    expires: now.addingTimeInterval(toastSeconds), count: count)
             }
             return []
         case .shared(let shared):
@@ -180,7 +186,7 @@ extension AppState {
             toast = nil
             log.cursor = 0
             log.top = 0
-            if unreadTotal > 0 { effects.append(.markRead) }
+            if unreadTotal > 0 { effects.append(.markRead(through: items.last?.index ?? 0)) }
         }
         return effects
     }

@@ -34,6 +34,8 @@ public struct Dialog: Sendable, Hashable {
 public struct Toast: Sendable, Hashable {
     public var text: String
     public var expires: Date
+    /// Messages this toast stands for: a burst is counted, not hidden behind its last.
+    public var count = 1
 }
 
 /// Everything the screen shows; changed only by `reduce`.

@@ -85,7 +85,12 @@ public final class TerminalApp: Sendable {
             }
         }
         // An unsent draft survives quitting.
-        profile.saveDraft(String(state.compose.text))
+        var draft = state.compose.text
+        if state.compose.sending, draft.starts(with: state.compose.inFlight) {
+            // What is being sent is not a draft: only what was typed after it is kept.
+            draft = Array(draft.dropFirst(state.compose.inFlight.count).drop { $0 == " " })
+        }
+        profile.saveDraft(String(draft))
         return 0
     }
 
@@ -172,8 +177,9 @@ public final class TerminalApp: Sendable {
                     queue.push(.sent(categories.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
                 }
             }
-        case .markRead:
-            profile.log.markRead()
+        case .markRead(let index):
+            // Off the screen's thread: the marks file is shared under a lock.
+            Task.detached { profile.log.markRead(through: index) }
         case .quit:
             break
         }

@@ -24,9 +24,11 @@ enum LogScreen {
             let selected = index == state.log.cursor
             let match = state.matchesSearch(entry)
             let unread = state.isUnread(entry)
+            // The category has its column: the text does not say it again.
+            let text = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
             let line =
-                (unread ? " ● " : "   ") + DisplayTime.short(entry.receivedAt, now: state.now) + "  "
-                + TextWidth.pad(entry.category ?? "—", to: 11) + " " + entry.text
+                (unread ? " ● " : "   ") + DisplayTime.column(entry.receivedAt, now: state.now) + "  "
+                + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
             let style = Style(bold: unread || match, reverse: selected, color: match ? .warning : .normal)
             c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)
         }
