@@ -69,18 +69,16 @@ struct LogCommand: AsyncParsableCommand {
         }
         var wasOnline = false
         var offline: String?
-        for await update in receiver.updates {
-            switch update {
-            case .received:
-                break
-            case .status(.online):
+        for await status in receiver.statuses {
+            switch status {
+            case .online:
                 if wasOnline { printError("reconnected to the hub") }
                 wasOnline = true
-            case .status(.reconnecting(let seconds, let reason)):
+            case .reconnecting(let seconds, let reason):
                 printError("lost the hub (\(reason)); retrying in \(Int(seconds)) s")
-            case .status(.offline(let reason)):
+            case .offline(let reason):
                 offline = reason
-            case .status(.connecting), .status(.stopped):
+            case .connecting, .stopped:
                 break
             }
         }

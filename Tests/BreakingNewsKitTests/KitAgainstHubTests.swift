@@ -113,7 +113,7 @@ import Testing
             let (merged, sink) = AsyncStream<InboxUpdate>.makeStream()
             let forwarders = [
                 Task { for await entries in follower.entries { sink.yield(.received(entries)) } },
-                Task { for await update in receiver.updates { sink.yield(update) } },
+                Task { for await status in receiver.statuses { sink.yield(.status(status)) } },
             ]
             defer {
                 follower.stop()
@@ -198,9 +198,9 @@ import Testing
             // A hub name this server does not serve: its sandbox answers 404, as Azure would.
             let elsewhere = HubEndpoint(listen: hub.listen, send: hub.full, hubName: "azure-hub")
             let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
-            var last: InboxUpdate?
-            for await update in receiver.updates { last = update }
-            #expect(last == .status(.stopped) || last == .status(.offline(SandboxClient.noSandbox)))
+            var last: ConnectionStatus?
+            for await status in receiver.statuses { last = status }
+            #expect(last == .stopped || last == .offline(SandboxClient.noSandbox))
             await #expect(throws: SandboxClient.Failure.self) { try await profile.sync(elsewhere) }
         }
     }

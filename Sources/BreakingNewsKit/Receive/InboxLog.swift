@@ -149,9 +149,6 @@ public final class InboxLog: Sendable {
         state.withLock { Array($0.entries.dropFirst(max(0, count))) }
     }
 
-    /// How many entries the log holds.
-    public var count: Int { state.withLock { $0.entries.count } }
-
     /// Adds deliveries not seen before; returns the new entries.
     @discardableResult
     public func append(_ deliveries: [SandboxDelivery], hub: String, categoryOf: (SandboxDelivery) -> String?, now: Date = Date())
@@ -202,11 +199,6 @@ public final class InboxLog: Sendable {
 
     /// The read marks: category name ("" for none) → the highest index read.
     public var readMarks: [String: Int] { state.withLock { $0.readThrough } }
-
-    /// Whether an entry is still unread.
-    public func isUnread(_ entry: InboxEntry) -> Bool {
-        state.withLock { entry.index > ($0.readThrough[entry.category ?? ""] ?? 0) }
-    }
 
     /// Marks everything received so far as read, in one category or in all. The marks on disk
     /// are shared by every window of the home: they only move forward, whoever moved them.

@@ -1,7 +1,7 @@
 import Foundation
 import NotificationHubs
 
-/// What a window learns about the news: the receiver's connection, and the log's new entries
+/// What a window learns about the news: its receiver's connection, and the log's new entries
 /// (from its `LogFollower`).
 public enum InboxUpdate: Sendable, Hashable {
     case status(ConnectionStatus)
@@ -14,15 +14,15 @@ public enum InboxUpdate: Sendable, Hashable {
 /// connection. What it appended reaches the windows through the log (`LogFollower`, told at
 /// once), as what other processes append does.
 public final class InboxReceiver: Sendable {
-    public let updates: AsyncStream<InboxUpdate>
+    public let statuses: AsyncStream<ConnectionStatus>
     private let task: Task<Void, Never>
 
     /// Starts receiving at once.
     public init(
         sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff = Backoff()
     ) {
-        let (updates, continuation) = AsyncStream<InboxUpdate>.makeStream(bufferingPolicy: .unbounded)
-        self.updates = updates
+        let (statuses, continuation) = AsyncStream<ConnectionStatus>.makeStream(bufferingPolicy: .unbounded)
+        self.statuses = statuses
         let hubURL = sandbox.endpoint.hubURL
         task = Task {
             let resume = log.resumePoint(hubName: sandbox.endpoint.hubName)
@@ -33,7 +33,7 @@ public final class InboxReceiver: Sendable {
                 let action = pending.removeFirst()
                 switch action {
                 case .report(let status):
-                    continuation.yield(.status(status))
+                    continuation.yield(status)
                 case .close:
                     break
                 case .wait(let seconds):
@@ -56,14 +56,14 @@ public final class InboxReceiver: Sendable {
         continuation.onTermination = { [task] _ in task.cancel() }
     }
 
-    /// Stops receiving; `updates` ends after reporting `.stopped`.
+    /// Stops receiving; `statuses` ends after reporting `.stopped`.
     public func stop() { task.cancel() }
 
     /// Opens the stream and reads it until it ends; returns the event that ended it.
     private static func receive(
         sandbox: SandboxClient, after lastEventId: Int64?, epoch: inout String?, machine: inout StreamMachine, log: InboxLog,
         catalog: NewsCatalog, follower: LogFollower?,
-        hubURL: String, continuation: AsyncStream<InboxUpdate>.Continuation, pending: inout [StreamMachine.Action]
+        hubURL: String, continuation: AsyncStream<ConnectionStatus>.Continuation, pending: inout [StreamMachine.Action]
     ) async -> StreamMachine.Event {
         let stream: DeviceStream
         do {
@@ -74,7 +74,7 @@ public final class InboxReceiver: Sendable {
         pending += machine.handle(.opened)
         // Report "online" before blocking on the stream.
         while let first = pending.first, case .report(let status) = first {
-            continuation.yield(.status(status))
+            continuation.yield(status)
             pending.removeFirst()
         }
         do {

@@ -133,7 +133,7 @@ public final class TerminalApp: Sendable {
             }
             let receiver = InboxReceiver(
                 sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
-            for await update in receiver.updates { queue.push(.inbox(update)) }
+            for await status in receiver.statuses { queue.push(.inbox(.status(status))) }
         }
     }
 
