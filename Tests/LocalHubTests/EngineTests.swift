@@ -228,11 +228,14 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func item4_aStreamThatIsNotReadIsEndedNotGrown() async throws {
         let streams = DeviceStreams(bufferLimit: 100)
-        let listener = try streams.listen(hub: "news", device: "ab")
+        let sink = BufferedStreamSink(limit: 100)
+        let listener = try streams.listen(hub: "news", device: "ab", sink: sink)
         streams.publish(Self.deliveries(150))
         streams.tick()
+        // Events reach a sink in a job on its loop: let it run before anything is read.
+        try await sink.eventLoop.submit {}.get()
         var received = 0
-        for await event in listener.events {
+        for await event in sink.events {
             if case .delivery = event { received += 1 }
         }
         #expect(received == 100)

@@ -36,12 +36,15 @@ public struct DeliveryLog: Sendable {
     public var maximumStreamsPerDevice: Int { streams.maximumPerDevice }
     public var maximumStreams: Int { streams.maximum }
 
-    /// Starts following a device's deliveries; `cancel` with the id when done.
-    public func listen(hub: String, device: String) throws(DeviceStreams.ListenRefusal) -> (
-        id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]
+    /// Starts following a device's deliveries with `sink`; `cancel` with the id when done.
+    public func listen(hub: String, device: String, sink: any DeviceStreamSink) throws(DeviceStreams.ListenRefusal) -> (
+        id: Int, unrecorded: [Delivery]
     ) {
-        try streams.listen(hub: hub, device: device)
+        try streams.listen(hub: hub, device: device, sink: sink)
     }
+
+    /// Events a stream may have waiting for its client before it is ended.
+    public var streamBufferLimit: Int { streams.bufferLimit }
 
     public func cancel(hub: String, device: String, id: Int) {
         streams.cancel(hub: hub, device: device, id: id)

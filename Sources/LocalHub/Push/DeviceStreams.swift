@@ -1,29 +1,20 @@
+import NIOCore
 import Synchronization
 
-/// What an open device stream is handed.
-public enum StreamEvent: Sendable {
-    case delivery(Delivery)
-    /// Time for a keep-alive comment (one ticker serves every stream).
-    case keepAlive
-}
-
 /// Live listeners of device inboxes: each open stream gets every delivery to its device as
-/// soon as it is durable, and a keep-alive tick while idle.
+/// soon as it is published, and a keep-alive tick while idle. Listeners are sinks that live
+/// on an event loop: one publish hands each loop one job holding the events of all its
+/// sinks, which write them there (for HTTP streams, straight into their channels).
 ///
-/// Nothing here grows without bound. A stream whose client stops reading has at most
-/// `bufferLimit` events waiting; past that it is ended, and its client resumes from the
-/// database with `Last-Event-ID`, losing nothing. An ended stream still counts against the
-/// limits until `cancel`: its connection is held while what it buffered is written. Deliveries published before their commit
-/// are kept only until `markRecorded`, which forgets a whole batch in one pass.
+/// Nothing here grows without bound. A sink whose client stops reading ends its stream once
+/// `bufferLimit` events wait for the client, and the client resumes from the database with
+/// `Last-Event-ID`, losing nothing. An ended stream still counts against the limits until
+/// `cancel`: its connection is held while what it buffered is written. Deliveries published
+/// before their commit are kept only until `markRecorded`, which forgets a whole batch in
+/// one pass.
 public final class DeviceStreams: Sendable {
-    private struct Listener {
-        let continuation: AsyncStream<StreamEvent>.Continuation
-        /// Finished for falling behind, not yet cancelled by its writer.
-        var ended = false
-    }
-
     private struct Registry {
-        var listeners: [String: [Int: Listener]] = [:]
+        var listeners: [String: [Int: any DeviceStreamSink]] = [:]
         var nextId = 0
         var count = 0
         var closed = false
@@ -31,22 +22,43 @@ public final class DeviceStreams: Sendable {
         /// stream that opens in between gets them from here, not from the database.
         var unrecorded: [String: [Delivery]] = [:]
 
-        /// Removes one listener; returns its continuation to finish outside the lock.
-        mutating func remove(key: String, id: Int) -> AsyncStream<StreamEvent>.Continuation? {
-            guard let listener = listeners[key]?.removeValue(forKey: id) else { return nil }
+        /// Removes one listener.
+        mutating func remove(key: String, id: Int) -> (any DeviceStreamSink)? {
+            guard let sink = listeners[key]?.removeValue(forKey: id) else { return nil }
             if listeners[key]?.isEmpty == true { listeners[key] = nil }
             count -= 1
-            return listener.continuation
+            return sink
         }
 
-        /// Hands `event` to every live listener of `key`; those that cannot take it are
-        /// marked ended and returned, to finish outside the lock.
-        mutating func yield(_ event: StreamEvent, to key: String, overflowed: inout [AsyncStream<StreamEvent>.Continuation]) {
-            guard let all = listeners[key] else { return }
-            for (id, listener) in all where !listener.ended {
-                if case .dropped = listener.continuation.yield(event) {
-                    listeners[key]?[id]?.ended = true
-                    overflowed.append(listener.continuation)
+        /// Adds `event` for every listener of `key` to the jobs of their loops.
+        func collect(_ event: StreamEvent, for key: String, into jobs: inout Jobs) {
+            guard let sinks = listeners[key] else { return }
+            for sink in sinks.values { jobs.add(event, for: sink) }
+        }
+    }
+
+    /// Events gathered per event loop, handed over one job per loop.
+    private struct Jobs {
+        var byLoop: [ObjectIdentifier: (loop: any EventLoop, items: [(any DeviceStreamSink, StreamEvent)])] = [:]
+
+        mutating func add(_ event: StreamEvent, for sink: any DeviceStreamSink) {
+            let loop = sink.eventLoop
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].items.append((sink, event))
+        }
+
+        /// Runs each loop's job: its sinks take their events in order, each flushing right
+        /// after its last one, so the first streams are on their way while later ones are
+        /// still being written.
+        func run() {
+            for (loop, items) in byLoop.values {
+                loop.execute {
+                    var lastEvent: [ObjectIdentifier: Int] = [:]
+                    lastEvent.reserveCapacity(items.count)
+                    for (index, (sink, _)) in items.enumerated() { lastEvent[ObjectIdentifier(sink)] = index }
+                    for (index, (sink, event)) in items.enumerated() {
+                        sink.receive(event)
+                        if lastEvent[ObjectIdentifier(sink)] == index { sink.flush() }
+                    }
                 }
             }
         }
@@ -79,28 +91,40 @@ public final class DeviceStreams: Sendable {
         case closed
     }
 
-    /// Starts listening to a device; call `cancel` with the id when done. `unrecorded` holds
-    /// the device's deliveries already published but not yet in the database.
-    public func listen(hub: String, device: String) throws(ListenRefusal) -> (
-        id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]
+    /// Starts listening to a device with `sink`; call `cancel` with the id when done.
+    /// `unrecorded` holds the device's deliveries already published but not yet in the
+    /// database.
+    public func listen(hub: String, device: String, sink: any DeviceStreamSink) throws(ListenRefusal) -> (
+        id: Int, unrecorded: [Delivery]
     ) {
-        let (stream, continuation) = AsyncStream<StreamEvent>.makeStream(bufferingPolicy: .bufferingOldest(bufferLimit))
         let key = Self.key(hub: hub, device: device)
         let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
             if registry.closed { return .failure(.closed) }
             if registry.listeners[key, default: [:]].count >= maximumPerDevice { return .failure(.tooManyStreams) }
             if registry.count >= maximum { return .failure(.full) }
             registry.nextId += 1
-            registry.listeners[key, default: [:]][registry.nextId] = Listener(continuation: continuation)
+            registry.listeners[key, default: [:]][registry.nextId] = sink
             registry.count += 1
             return .success((registry.nextId, registry.unrecorded[key] ?? []))
         }
         switch result {
-        case .success(let (id, unrecorded)):
-            return (id, stream, unrecorded)
-        case .failure(let refusal):
-            continuation.finish()
-            throw refusal
+        case .success(let (id, unrecorded)): return (id, unrecorded)
+        case .failure(let refusal): throw refusal
+        }
+    }
+
+    /// Starts listening to a device with a `BufferedStreamSink` of `bufferLimit` events, read
+    /// as an async sequence (listeners inside the process; tests).
+    public func listen(hub: String, device: String) throws(ListenRefusal) -> (
+        id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery]
+    ) {
+        let sink = BufferedStreamSink(limit: bufferLimit)
+        do {
+            let (id, unrecorded) = try listen(hub: hub, device: device, sink: sink)
+            return (id, sink.events, unrecorded)
+        } catch {
+            sink.end()
+            throw error
         }
     }
 
@@ -112,28 +136,26 @@ public final class DeviceStreams: Sendable {
 
     public func cancel(hub: String, device: String, id: Int) {
         let key = Self.key(hub: hub, device: device)
-        let continuation = registry.withLock { registry in registry.remove(key: key, id: id) }
-        continuation?.finish()
+        registry.withLock { registry in _ = registry.remove(key: key, id: id) }
     }
 
     /// Hands deliveries to the listeners of their devices. With `recorded: false` they are
-    /// also kept for streams that open before `markRecorded` is called for them. A listener
-    /// whose buffer is full is ended.
+    /// also kept for streams that open before `markRecorded` is called for them.
     public func publish(_ deliveries: [Delivery], recorded: Bool = true) {
         guard !deliveries.isEmpty else { return }
-        let overflowed = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
-            var overflowed: [AsyncStream<StreamEvent>.Continuation] = []
+        let jobs = registry.withLock { registry -> Jobs in
+            var jobs = Jobs()
             var hubKeys: [String: String] = [:]
             for delivery in deliveries {
                 let hubKey = hubKeys[delivery.hub] ?? delivery.hub.lowercased()
                 hubKeys[delivery.hub] = hubKey
                 let key = hubKey + "/" + delivery.device
                 if !recorded { registry.unrecorded[key, default: []].append(delivery) }
-                registry.yield(.delivery(delivery), to: key, overflowed: &overflowed)
+                registry.collect(.delivery(delivery), for: key, into: &jobs)
             }
-            return overflowed
+            return jobs
         }
-        for continuation in overflowed { continuation.finish() }
+        jobs.run()
     }
 
     /// Forgets deliveries kept by `publish(_:recorded: false)`: they are in the database now.
@@ -155,16 +177,14 @@ public final class DeviceStreams: Sendable {
         }
     }
 
-    /// Sends a keep-alive tick to every open stream; a stream that cannot take it is ended.
+    /// Sends a keep-alive tick to every open stream.
     public func tick() {
-        let overflowed = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
-            var overflowed: [AsyncStream<StreamEvent>.Continuation] = []
-            for key in registry.listeners.keys {
-                registry.yield(.keepAlive, to: key, overflowed: &overflowed)
-            }
-            return overflowed
+        let jobs = registry.withLock { registry -> Jobs in
+            var jobs = Jobs()
+            for key in registry.listeners.keys { registry.collect(.keepAlive, for: key, into: &jobs) }
+            return jobs
         }
-        for continuation in overflowed { continuation.finish() }
+        jobs.run()
     }
 
     /// Ticks every `seconds` until cancelled.
@@ -178,14 +198,14 @@ public final class DeviceStreams: Sendable {
 
     /// Ends every open stream and refuses new ones (the hub is shutting down).
     public func closeAll() {
-        let all = registry.withLock { registry -> [AsyncStream<StreamEvent>.Continuation] in
+        let all = registry.withLock { registry -> [any DeviceStreamSink] in
             registry.closed = true
-            let all = registry.listeners.values.flatMap(\.values).map(\.continuation)
+            let all = registry.listeners.values.flatMap(\.values)
             registry.listeners = [:]
             registry.count = 0
             return all
         }
-        for continuation in all { continuation.finish() }
+        for sink in all { sink.end() }
     }
 
     /// Open streams.

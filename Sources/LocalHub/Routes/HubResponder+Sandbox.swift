@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import NotificationHubs
 
 extension HubResponder {
@@ -15,14 +16,14 @@ extension HubResponder {
     /// - `GET …/devices` (Manage): devices with deliveries and their counts.
     /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
     /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
-    func sandbox(_ r: HubRequest, path: EndpointPath) async throws -> Response {
+    func sandbox(_ r: HubRequest, path: EndpointPath, channel: any Channel) async throws -> Response {
         var route = "unknown"
         // The route as `/metrics` names it.
         defer { path.value = route }
-        return try await sandbox(r, route: &route)
+        return try await sandbox(r, route: &route, channel: channel)
     }
 
-    private func sandbox(_ r: HubRequest, route: inout String) async throws -> Response {
+    private func sandbox(_ r: HubRequest, route: inout String, channel: any Channel) async throws -> Response {
         let s = r.lowered
         guard s.count >= 4, s[1] == "apns", s[3] == "devices" else {
             route = "/_sandbox"
@@ -55,7 +56,8 @@ extension HubResponder {
         case (.get, "stream"):
             route = "/_sandbox/apns/{hub}/devices/{token}/stream"
             let since = try resumePoint(r)
-            return try stream(hub: hub, device: device, after: since, request: r.request, trackingId: r.trackingId)
+            return try stream(
+                hub: hub, device: device, after: since, request: r.request, channel: channel, trackingId: r.trackingId)
         case (.get, "inbox"), (.get, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/\(s[5])"
             let since = try resumePoint(r)
@@ -97,9 +99,9 @@ extension HubResponder {
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
     /// hub shuts down.
-    private func stream(hub: String, device: String, after since: Int64, request: Request, trackingId: String) throws
-        -> Response
-    {
+    private func stream(
+        hub: String, device: String, after since: Int64, request: Request, channel: any Channel, trackingId: String
+    ) throws -> Response {
         // Checked before the response so that a refusal is a status code; listening itself
         // starts in the body, which always ends it (a stream refused there just ends).
         let log = engine.deliveries
@@ -128,27 +130,30 @@ extension HubResponder {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let body = ResponseBody { writer in
-            guard let listener = try? log.listen(hub: hub, device: device) else {
+            let sink = ChannelStreamSink(channel: channel, epoch: log.epoch, limit: log.streamBufferLimit)
+            guard let listener = try? log.listen(hub: hub, device: device, sink: sink) else {
                 try await writer.finish(nil)
                 return
             }
             defer { log.cancel(hub: hub, device: device, id: listener.id) }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await Self.writeStream(to: &writer, log: log, hub: hub, device: device, after: since, listener: listener)
+                let last = try await Self.writeBacklog(to: &writer, log: log, hub: hub, device: device, after: since)
+                await sink.goLive(after: last, pending: listener.unrecorded)
+                await sink.waitUntilEnded()
             }
+            await sink.close()
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
     }
 
-    /// Writes the backlog, the deliveries published before their commit, then live events
-    /// until the listener ends (client gone, hub shutting down, or a client too slow to keep
-    /// up: it resumes from the database).
-    private static func writeStream(
-        to writer: inout any ResponseBodyWriter, log: DeliveryLog, hub: String, device: String, after since: Int64,
-        listener: (id: Int, events: AsyncStream<StreamEvent>, unrecorded: [Delivery])
-    ) async throws {
+    /// Writes the stream's preamble and the backlog from the database; returns the newest
+    /// delivery written. Live events, and those published before their commit, are the
+    /// sink's to write (`ChannelStreamSink.goLive`).
+    private static func writeBacklog(
+        to writer: inout any ResponseBodyWriter, log: DeliveryLog, hub: String, device: String, after since: Int64
+    ) async throws -> Int64 {
         var last = since
         let epoch = log.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
@@ -159,21 +164,6 @@ extension HubResponder {
             last = newest.seq
             if backlog.count < 500 { break }
         }
-        // Published while their commit was still running: not in the database yet.
-        let pending = listener.unrecorded.filter { $0.seq > last }.sorted { $0.seq < $1.seq }
-        if let newest = pending.last {
-            try await writer.write(ByteBuffer(string: pending.map { $0.serverSentEvent(epoch: epoch) }.joined()))
-            last = newest.seq
-        }
-        for await event in listener.events {
-            switch event {
-            case .delivery(let delivery):
-                guard delivery.seq > last else { continue }
-                try await writer.write(ByteBuffer(string: delivery.serverSentEvent(epoch: epoch)))
-                last = delivery.seq
-            case .keepAlive:
-                try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
-            }
-        }
+        return last
     }
 }

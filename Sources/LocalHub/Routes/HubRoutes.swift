@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LocalHubSupport
+import NIOCore
 import NotificationHubs
 import Synchronization
 
@@ -12,9 +13,12 @@ struct HubRequestContext: RequestContext {
     var trackingId = ""
     /// The hub named by the path, in its configured spelling.
     var hub = ""
+    /// The connection, for the device streams that write to it directly.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
 }
 
@@ -34,7 +38,8 @@ extension HubResponder {
         // resource takes.
         for method in [HTTPRequest.Method.get, .delete, .post, .put, .patch] {
             router.on("_sandbox/**", method: method) { request, context in
-                try await self.sandbox(HubRequest(request, context), path: context.coreContext.endpointPath)
+                try await self.sandbox(
+                    HubRequest(request, context), path: context.coreContext.endpointPath, channel: context.channel)
             }
         }
 

@@ -1,0 +1,97 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTPTypes
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// The sink that writes a device stream's frames straight into its channel, on a testing
+/// channel whose writability and event loop the test drives.
+@Suite struct ChannelStreamSinkTests {
+    static func delivery(_ seq: Int64) -> Delivery {
+        Delivery(
+            seq: seq, hub: "news", device: "ab", notificationId: "n\(seq)", template: "t", payload: #"{"aps":{"alert":"x"}}"#,
+            delivered: Date(timeIntervalSince1970: 1_700_000_000), tags: nil)
+    }
+
+    /// What a `DeviceStreams` job does for one event.
+    static func hand(_ event: StreamEvent, to sink: ChannelStreamSink, on loop: NIOAsyncTestingEventLoop) {
+        loop.execute {
+            sink.receive(event)
+            sink.flush()
+        }
+    }
+
+    /// The frames the channel was handed, in order.
+    static func written(_ channel: NIOAsyncTestingChannel) async throws -> [String] {
+        var frames: [String] = []
+        while let part = try await channel.readOutbound(as: HTTPResponsePart.self) {
+            if case .body(let buffer) = part { frames.append(String(buffer: buffer)) }
+        }
+        return frames
+    }
+
+    @Test func eventsHeldBeforeGoingLiveFollowTheBacklogOnceInOrder() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 100)
+        // Published while the backlog was read: 3 (also in the backlog), 5, 4.
+        for seq in [3, 5, 4] as [Int64] { Self.hand(.delivery(Self.delivery(seq)), to: sink, on: loop) }
+        await loop.run()
+        #expect(try await Self.written(channel).isEmpty)
+        // The backlog ended at 3; 6 was published before its commit.
+        async let live: Void = sink.goLive(after: 3, pending: [Self.delivery(6), Self.delivery(5)])
+        await loop.run()
+        await live
+        Self.hand(.delivery(Self.delivery(6)), to: sink, on: loop)
+        Self.hand(.delivery(Self.delivery(7)), to: sink, on: loop)
+        await loop.run()
+        let frames = try await Self.written(channel)
+        #expect(frames == [4, 5, 6, 7].map { Self.delivery($0).serverSentEvent(epoch: "e") })
+    }
+
+    @Test func aClientThatStopsReadingIsEndedAfterTheLimit() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 5)
+        async let live: Void = sink.goLive(after: 0, pending: [])
+        await loop.run()
+        await live
+        channel.isWritable = false
+        for seq in 1...20 as ClosedRange<Int64> { Self.hand(.delivery(Self.delivery(seq)), to: sink, on: loop) }
+        await loop.run()
+        async let ended: Void = sink.waitUntilEnded()
+        await loop.run()
+        await ended
+        // Five frames waited for the client; the sixth ended the stream instead of growing it.
+        #expect(try await Self.written(channel).count == 5)
+    }
+
+    @Test func nothingIsWrittenOnceClosed() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 5)
+        async let live: Void = sink.goLive(after: 0, pending: [])
+        await loop.run()
+        await live
+        async let closed: Void = sink.close()
+        await loop.run()
+        await closed
+        Self.hand(.delivery(Self.delivery(1)), to: sink, on: loop)
+        Self.hand(.keepAlive, to: sink, on: loop)
+        await loop.run()
+        #expect(try await Self.written(channel).isEmpty)
+    }
+
+    @Test func aClosedConnectionEndsTheWait() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 5)
+        try await channel.close()
+        async let ended: Void = sink.waitUntilEnded()
+        await loop.run()
+        await ended
+    }
+}
