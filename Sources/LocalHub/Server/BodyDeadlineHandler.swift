@@ -21,6 +21,8 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var responsesEnded = 0
     /// A response head was written and its end not yet.
     private var responding = false
+    /// A request's head was read and its end not yet.
+    private var bodyOpen = false
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -30,19 +32,31 @@ final class BodyDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head:
             requestsRead += 1
+            bodyOpen = true
+            // A new request gets the whole timeout for its body.
             deadline?.cancel()
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let context = NIOLoopBound(context, eventLoop: context.eventLoop)
-            deadline = context.value.eventLoop.scheduleTask(in: timeout) {
-                handler.value.expire(context: context.value)
-            }
+            deadline = nil
         case .end:
+            bodyOpen = false
             deadline?.cancel()
             deadline = nil
         case .body:
             break
         }
         context.fireChannelRead(data)
+    }
+
+    /// The deadline is set only when a read ends with a body still open: a request whose
+    /// head, body and end arrive together, the usual case, costs no timer.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if bodyOpen, deadline == nil {
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+            deadline = context.value.eventLoop.scheduleTask(in: timeout) {
+                handler.value.expire(context: context.value)
+            }
+        }
+        context.fireChannelReadComplete()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
