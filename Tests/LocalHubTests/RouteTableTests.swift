@@ -92,3 +92,19 @@ import Testing
         }
     }
 }
+
+/// Tracking ids the hub makes when a client sent none.
+@Suite struct TrackingIdTests {
+    @Test func newIdsAreUUIDShapedAndNeverRepeat() {
+        let ids = (0..<50_000).map { _ in HubRequest.newTrackingId() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(1000) + ids.suffix(10) {
+            #expect(UUID(uuidString: id) != nil, "\(id)")
+            #expect(id == id.lowercased())
+            let parts = id.split(separator: "-")
+            #expect(parts.map(\.count) == [8, 4, 4, 4, 12])
+            #expect(parts[2].first == "4")
+            #expect("89ab".contains(parts[3].first!))
+        }
+    }
+}

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NotificationHubs
+import Synchronization
 
 /// A request as the hub reads it: path segments and query keys compared ignoring case,
 /// trailing slashes ignored, header names in any case.
@@ -79,14 +80,41 @@ struct HubRequest {
 
     static let trackingIdField = HTTPField.Name("TrackingId")!
 
-    /// A random id in the UUID shape, without Foundation's UUID formatting.
+    /// A new id in the UUID shape (version 4 layout): a random base chosen once per process
+    /// and a counter, so ids never repeat within a run and differ across runs, without a
+    /// system call or string interpolation per request.
     static func newTrackingId() -> String {
-        let a = UInt64.random(in: .min ... .max)
-        let b = UInt64.random(in: .min ... .max)
-        func hex(_ value: UInt64, _ digits: Int) -> String { Hex.padded(value, width: digits, uppercase: false) }
-        return
-            "\(hex(a >> 32, 8))-\(hex((a >> 16) & 0xffff, 4))-4\(hex(a & 0xfff, 3))-\(hex(0x8000 | (b >> 48) & 0x3fff, 4))-\(hex(b & 0xffff_ffff_ffff, 12))"
+        let serial = trackingSerial.add(1, ordering: .relaxed).newValue
+        let a = trackingBase.a
+        let b = trackingBase.b &+ serial
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            var at = 0
+            func put(_ value: UInt64, _ count: Int) {
+                for shift in stride(from: (count - 1) * 4, through: 0, by: -4) {
+                    buffer[at] = digits.utf8Start[Int((value >> UInt64(shift)) & 0xf)]
+                    at += 1
+                }
+            }
+            func dash() {
+                buffer[at] = UInt8(ascii: "-")
+                at += 1
+            }
+            put(a >> 32, 8)
+            dash()
+            put((a >> 16) & 0xffff, 4)
+            dash()
+            put(0x4000 | (a & 0xfff), 4)
+            dash()
+            put(0x8000 | ((b >> 48) & 0x3fff), 4)
+            dash()
+            put(b & 0xffff_ffff_ffff, 12)
+            return at
+        }
     }
+
+    private static let trackingBase = (a: UInt64.random(in: .min ... .max), b: UInt64.random(in: .min ... .max))
+    private static let trackingSerial = Atomic<UInt64>(0)
 
     var method: HTTPRequest.Method { request.method }
 
