@@ -247,6 +247,15 @@ import Testing
         #expect(streams.count == 0)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledListenerSeesTheEnd() async throws {
+        let streams = DeviceStreams()
+        let listener = try streams.listen(hub: "news", device: "ab")
+        streams.cancel(hub: "news", device: "ab", id: listener.id)
+        for await _ in listener.events {}
+        #expect(streams.count == 0)
+    }
+
     @Test func review_streamsEndedForFallingBehindStillCountUntilCancelled() throws {
         let streams = DeviceStreams(maximum: 1, bufferLimit: 1)
         let slow = try streams.listen(hub: "news", device: "ab")

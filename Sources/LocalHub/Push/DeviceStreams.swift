@@ -134,9 +134,10 @@ public final class DeviceStreams: Sendable {
         return registry.withLock { $0.listeners[key]?.count ?? 0 }
     }
 
+    /// Stops listening; the sink is ended (its reader, if any, sees the end).
     public func cancel(hub: String, device: String, id: Int) {
         let key = Self.key(hub: hub, device: device)
-        registry.withLock { registry in _ = registry.remove(key: key, id: id) }
+        registry.withLock { registry in registry.remove(key: key, id: id) }?.end()
     }
 
     /// Hands deliveries to the listeners of their devices. With `recorded: false` they are
