@@ -16,6 +16,17 @@ import Testing
             delivered: Date(timeIntervalSince1970: 1_700_000_000), tags: nil)
     }
 
+    /// A sink on a testing channel, past its backlog: writing each event as it comes.
+    static func liveSink(limit: Int) async -> (NIOAsyncTestingChannel, NIOAsyncTestingEventLoop, ChannelStreamSink) {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: limit)
+        async let live: Void = sink.goLive(after: 0, pending: [])
+        await loop.run()
+        await live
+        return (channel, loop, sink)
+    }
+
     /// What a `DeviceStreams` job does for one event.
     static func hand(_ event: StreamEvent, to sink: ChannelStreamSink, on loop: NIOAsyncTestingEventLoop) {
         loop.execute {
@@ -53,12 +64,7 @@ import Testing
     }
 
     @Test func aClientThatStopsReadingIsEndedAfterTheLimit() async throws {
-        let channel = NIOAsyncTestingChannel()
-        let loop = channel.testingEventLoop
-        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 5)
-        async let live: Void = sink.goLive(after: 0, pending: [])
-        await loop.run()
-        await live
+        let (channel, loop, sink) = await Self.liveSink(limit: 5)
         channel.isWritable = false
         for seq in 1...20 as ClosedRange<Int64> { Self.hand(.delivery(Self.delivery(seq)), to: sink, on: loop) }
         await loop.run()
@@ -70,12 +76,7 @@ import Testing
     }
 
     @Test func nothingIsWrittenOnceClosed() async throws {
-        let channel = NIOAsyncTestingChannel()
-        let loop = channel.testingEventLoop
-        let sink = ChannelStreamSink(channel: channel, epoch: "e", limit: 5)
-        async let live: Void = sink.goLive(after: 0, pending: [])
-        await loop.run()
-        await live
+        let (channel, loop, sink) = await Self.liveSink(limit: 5)
         async let closed: Void = sink.close()
         await loop.run()
         await closed
