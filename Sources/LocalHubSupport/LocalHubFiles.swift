@@ -12,10 +12,12 @@ public enum LocalHubDefaults {
     public static let keyFileName = LocalHubKeyFile.fileName
     /// Where an embedded hub's output goes.
     public static let logFileName = "hub.log"
+    /// The file a running hub holds locked (and open) for as long as it runs: one hub per folder.
+    public static let lockFileName = "hub.lock"
     /// Every file a hub keeps in its data folder, which only its owner may read; nothing
     /// else in the folder is the hub's to change.
     public static let dataFiles = [
-        stateFileName, keyFileName, logFileName, "hub.lock", "hub.sqlite", "hub.sqlite-wal", "hub.sqlite-shm",
+        stateFileName, keyFileName, logFileName, lockFileName, "hub.sqlite", "hub.sqlite-wal", "hub.sqlite-shm",
         "hub.sqlite-journal", "tls-certificate.pem", "tls-key.pem",
     ]
 }

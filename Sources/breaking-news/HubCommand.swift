@@ -116,9 +116,16 @@ struct HubCommand: AsyncParsableCommand {
             } catch  where error.kind == .stale {
                 state = nil
             } catch {
+                if let holder = hub.portHolder() {
+                    throw CommandFailure("\(hub.portTaken(by: holder))", exitCode: .hubUnreachable)
+                }
                 throw CommandFailure("the local hub is not answering as it should: \(error)", exitCode: .hubUnreachable)
             }
             guard let state else {
+                // Not running here: say so, or who keeps it from its port.
+                if let holder = hub.portHolder() {
+                    throw CommandFailure("\(hub.portTaken(by: holder))", exitCode: .hubUnreachable)
+                }
                 throw CommandFailure(
                     "the local hub is not running (it starts by itself when a command needs it)", exitCode: .hubUnreachable)
             }
@@ -157,6 +164,10 @@ struct HubCommand: AsyncParsableCommand {
 
         func run() async throws {
             let embedded = EmbeddedHub(paths: Paths(), hubName: hub)
+            // Keys for a port another hub holds would only be refused there.
+            if await embedded.running() == nil, let holder = embedded.portHolder() {
+                throw CommandFailure("\(embedded.portTaken(by: holder))", exitCode: .hubUnreachable)
+            }
             let base = embedded.state()?.url ?? "http://127.0.0.1:\(embedded.port)"
             let strings: (listen: String, full: String)
             do {

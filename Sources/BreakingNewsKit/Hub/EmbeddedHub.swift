@@ -53,9 +53,36 @@ public struct EmbeddedHub: Sendable {
         return try await LocalHubTrust.verify(state)
     }
 
+    /// Whether the hub of this folder crashed: its state file outlived its process. A hub
+    /// stopped on purpose (`hub stop`, a signal) removes the file as it goes.
+    public var crashed: Bool {
+        guard let state = state() else { return false }
+        return !LocalProcess.isAlive(state.pid)
+    }
+
+    /// Who holds this folder's port, when it is not this folder's hub: the hub of another
+    /// folder, or another program. Nil when the port is free or ours, or when the system
+    /// picks it (0).
+    public func portHolder() -> PortHolder? {
+        guard let holder = PortHolder.find(port: port), !holder.isHub(of: directory) else { return nil }
+        return holder
+    }
+
+    /// What to say when `holder` keeps this folder's hub from its port: who, and what to do.
+    public func portTaken(by holder: PortHolder) -> EmbeddedHubError {
+        let other =
+            holder.hubDirectory == nil
+            ? "" : ", or use that hub through its connection strings ('breaking-news hub connection-strings' in its home)"
+        return EmbeddedHubError(
+            description:
+                "\(holder); this home's hub cannot listen there: set BREAKING_NEWS_HUB_PORT to another port (0 picks a "
+                + "free one)\(other)")
+    }
+
     /// The running hub, starting one in the background first when none answers.
     /// A hub that is alive and holds its port but is slow to answer is waited for, not
-    /// started twice.
+    /// started twice. A port held by another folder's hub or another program is said at
+    /// once: no hub of this folder could listen there.
     public func ensureRunning() async throws -> LocalHubState {
         let deadline = Date().addingTimeInterval(startTimeout)
         var started = false
@@ -71,6 +98,7 @@ public struct EmbeddedHub: Sendable {
                 // A hub of an earlier version holds the folder's lock: it makes way.
                 if let state = state() { await Self.terminate(state) }
             } catch {}
+            if needsStart, let holder = portHolder() { throw portTaken(by: holder) }
             guard Date() < deadline else { break }
             if needsStart, !started {
                 try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
@@ -144,11 +172,15 @@ public struct EmbeddedHub: Sendable {
         do {
             _ = try await LocalHubTrust.verify(state)
         } catch  where error.kind == .stale {
+            // A crashed hub's file: gone, an open window takes the hub for stopped, not crashed.
+            if self.state()?.pid == state.pid { try? FileManager.default.removeItem(at: stateFile) }
             return nil
         } catch  where error.kind == .legacy || (error.kind == .silent && LocalHubTrust.holdsPort(state)) {
             // Ours by the port it holds.
         }
         await Self.terminate(state, timeout: timeout)
+        // A hub that had to be killed left its state file: gone, it would read as a crash.
+        if self.state()?.pid == state.pid, !LocalProcess.isAlive(state.pid) { try? FileManager.default.removeItem(at: stateFile) }
         return state
     }
 

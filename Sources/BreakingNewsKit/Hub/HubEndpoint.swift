@@ -21,19 +21,31 @@ public struct HubEndpoint: Sendable {
         self.embedded = embedded
     }
 
+    /// When `current` starts the embedded hub.
+    public enum Start: Sendable, Hashable {
+        /// Whenever none runs: a user's action (subscribe, send).
+        case always
+        /// Only when it crashed (its state file outlived it): an open window. A hub stopped on
+        /// purpose removed its file, so `hub stop` stays stopped while windows are open.
+        case afterCrash
+        /// Never: only wait for one (a receiver of `log --follow`).
+        case never
+    }
+
     /// The endpoint to call now. For the embedded hub: the hub running now, verified to be
     /// ours (`LocalHubTrust`) before any token goes to it; it may have moved since this
-    /// endpoint was made. With `starting` (a user's action: subscribe, send) a hub that is not
-    /// running is started; a receiver only waits for one, so `hub stop` stays stopped while
-    /// terminals are open. Otherwise this endpoint.
-    public func current(starting: Bool = true) async throws(HubError) -> HubEndpoint {
+    /// endpoint was made. A hub that is not running is started as `starting` says.
+    /// Otherwise this endpoint.
+    public func current(starting: Start = .always) async throws(HubError) -> HubEndpoint {
         guard let embedded else { return self }
         do {
             let state: LocalHubState
-            if starting {
+            if starting == .always || (starting == .afterCrash && embedded.crashed) {
                 state = try await embedded.ensureRunning()
             } else if let running = await embedded.running() {
                 state = running
+            } else if let holder = embedded.portHolder() {
+                throw embedded.portTaken(by: holder)
             } else {
                 throw EmbeddedHubError(description: "no local hub is running")
             }
@@ -43,7 +55,7 @@ public struct HubEndpoint: Sendable {
                 hubName: hubName, embedded: embedded)
         } catch {
             throw HubError.unreachable(
-                starting ? "the local hub is not running and could not be started: \(error)" : "\(error)")
+                starting == .always ? "the local hub is not running and could not be started: \(error)" : "\(error)")
         }
     }
 

@@ -13,11 +13,12 @@ public struct SandboxClient: Sendable {
         self.hub = endpoint.listenClient(retry: .none)
     }
 
-    /// The same device on the endpoint's current address (see `HubEndpoint.current`).
-    public func current() async throws(Failure) -> SandboxClient {
+    /// The same device on the endpoint's current address (see `HubEndpoint.current`), which
+    /// starts a hub only as `starting` says.
+    public func current(starting: HubEndpoint.Start = .never) async throws(Failure) -> SandboxClient {
         guard endpoint.isEmbedded else { return self }
         do throws(HubError) {
-            return SandboxClient(endpoint: try await endpoint.current(starting: false), device: device)
+            return SandboxClient(endpoint: try await endpoint.current(starting: starting), device: device)
         } catch {
             throw Failure(description: error.description, isRefusal: false)
         }

@@ -198,7 +198,7 @@ final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
 
     init(directory: URL) throws {
-        let path = directory.appendingPathComponent("hub.lock").path
+        let path = directory.appendingPathComponent(LocalHubDefaults.lockFileName).path
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         guard fd >= 0 else {
             throw LocalHubStartError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
