@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Starting a program with posix_spawn, clean of what this process carries: no descriptor
 /// but the standard three, default handling of the usual signals, nothing blocked. Foundation's
@@ -11,16 +12,135 @@ public enum ChildProcess {
     ///   - newSession: run it in a session of its own (no controlling terminal).
     ///   - standardOutput: a file for its standard output; `/dev/null` when nil. Standard
     ///     input and error are `/dev/null`.
+    ///   - environment: its environment; this process's when nil.
+    ///   - sharingOutput: its standard output and error are this process's (a command the
+    ///     user gave, whose output is theirs); `standardOutput` is then not used.
     @discardableResult
-    public static func run(_ argv: [String], newSession: Bool = false, standardOutput: String? = nil) throws -> Int32 {
+    public static func run(
+        _ argv: [String], newSession: Bool = false, standardOutput: String? = nil, environment: [String: String]? = nil,
+        sharingOutput: Bool = false
+    ) throws -> Int32 {
+        let pid = try spawn(
+            argv, newSession: newSession, environment: environment, directory: nil,
+            output: sharingOutput ? .inherited : .file(standardOutput ?? "/dev/null"),
+            error: sharingOutput ? .inherited : .file("/dev/null"))
+        return Running.exitCode(of: Running.reap(pid))
+    }
+
+    /// Where a child's standard output or error goes.
+    enum Sink {
+        case file(String)
+        case descriptor(Int32)
+        /// This process's own.
+        case inherited
+    }
+
+    /// Starts `argv` (an absolute path first) in the background, its standard output and error
+    /// in pipes this process reads, standard input `/dev/null`. A thread of its own waits for
+    /// it, so it never stays a zombie.
+    public static func start(
+        _ argv: [String], environment: [String: String]? = nil, directory: String? = nil
+    ) throws -> Running {
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
+        guard pipe(&outPipe) == 0 else { throw ChildProcessError(description: "cannot make a pipe") }
+        guard pipe(&errPipe) == 0 else {
+            outPipe.forEach { close($0) }
+            throw ChildProcessError(description: "cannot make a pipe")
+        }
+        // Children started elsewhere must not hold them (ours close all but 0–2 anyway).
+        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer {
+            // The child has its own copies; ours would keep the pipes from ever ending.
+            close(outPipe[1])
+            close(errPipe[1])
+        }
+        do {
+            let pid = try spawn(
+                argv, newSession: false, environment: environment, directory: directory,
+                output: .descriptor(outPipe[1]), error: .descriptor(errPipe[1]))
+            return Running(pid: pid, standardOutput: outPipe[0], standardError: errPipe[0])
+        } catch {
+            close(outPipe[0])
+            close(errPipe[0])
+            throw error
+        }
+    }
+
+    /// A child started in the background.
+    public final class Running: Sendable {
+        public let pid: pid_t
+        /// The reading ends of its standard output and error; the reader closes them.
+        public let standardOutput: Int32
+        public let standardError: Int32
+        private let status = Mutex<Int32?>(nil)
+
+        init(pid: pid_t, standardOutput: Int32, standardError: Int32) {
+            self.pid = pid
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+            let thread = Thread { [self] in
+                let raw = Self.reap(pid)
+                status.withLock { $0 = raw }
+            }
+            thread.name = "child reaper"
+            thread.start()
+        }
+
+        public var isRunning: Bool { status.withLock { $0 == nil } }
+
+        /// Its exit code, or the number of the signal that ended it; nil while it runs.
+        public var exitStatus: Int32? { status.withLock { $0.map(Self.exitCode) } }
+
+        /// Sends it `signal` (SIGTERM by default) unless it has ended.
+        public func signal(_ signal: Int32 = SIGTERM) {
+            status.withLock { if $0 == nil { _ = kill(pid, signal) } }
+        }
+
+        /// Blocks until it has ended; returns `exitStatus`.
+        @discardableResult
+        public func waitUntilExit() -> Int32 {
+            while true {
+                if let code = exitStatus { return code }
+                usleep(2_000)
+            }
+        }
+
+        static func reap(_ pid: pid_t) -> Int32 {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+            return raw
+        }
+
+        /// The exit code of a wait status, or the signal that ended the child.
+        static func exitCode(of raw: Int32) -> Int32 {
+            let signalNumber = raw & 0x7f
+            return signalNumber == 0 ? (raw >> 8) & 0xff : signalNumber
+        }
+    }
+
+    private static func spawn(
+        _ argv: [String], newSession: Bool, environment: [String: String]?, directory: String?, output: Sink, error: Sink
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        closeInheritedDescriptors(&actions)
+        // Pipes first (they are above 2 and would be closed with the rest), then the rest.
+        for (fd, sink) in [(Int32(1), output), (2, error)] {
+            switch sink {
+            case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
+            case .file(let path): posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            case .inherited: break
+            }
+        }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(
-            &actions, 1, standardOutput ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        closeInheritedDescriptors(&actions)
+        if let directory {
+            guard let addChdir = addChdir else {
+                throw ChildProcessError(description: "cannot run \(argv[0]) in \(directory): no posix_spawn chdir")
+            }
+            _ = addChdir(&actions, directory)
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -38,13 +158,18 @@ public enum ChildProcess {
         var pid: pid_t = 0
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
-        let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
+        let status: Int32
+        if let environment {
+            let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { cEnvironment.forEach { free($0) } }
+            status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
+        } else {
+            status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
+        }
         guard status == 0 else {
             throw ChildProcessError(description: "cannot run \(argv[0]): \(String(cString: strerror(status)))")
         }
-        var exitStatus: Int32 = 0
-        _ = waitpid(pid, &exitStatus, 0)
-        return exitStatus
+        return pid
     }
 
     /// Closes every descriptor above standard error in the child only. This process's own
@@ -57,9 +182,7 @@ public enum ChildProcess {
             return
         }
         // An older C library: close, in the child, what is open now.
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for name in open {
-            guard let fd = Int32(name), fd > 2, fcntl(fd, F_GETFD) >= 0 else { continue }
+        for fd in LocalProcess.openDescriptors() where fd > 2 && fcntl(fd, F_GETFD) >= 0 {
             posix_spawn_file_actions_addclose(&actions, fd)
         }
     }
@@ -73,6 +196,20 @@ public enum ChildProcess {
         return unsafeBitCast(
             symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
+}
+
+extension ChildProcess {
+    /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), which Swift's Glibc
+    /// module does not show.
+    fileprivate static let addChdir:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np") else {
+                return nil
+            }
+            return unsafeBitCast(
+                symbol,
+                to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+        }()
 }
 
 public struct ChildProcessError: Error, CustomStringConvertible, Sendable {

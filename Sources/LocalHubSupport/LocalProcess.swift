@@ -34,7 +34,7 @@ public enum LocalProcess {
         defer { closedir(folder) }
         var buffer = [CChar](repeating: 0, count: 64)
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = entryName(entry)
             guard name.first?.isNumber == true else { continue }
             let count = readlink("\(fdFolder)/\(name)", &buffer, buffer.count)
             guard count > 0 else { continue }
@@ -42,6 +42,27 @@ public enum LocalProcess {
             if targets.contains(target) { return true }
         }
         return false
+    }
+
+    /// The descriptors this process has open now.
+    public static func openDescriptors() -> [Int32] {
+        guard let folder = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(folder) }
+        let own = dirfd(folder)
+        var result: [Int32] = []
+        while let entry = readdir(folder) {
+            if let fd = Int32(entryName(entry)), fd != own { result.append(fd) }
+        }
+        return result
+    }
+
+    /// The name of a directory entry, read up to its NUL. Not `entry.pointee.d_name`: that
+    /// copies the whole 256-byte field, and a short entry at the end of readdir's buffer has
+    /// fewer bytes behind it (reading past them crashed Foundation's Process.run the same way).
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let start = UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self)
+        return String(cString: start)
     }
 
     /// A file of /proc, read to its end: such files report a size of 0 and are made as they

@@ -22,11 +22,11 @@ import Testing
 
     /// A pid that is certainly not running: a child that has exited and been reaped.
     func deadPid() throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try process.run()
+        let process = try ChildProcess.start(["/bin/true"])
+        close(process.standardOutput)
+        close(process.standardError)
         process.waitUntilExit()
-        return process.processIdentifier
+        return process.pid
     }
 
     @Test func aStateFileWhoseProcessIsGoneIsStale() async throws {

@@ -72,7 +72,7 @@ import Testing
         // Restart subscribers and hub: the logs are intact, still once each.
         await followA.terminate()
         await followB.terminate()
-        #expect(await followA.process.terminationStatus == 0)
+        #expect(await followA.status == 0)
         hub.stop()
         hub = try await HubProcess.start(directory: hubDirectory, port: hub.port)
         defer { hub.stop() }

@@ -71,19 +71,17 @@ import Testing
     /// nothing (or anything) answers at: status and stop say so and touch nothing.
     @Test func item7_hubStatusAndStopActOnlyOnAVerifiedHub() async throws {
         let user = Command.freshHome()
-        let bystander = Process()
-        bystander.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        bystander.arguments = ["600"]
-        try await bystander.run()
+        let bystander = try ChildProcess.start(["/bin/sleep", "600"])
+        close(bystander.standardOutput)
+        close(bystander.standardError)
         defer {
-            // SIGKILL: the test runner's children inherit its blocked SIGTERM.
-            kill(bystander.processIdentifier, SIGKILL)
+            bystander.signal(SIGKILL)
             bystander.waitUntilExit()
         }
         let folder = user.home.appendingPathComponent("data/hub")
         try DataFolder.prepare(folder, files: LocalHubDefaults.dataFiles)
         try LocalHubState(
-            pid: bystander.processIdentifier, url: "http://127.0.0.1:9", hubs: ["breakingnews"], tls: false, started: "",
+            pid: bystander.pid, url: "http://127.0.0.1:9", hubs: ["breakingnews"], tls: false, started: "",
             secret: LocalHubProof.makeSecret()
         ).write(to: folder.appendingPathComponent(LocalHubState.fileName))
         let status = try await user.run(["hub", "status"])

@@ -200,7 +200,7 @@ public func builtBinary() -> URL {
 
 /// A hub running as its own process, so that it can be killed.
 public struct HubProcess: Sendable {
-    public let process: Process
+    public let process: ChildProcess.Running
     public let state: LocalHubState
     public let listen: ConnectionString
     public let full: ConnectionString
@@ -208,16 +208,15 @@ public struct HubProcess: Sendable {
     public static func start(directory: URL, hub: String = "news", port: Int = 0) async throws -> HubProcess {
         let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
         try? FileManager.default.removeItem(at: stateFile)
-        let process = Process()
-        process.executableURL = builtBinary()
-        process.arguments = [
-            "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub, "--log-level", "warning",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // ChildProcess, not Foundation's Process (see RunningCommand); its output is not read.
+        let process = try ChildProcess.start([
+            builtBinary().path, "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub,
+            "--log-level", "warning",
+        ])
+        close(process.standardOutput)
+        close(process.standardError)
         for _ in 0..<300 {
-            if let state = LocalHubState.read(stateFile), state.pid == process.processIdentifier {
+            if let state = LocalHubState.read(stateFile), state.pid == process.pid {
                 let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))[hub]!
                 func cs(_ rule: String) throws -> ConnectionString {
                     try ConnectionString(
@@ -229,7 +228,8 @@ public struct HubProcess: Sendable {
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        process.terminate()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         throw TestHubError(description: "the hub process did not start")
     }
 
@@ -237,12 +237,12 @@ public struct HubProcess: Sendable {
     public var port: Int { Int(state.url.split(separator: ":").last ?? "0") ?? 0 }
 
     public func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
     public func stop() {
-        process.terminate()
+        process.signal(SIGTERM)
         process.waitUntilExit()
     }
 }

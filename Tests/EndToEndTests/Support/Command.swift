@@ -1,5 +1,6 @@
 import Foundation
 import HubTestSupport
+import LocalHubSupport
 import Synchronization
 
 /// The built binary run as a user runs it, with its own environment.
@@ -37,49 +38,43 @@ struct Command {
             await running.terminate()
             throw TestHubError(description: "'\(arguments.joined(separator: " "))' did not finish in \(timeout) s")
         }
-        return Result(status: running.process.terminationStatus, stdout: running.stdout, stderr: running.stderr)
+        return Result(status: running.status, stdout: running.stdout, stderr: running.stderr)
     }
 
     /// Starts a long-running command whose output can be watched.
     func start(_ arguments: [String]) throws -> RunningCommand {
-        let process = Process()
-        process.executableURL = builtBinary()
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        return try RunningCommand(process)
+        try RunningCommand(
+            ChildProcess.start(
+                [builtBinary().path] + arguments, environment: environment,
+                directory: FileManager.default.temporaryDirectory.path))
     }
 }
 
-/// A command in the background, its output collected as it comes.
+/// A command in the background, its output collected as it comes. Started with
+/// `ChildProcess` (posix_spawn), not Foundation's Process: Process.run in our Foundation
+/// copies whole `d_name` fields of /proc/self/fd and reads past readdir's buffer, which
+/// crashed the test runner now and then on a busy machine.
 final class RunningCommand: Sendable {
-    let process: Process
+    let child: ChildProcess.Running
     private let out: PipeReader
     private let err: PipeReader
 
-    init(_ process: Process) throws {
-        self.process = process
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // The child has its own copies; ours would keep the pipes from ever ending.
-        try? stdout.fileHandleForWriting.close()
-        try? stderr.fileHandleForWriting.close()
-        out = PipeReader(stdout.fileHandleForReading)
-        err = PipeReader(stderr.fileHandleForReading)
+    init(_ child: ChildProcess.Running) {
+        self.child = child
+        out = PipeReader(FileHandle(fileDescriptor: child.standardOutput, closeOnDealloc: true))
+        err = PipeReader(FileHandle(fileDescriptor: child.standardError, closeOnDealloc: true))
     }
 
     var stdout: String { out.text }
     var stderr: String { err.text }
+    /// Its exit status (-1 while it runs).
+    var status: Int32 { child.exitStatus ?? -1 }
 
     /// Waits for the process to end and its output to be read to the end; false on timeout.
     func wait(timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
-        if process.isRunning { return false }
+        while child.isRunning, Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
+        if child.isRunning { return false }
         // A child of the command may hold the pipes a little longer: a second at most.
         let drained = Date().addingTimeInterval(1)
         while !(out.isFinished && err.isFinished), Date() < drained { try? await Task.sleep(nanoseconds: 5_000_000) }
@@ -104,7 +99,7 @@ final class RunningCommand: Sendable {
 
     /// Asks it to stop, without waiting (for `defer`).
     func stop() {
-        if process.isRunning { process.terminate() }
+        child.signal(SIGTERM)
     }
 }
 
