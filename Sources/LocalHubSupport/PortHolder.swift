@@ -82,14 +82,8 @@ public struct PortHolder: Sendable, Equatable, CustomStringConvertible {
     static func entries(of path: String) -> [String] {
         guard let folder = opendir(path) else { return [] }
         defer { closedir(folder) }
-        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         var names: [String] = []
-        while let entry = readdir(folder) {
-            // Read up to the NUL only: a short entry at the end of readdir's buffer has fewer
-            // bytes behind it than the whole d_name field.
-            let name = UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self)
-            names.append(String(cString: name))
-        }
+        while let entry = readdir(folder) { names.append(LocalProcess.entryName(entry)) }
         return names
     }
 }
