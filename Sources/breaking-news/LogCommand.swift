@@ -8,7 +8,15 @@ import NotificationHubs
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Show the messages this terminal received (fetching new ones first); --follow keeps listening.")
+        abstract: "Show the messages this terminal received (fetching new ones first); --follow keeps listening.",
+        discussion: """
+            With --follow --exec COMMAND, COMMAND runs through /bin/sh -c for each new message (those \
+            already in the log are neither shown nor run), one after another, instead of printing it. \
+            The message is in the environment, never in the command's text: NEWS_ID, NEWS_CATEGORY, \
+            NEWS_TEXT, NEWS_RECEIVED_AT, NEWS_SEQ and NEWS_HUB. Quote them: \
+            breaking-news log --follow --exec 'notify-send "$NEWS_CATEGORY" "$NEWS_TEXT"'. \
+            A command that fails is reported on standard error and the next message runs anyway.
+            """)
 
     @Flag(name: .shortAndLong, help: "Keep the stream open and print messages as they arrive.")
     var follow = false
@@ -18,6 +26,19 @@ struct LogCommand: AsyncParsableCommand {
 
     @Flag(help: "Print JSON lines.")
     var json = false
+
+    @Option(
+        name: .customLong("exec"),
+        help: ArgumentHelp(
+            "With --follow: run COMMAND (/bin/sh -c) for each new message, the message in NEWS_* variables.",
+            valueName: "command"))
+    var command: String?
+
+    func validate() throws {
+        guard command != nil else { return }
+        if !follow { throw ValidationError("--exec runs a command for each new message; it needs --follow") }
+        if json { throw ValidationError("--exec runs a command instead of printing messages; it takes no --json") }
+    }
 
     @OptionGroup var hubFlags: HubFlags
 
@@ -53,29 +74,43 @@ struct LogCommand: AsyncParsableCommand {
             return
         }
         let shown = profile.log.entries
-        print(entries: shown, filter: filter)
+        let runner = command.map(MessageCommand.init)
+        if runner == nil { print(entries: shown, filter: filter) }
         // Every message of this home, whichever process received it: the log is followed, and
         // this process's own receiver appends to it like any other.
         let follower = LogFollower(log: profile.log, shownThrough: shown.count)
         let printer = Task {
-            for await entries in follower.entries { print(entries: entries, filter: filter) }
+            for await entries in follower.entries {
+                guard let runner else {
+                    print(entries: entries, filter: filter)
+                    continue
+                }
+                for entry in entries where filter == nil || entry.category == filter { await runner.run(for: entry) }
+            }
         }
         let receiver = InboxReceiver(
             sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
-        let signals = SignalHandler { _ in receiver.stop() }
+        let signals = SignalHandler { _ in
+            runner?.stop()
+            receiver.stop()
+        }
         defer {
             signals.cancel()
             follower.stop()
         }
         var wasOnline = false
+        var lost = false
         var offline: String?
         for await status in receiver.statuses {
             switch status {
             case .online:
                 if wasOnline { printError("reconnected to the hub") }
                 wasOnline = true
+                lost = false
             case .reconnecting(let seconds, let reason):
-                printError("lost the hub (\(reason)); retrying in \(Int(seconds)) s")
+                // Once per outage: on the embedded hub, tries come every second.
+                if !lost { printError("lost the hub (\(reason)); retrying in \(Int(seconds.rounded(.up))) s") }
+                lost = true
             case .offline(let reason):
                 offline = reason
             case .connecting, .stopped:

@@ -59,6 +59,7 @@ public final class DefaultsStore: Sendable {
     static let deviceTokenKey = "deviceToken"
     static let previousDeviceTokenKey = "previousDeviceToken"
     static let registrationKey = "lastRegistration"
+    static let arrivalAlertsKey = "arrivalAlerts"
 
     public let url: URL
 
@@ -75,6 +76,8 @@ public final class DefaultsStore: Sendable {
         /// arrive for it (see `DeviceIdentity`).
         public var previousDeviceToken: String?
         public var lastRegistration: RegistrationRecord?
+        /// The terminal UI's bell and desktop notification on arrival (off when absent).
+        public var arrivalAlerts: ArrivalAlerts = .off
         /// Members this version does not use, kept as they were.
         var others: [(String, JSONValue)] = []
 
@@ -91,6 +94,7 @@ public final class DefaultsStore: Sendable {
         public static func == (a: Values, b: Values) -> Bool {
             a.categories == b.categories && a.installationId == b.installationId && a.deviceToken == b.deviceToken
                 && a.previousDeviceToken == b.previousDeviceToken && a.lastRegistration == b.lastRegistration
+                && a.arrivalAlerts == b.arrivalAlerts
                 && JSONValue.object(a.others) == JSONValue.object(b.others)
         }
 
@@ -138,6 +142,7 @@ public final class DefaultsStore: Sendable {
             case deviceTokenKey: values.deviceToken = value.stringValue
             case previousDeviceTokenKey: values.previousDeviceToken = value.stringValue
             case registrationKey: values.lastRegistration = RegistrationRecord(json: value)
+            case arrivalAlertsKey: values.arrivalAlerts = ArrivalAlerts(json: value)
             default: values.others.append((key, value))
             }
         }
@@ -153,6 +158,7 @@ public final class DefaultsStore: Sendable {
                 (Self.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
                 (Self.previousDeviceTokenKey, values.previousDeviceToken.map(JSONValue.string)),
                 (Self.registrationKey, values.lastRegistration?.json),
+                (Self.arrivalAlertsKey, values.arrivalAlerts.isOff ? nil : values.arrivalAlerts.json),
             ] + values.others.map { ($0.0, Optional($0.1)) })
         try AtomicFile.write(Data((json.text + "\n").utf8), to: url, permissions: 0o600)
     }

@@ -1,11 +1,22 @@
 import Foundation
 
 /// What the windows of one home share besides the log: the chosen categories, the last
-/// registration and the read marks, as they are on disk now.
+/// registration, the read marks and the arrival alerts, as they are on disk now.
 public struct SharedHomeState: Sendable, Hashable {
     public var selection: [Category]
     public var registration: RegistrationRecord?
     public var readMarks: [String: Int]
+    /// The terminal UI's bell and desktop notification, switched in any window.
+    public var alerts: ArrivalAlerts = .off
+
+    public init(
+        selection: [Category], registration: RegistrationRecord?, readMarks: [String: Int], alerts: ArrivalAlerts = .off
+    ) {
+        self.selection = selection
+        self.registration = registration
+        self.readMarks = readMarks
+        self.alerts = alerts
+    }
 }
 
 /// Watches the files a home's windows and commands share (`defaults.json`, the read marks)
@@ -35,7 +46,8 @@ public final class HomeWatcher: Sendable {
                         selection: profile.catalog.categories.filter { category in
                             values.categories.contains { $0.lowercased() == category.name.lowercased() }
                         },
-                        registration: values.lastRegistration, readMarks: profile.log.reloadReadMarks()))
+                        registration: values.lastRegistration, readMarks: profile.log.reloadReadMarks(),
+                        alerts: values.arrivalAlerts))
             }
             continuation.finish()
         }

@@ -23,6 +23,10 @@ public enum Effect: Sendable, Hashable {
     /// Store the selection, then register it.
     case subscribe([Category])
     case send(text: String, categories: [Category])
+    /// Store the home's arrival alerts (every window of the home follows).
+    case saveAlerts(ArrivalAlerts)
+    /// Tell the terminal that `count` messages arrived, the newest saying `text`.
+    case alert(ArrivalAlerts, text: String, count: Int)
     /// Mark read what this window has received: the log's entries up to this index (not
     /// what the log may have gained since, which the window has not shown yet).
     case markRead(through: Int)
@@ -45,7 +49,7 @@ extension AppState {
         case .tick(let date):
             now = date
             if let toast, toast.expires <= date { self.toast = nil }
-            return []
+            return releaseHeldAlert()
         case .hubReady(let description):
             hub = description
             return []
@@ -97,13 +101,14 @@ extension AppState {
             }
             return []
         case .inbox(.received(let entries)):
+            let alert = arrivalAlert(for: entries)
             let onLog = screen == .log
             receive(entries)
             if onLog {
                 // Seen as it arrives; keep the cursor on the same message.
                 log.cursor += entries.filter(passesFilter).count
                 clampLog()
-                return [.markRead(through: items.last?.index ?? 0)]
+                return [.markRead(through: items.last?.index ?? 0)] + alert
             }
             if let newest = entries.last {
                 // A burst is counted: "3 new: …" with the newest, not only the last of them.
@@ -112,13 +117,14 @@ extension AppState {
                     text: count == 1 ? "Notification: \(newest.text)" : "\(count) new: \(newest.text)",
                     expires: now.addingTimeInterval(toastSeconds), count: count)
             }
-            return []
+            return alert
         case .shared(let shared):
             let stored = Set(shared.selection)
             // Switches the user is still changing here stay as they are.
             if switches == storedSelection { switches = stored }
             storedSelection = stored
             if !registering { registration = shared.registration }
+            alerts = shared.alerts
             // On the log, messages keep their dot until it is left (which marks them all).
             if screen != .log { adoptReadMarks(shared.readMarks) }
             return []
@@ -162,6 +168,7 @@ extension AppState {
         case .help:
             showHelp = true
             return []
+        case .switchBell, .switchDesktop: return switchAlert(bell: command == .switchBell)
         case .quit:
             quitting = true
             return [.quit]

@@ -96,6 +96,9 @@ public struct AppState: Sendable, Hashable {
     public var toast: Toast?
     public var dialog: Dialog?
     public var showHelp = false
+    /// The bell and desktop notification on arrival (`b`, `d`), as stored for the home.
+    public var alerts: ArrivalAlerts = .off
+    var alertPacing = AlertPacing()
     public var rows: Int
     public var columns: Int
     public var now: Date

@@ -3,6 +3,7 @@ public enum Command: Sendable, Hashable {
     case nextScreen, previousScreen
     case show(ScreenID)
     case help, quit
+    case switchBell, switchDesktop
     case up, down, left, right, pageUp, pageDown, top, bottom
     case toggle, subscribe, send, toggleAll
     case search, nextMatch, previousMatch, cycleFilter, open
@@ -44,6 +45,8 @@ public enum KeyMap {
         KeyBinding([.character("1")], "1", .show(.categories), "Categories screen"),
         KeyBinding([.character("2")], "2", .show(.compose), "Compose screen"),
         KeyBinding([.character("3")], "3", .show(.log), "Log screen"),
+        KeyBinding([.character("b")], "b", .switchBell, "switch the bell on arrival"),
+        KeyBinding([.character("d")], "d", .switchDesktop, "switch desktop notifications"),
         KeyBinding([.up, .character("k")], "↑/k", .up, "move up", hint: "up", footer: true),
         KeyBinding([.down, .character("j")], "↓/j", .down, "move down", hint: "down", footer: true),
         KeyBinding(

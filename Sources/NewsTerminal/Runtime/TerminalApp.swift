@@ -22,6 +22,7 @@ public final class TerminalApp: Sendable {
     let profile: NewsProfile
     let hubOptions: HubOptions
     let queue = MessageQueue()
+    private let defaultsQueue = DispatchQueue(label: "defaults")
     private let endpoint = Mutex<Task<HubEndpoint?, Never>?>(nil)
 
     public init(profile: NewsProfile, hubOptions: HubOptions) {
@@ -31,10 +32,13 @@ public final class TerminalApp: Sendable {
 
     /// The first state, from what is stored locally.
     func initialState(rows: Int, columns: Int) -> AppState {
-        AppState(
+        let stored = profile.store.load().values
+        var state = AppState(
             categories: profile.catalog.categories, selection: profile.selectedCategories,
-            registration: profile.store.load().values.lastRegistration, items: profile.log.entries,
+            registration: stored.lastRegistration, items: profile.log.entries,
             readThrough: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning, draft: profile.draft)
+        state.alerts = stored.arrivalAlerts
+        return state
     }
 
     /// Runs the UI on the curses terminal until the user quits; returns the exit status.
@@ -60,6 +64,7 @@ public final class TerminalApp: Sendable {
         let signals = SignalHandler([SIGINT, SIGTERM, SIGHUP]) { [queue] _ in queue.push(.quit) }
         defer { signals.cancel() }
         if startBackground { start(shownThrough: state.items.count) }
+        let insideTmux = !(ProcessInfo.processInfo.environment["TMUX"] ?? "").isEmpty
         var lastTick = Date()
         while !state.quitting, !terminal.isClosed {
             let key = terminal.readKey(milliseconds: 50)
@@ -82,6 +87,10 @@ public final class TerminalApp: Sendable {
             for effect in effects { perform(effect) }
             if state != before || messages.contains(where: { if case .resized = $0 { return true } else { return false } }) {
                 Layout.render(state, on: terminal)
+            }
+            // After the frame, and once for all that arrived since the last one.
+            if let (alerts, text) = Effect.mergedAlert(effects) {
+                terminal.alert(AlertSequence.bytes(alerts, text: text, insideTmux: insideTmux))
             }
         }
         // An unsent draft survives quitting.
@@ -180,8 +189,11 @@ public final class TerminalApp: Sendable {
         case .markRead(let index):
             // Off the screen's thread: the marks file is shared under a lock.
             Task.detached { profile.log.markRead(through: index) }
-        case .quit:
-            break
+        case .saveAlerts(let alerts):
+            // Off the screen's thread, in the order switched.
+            defaultsQueue.async { _ = try? profile.store.update { $0.arrivalAlerts = alerts } }
+        case .alert, .quit:
+            break  // The loop writes alerts after the frame.
         }
     }
 }

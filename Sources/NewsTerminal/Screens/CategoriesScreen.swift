@@ -39,7 +39,9 @@ enum CategoriesScreen {
             c.text(
                 "  Unsaved changes: press s (or Subscribe) to store and register them.", row: row, column: 0,
                 style: Style(color: .warning))
+            row += 1
         }
+        c.text("  " + state.alertsLine, row: row + 1, column: 0, style: Style(color: state.alerts.isOff ? .muted : .accent))
     }
 
     static func registrationText(_ state: AppState) -> (String, Style.Color) {

@@ -96,6 +96,12 @@ public final class CursesTerminal: Terminal {
 
     public func present() { refresh() }
 
+    /// Written beside curses, like the mode sequences: nothing in it moves the cursor.
+    public func alert(_ bytes: String) {
+        guard active, !bytes.isEmpty else { return }
+        Self.write(bytes)
+    }
+
     public func readKey(milliseconds: Int) -> Key? {
         wtimeout(bn_stdscr(), Int32(milliseconds))
         var code: wint_t = 0

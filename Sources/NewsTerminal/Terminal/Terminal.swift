@@ -56,4 +56,7 @@ public protocol Terminal: AnyObject {
     func readKey(milliseconds: Int) -> Key?
     /// True once the terminal went away (its window closed): the app must end.
     var isClosed: Bool { get }
+    /// Writes an alert's sequences (a bell, a desktop notification: `AlertSequence`) straight
+    /// to the terminal, after the frame it follows is presented.
+    func alert(_ bytes: String)
 }

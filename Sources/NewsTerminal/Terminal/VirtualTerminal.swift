@@ -10,6 +10,8 @@ public final class VirtualTerminal: Terminal {
     /// Keys `readKey` hands out, first to last.
     public var pendingKeys: [Key] = []
     public private(set) var presentedFrames = 0
+    /// The alerts written, in order.
+    public private(set) var alerts: [String] = []
     public var isClosed = false
 
     public init(rows: Int, columns: Int) {
@@ -66,6 +68,8 @@ public final class VirtualTerminal: Terminal {
     }
 
     public func present() { presentedFrames += 1 }
+
+    public func alert(_ bytes: String) { alerts.append(bytes) }
 
     public func readKey(milliseconds: Int) -> Key? {
         pendingKeys.isEmpty ? nil : pendingKeys.removeFirst()

@@ -1,0 +1,78 @@
+import BreakingNewsKit
+import Foundation
+
+/// Telling the user that news arrived while they work elsewhere: a bell, a desktop
+/// notification, switched with `b` and `d` and kept for the home.
+extension AppState {
+    /// The alert for messages that just arrived (oldest first): none while both are off. In
+    /// a burst, one alert at most every `alertSeconds`: what arrives in between is held and
+    /// counted into the next one.
+    mutating func arrivalAlert(for entries: [InboxEntry]) -> [Effect] {
+        guard !alerts.isOff, let newest = entries.last else { return [] }
+        alertPacing.heldText = newest.text
+        alertPacing.heldCount += entries.count
+        return releaseHeldAlert()
+    }
+
+    /// The held alert, once the quiet time after the last one is over.
+    mutating func releaseHeldAlert() -> [Effect] {
+        guard let text = alertPacing.heldText, alertPacing.quietUntil.map({ now >= $0 }) ?? true else { return [] }
+        let count = alertPacing.heldCount
+        alertPacing = AlertPacing(quietUntil: now.addingTimeInterval(alertSeconds))
+        // Switched off meanwhile: the held messages go unannounced.
+        return alerts.isOff ? [] : [.alert(alerts, text: text, count: count)]
+    }
+
+    /// `b` (the bell) or `d` (the desktop notification): switches it, stores it for the home
+    /// and says so in the toast; switched on, it sounds (or shows) once, so the user learns
+    /// whether their terminal does it.
+    mutating func switchAlert(bell: Bool) -> [Effect] {
+        if bell { alerts.bell.toggle() } else { alerts.desktop.toggle() }
+        let on = bell ? alerts.bell : alerts.desktop
+        let name = bell ? "Bell" : "Desktop notification"
+        // Counts no message: news arriving now is counted from one.
+        toast = Toast(
+            text: "\(name) on new messages: \(on ? "on" : "off")", expires: now.addingTimeInterval(toastSeconds), count: 0)
+        var effects: [Effect] = [.saveAlerts(alerts)]
+        if on {
+            effects.append(.alert(ArrivalAlerts(bell: bell, desktop: !bell), text: "\(name) on new messages is on", count: 1))
+        }
+        return effects
+    }
+
+    /// What the categories screen says about the alerts.
+    var alertsLine: String {
+        let on = [alerts.bell ? "bell" : nil, alerts.desktop ? "desktop" : nil].compactMap { $0 }
+        return on.isEmpty ? "Alerts: off  (b bell, d desktop)" : "Alerts: \(on.joined(separator: ", "))  (b, d)"
+    }
+}
+
+/// The least time between two arrival alerts.
+let alertSeconds: TimeInterval = 2
+
+/// When the next arrival alert may sound, and what arrived since the last one.
+struct AlertPacing: Sendable, Hashable {
+    var quietUntil: Date?
+    /// The newest message held back, and how many messages were.
+    var heldText: String?
+    var heldCount = 0
+}
+
+extension Effect {
+    /// An alert's text as the notification says it: the newest message, counted in a burst.
+    static func alertText(_ text: String, count: Int) -> String { count == 1 ? text : "\(count) new: \(text)" }
+
+    /// The alerts among `effects` as one: what any of them asks for, the messages of all of
+    /// them counted, the newest text. Nil when there is none.
+    static func mergedAlert(_ effects: [Effect]) -> (ArrivalAlerts, text: String)? {
+        var merged: (alerts: ArrivalAlerts, text: String, count: Int)?
+        for case .alert(let alerts, let text, let count) in effects {
+            let before = merged ?? (.off, "", 0)
+            merged = (
+                ArrivalAlerts(bell: before.alerts.bell || alerts.bell, desktop: before.alerts.desktop || alerts.desktop), text,
+                before.count + count
+            )
+        }
+        return merged.map { ($0.alerts, alertText($0.text, count: $0.count)) }
+    }
+}

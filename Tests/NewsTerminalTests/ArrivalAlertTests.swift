@@ -1,0 +1,180 @@
+import BreakingNewsKit
+import Foundation
+import Testing
+
+@testable import NewsTerminal
+
+/// The bell and desktop notification on arrival (issue 12): the bytes, what a hostile
+/// message can do to them, and the reducer's decisions.
+struct ArrivalAlertTests {
+    static let esc = "\u{1B}"
+    static let bel = "\u{07}"
+
+    func render(_ state: AppState) -> VirtualTerminal {
+        let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
+        Layout.render(state, on: terminal)
+        return terminal
+    }
+
+    @Test func aDesktopNotificationIsOSC9AndOSC777() {
+        let bytes = AlertSequence.bytes(ArrivalAlerts(desktop: true), text: "Breaking World News : hello", insideTmux: false)
+        #expect(
+            bytes == "\(Self.esc)]9;Breaking World News : hello\(Self.bel)"
+                + "\(Self.esc)]777;notify;Breaking News;Breaking World News : hello\(Self.bel)")
+    }
+
+    @Test func theBellIsOneBELAndNothingWhenBothAreOff() {
+        #expect(AlertSequence.bytes(ArrivalAlerts(bell: true), text: "x", insideTmux: false) == Self.bel)
+        #expect(AlertSequence.bytes(ArrivalAlerts(bell: true), text: "x", insideTmux: true) == Self.bel)
+        #expect(AlertSequence.bytes(.off, text: "x", insideTmux: true) == "")
+    }
+
+    @Test func insideTmuxEachNotificationIsWrappedForPassthrough() {
+        let bytes = AlertSequence.bytes(ArrivalAlerts(bell: true, desktop: true), text: "hi", insideTmux: true)
+        let e = Self.esc
+        #expect(
+            bytes == "\(e)Ptmux;\(e)\(e)]9;hi\(Self.bel)\(e)\\"
+                + "\(e)Ptmux;\(e)\(e)]777;notify;Breaking News;hi\(Self.bel)\(e)\\"
+                + Self.bel)
+    }
+
+    /// A message that tries to end the notification and run an OSC 52 (write the clipboard)
+    /// of its own stays text inside the one sequence.
+    @Test func aHostileMessageCannotEndTheSequence() {
+        let hostile =
+            "news\(Self.bel)\(Self.esc)]52;c;ZWNobyBvd25lZA==\(Self.bel)\(Self.esc)\\ and \u{9D}52;c;eA==\u{9C}\u{7F} line\nbreak\r\u{2028}end"
+        let text = AlertSequence.notificationText(hostile)
+        #expect(text == "news ]52,c,ZWNobyBvd25lZA== \\ and 52,c,eA== line break end")
+        for desktop in [false, true] {
+            let bytes = AlertSequence.bytes(ArrivalAlerts(bell: true, desktop: desktop), text: hostile, insideTmux: false)
+            let scalars = bytes.unicodeScalars
+            // Only the sequences' own: one ESC and one BEL per notification, and the bell.
+            #expect(scalars.filter { $0 == "\u{1B}" }.count == (desktop ? 2 : 0))
+            #expect(scalars.filter { $0 == "\u{07}" }.count == (desktop ? 3 : 1))
+            #expect(
+                !scalars.contains { ($0.value < 0x20 && $0 != "\u{1B}" && $0 != "\u{07}") || (0x7F...0x9F).contains($0.value) })
+            #expect(!bytes.contains("\(Self.esc)]52"))
+        }
+        let tmux = AlertSequence.bytes(ArrivalAlerts(desktop: true), text: hostile, insideTmux: true)
+        // Inside the passthrough every ESC is doubled; the message brings none.
+        #expect(tmux.unicodeScalars.filter { $0 == "\u{1B}" }.count == 2 * 4)
+    }
+
+    @Test func aLongMessageIsCutTo200Characters() {
+        let text = AlertSequence.notificationText(String(repeating: "🗳️a", count: 300))
+        #expect(text.count == 200)
+        #expect(text.hasSuffix("…"))
+        #expect(AlertSequence.notificationText("   ;;  ") == ",,")
+    }
+
+    @Test func arrivalsAlertOnlyWhenSwitchedOn() {
+        var state = makeState()
+        #expect(state.alerts == .off)
+        #expect(state.reduce(.inbox(.received([entry(1, "World", "Breaking World News : one")]))) == [])
+
+        let bellOn = state.press(.character("b"))
+        #expect(state.alerts == ArrivalAlerts(bell: true))
+        #expect(bellOn.first == .saveAlerts(ArrivalAlerts(bell: true)))
+        #expect(bellOn.contains { if case .alert(ArrivalAlerts(bell: true), _, 1) = $0 { true } else { false } }, "a taste of it")
+        #expect(state.toast?.text == "Bell on new messages: on")
+
+        let arrived = state.reduce(
+            .inbox(
+                .received([entry(2, "World", "Breaking World News : two"), entry(3, "Sports", "Breaking Sports News : three")])))
+        #expect(arrived == [.alert(ArrivalAlerts(bell: true), text: "Breaking Sports News : three", count: 2)])
+        #expect(state.toast?.text == "2 new: Breaking Sports News : three", "the switch's note counts no message")
+
+        #expect(state.press(.character("d")).first == .saveAlerts(ArrivalAlerts(bell: true, desktop: true)))
+        // On the log screen too: the alert is for the user working elsewhere.
+        _ = state.press(.character("3"))
+        _ = state.reduce(.tick(state.now.addingTimeInterval(alertSeconds)))
+        #expect(
+            state.reduce(.inbox(.received([entry(4, "World", "Breaking World News : four")])))
+                == [.alert(ArrivalAlerts(bell: true, desktop: true), text: "Breaking World News : four", count: 1)])
+
+        #expect(state.press(.character("b")) == [.saveAlerts(ArrivalAlerts(desktop: true))], "switched off: no taste")
+        #expect(state.press(.character("d")) == [.saveAlerts(.off)])
+        #expect(state.reduce(.inbox(.received([entry(5, "World", "Breaking World News : five")]))) == [])
+    }
+
+    /// A burst that arrives over a while rings once every `alertSeconds`, counted.
+    @Test func aBurstIsOneAlertAtATime() {
+        var state = makeState()
+        _ = state.press(.character("d"))
+        let start = state.now
+        func tick(_ seconds: TimeInterval) -> [Effect] { state.reduce(.tick(start.addingTimeInterval(seconds))) }
+        let desktop = ArrivalAlerts(desktop: true)
+        #expect(state.reduce(.inbox(.received([entry(1, "World", "one")]))) == [.alert(desktop, text: "one", count: 1)])
+        #expect(state.reduce(.inbox(.received([entry(2, "World", "two")]))) == [])
+        #expect(tick(0.5) == [])
+        #expect(state.reduce(.inbox(.received([entry(3, "World", "three"), entry(4, "World", "four")]))) == [])
+        #expect(tick(alertSeconds) == [.alert(desktop, text: "four", count: 3)])
+        #expect(tick(alertSeconds * 3) == [], "nothing held")
+        #expect(state.reduce(.inbox(.received([entry(5, "World", "five")]))) == [.alert(desktop, text: "five", count: 1)])
+        // Switched off while one is held: it goes unannounced.
+        #expect(state.reduce(.inbox(.received([entry(6, "World", "six")]))) == [])
+        _ = state.press(.character("d"))
+        #expect(tick(alertSeconds * 10) == [])
+    }
+
+    @Test func theMessageFieldTakesBAndDAsText() {
+        var state = makeState()
+        _ = state.press(.character("2"))
+        #expect(state.type("bd") == [])
+        #expect(String(state.compose.text) == "bd")
+        #expect(state.alerts == .off)
+        // Outside the field they switch again.
+        _ = state.press(.escape)
+        #expect(state.press(.character("d")).first == .saveAlerts(ArrivalAlerts(desktop: true)))
+    }
+
+    @Test func anotherWindowsSwitchIsFollowed() {
+        var state = makeState()
+        _ = state.reduce(
+            .shared(
+                SharedHomeState(
+                    selection: [], registration: nil, readMarks: .init(), alerts: ArrivalAlerts(desktop: true))))
+        #expect(state.alerts == ArrivalAlerts(desktop: true))
+    }
+
+    @Test func theCategoriesScreenSaysWhatIsOn() {
+        var state = makeState()
+        var text = render(state).text
+        #expect(text.contains("  Alerts: off  (b bell, d desktop)"))
+        _ = state.press(.character("b"), .character("d"))
+        text = render(state).text
+        #expect(text.contains("  Alerts: bell, desktop  (b, d)"))
+        _ = state.press(.character("b"))
+        #expect(render(state).text.contains("  Alerts: desktop  (b, d)"))
+    }
+
+    @Test func alertsOfOneFrameAreOne() {
+        let merged = Effect.mergedAlert([
+            .alert(ArrivalAlerts(bell: true), text: "one", count: 2), .saveAlerts(.off),
+            .alert(ArrivalAlerts(desktop: true), text: "three", count: 1),
+        ])
+        #expect(merged?.0 == ArrivalAlerts(bell: true, desktop: true))
+        #expect(merged?.text == "3 new: three")
+        #expect(Effect.mergedAlert([.quit]) == nil)
+    }
+
+    /// Stored as `arrivalAlerts`; a defaults file from before loads with both off, and its
+    /// other keys stay.
+    @Test func theSwitchesAreKeptInTheDefaults() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bn-alerts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("defaults.json")
+        try Data(#"{"BreakingNewsCategories":["World"],"installationId":"abc","somethingNew":1}"#.utf8).write(to: url)
+        let store = DefaultsStore(url: url)
+        #expect(store.load().values.arrivalAlerts == .off)
+        #expect(store.load().values.categories == ["World"])
+
+        try store.update { $0.arrivalAlerts = ArrivalAlerts(bell: true) }
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.contains(#""arrivalAlerts":{"bell":true,"desktop":false}"#))
+        #expect(text.contains(#""somethingNew":1"#))
+        #expect(store.load().values.arrivalAlerts == ArrivalAlerts(bell: true))
+        #expect(store.load().values.installationId == "abc")
+    }
+}
