@@ -28,4 +28,20 @@ static inline int bn_wcwidth(wchar_t c) { return wcwidth(c); }
 static inline unsigned long bn_all_mouse_events(void) { return ALL_MOUSE_EVENTS; }
 static inline unsigned long bn_button1_clicked(void) { return BUTTON1_CLICKED | BUTTON1_PRESSED; }
 
+// Whether terminfo knows the terminal type `name` (*known) and whether it can draw a full
+// screen: it must move the cursor and clear. Leaves no terminal set up behind it.
+#include <ncursesw/term.h>
+static inline int bn_terminal_can_draw(const char *name, int *known) {
+    int error = 0;
+    *known = 0;
+    if (setupterm(name, 1, &error) != OK) return 0;
+    *known = 1;
+    char *move_to = tigetstr("cup");
+    char *erase_all = tigetstr("clear");
+    int usable = move_to != NULL && move_to != (char *)-1 && erase_all != NULL && erase_all != (char *)-1;
+    del_curterm(cur_term);
+    cur_term = NULL;
+    return usable;
+}
+
 #endif

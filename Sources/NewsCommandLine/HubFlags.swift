@@ -59,10 +59,12 @@ public struct UIFlags: ParsableArguments, Sendable {
     /// The flags as arguments again, to hand to the UI program.
     public var arguments: [String] { (mouse ? ["--mouse"] : []) + hub.arguments }
 
-    /// Refuses to draw on something that is not a terminal.
-    public func requireTerminal() throws {
+    /// Refuses to draw on something that is not a terminal, or on a terminal type that
+    /// `problem` (the terminal library's check, given by the program) says cannot show the UI.
+    public func requireTerminal(problem: () -> String?) throws {
         guard isatty(STDIN_FILENO) != 0, isatty(STDOUT_FILENO) != 0 else {
             throw CommandFailure.usage("the terminal UI needs a terminal; use the subscribe, send and log commands in scripts")
         }
+        if let problem = problem() { throw CommandFailure.usage(problem) }
     }
 }

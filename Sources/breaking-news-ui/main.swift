@@ -15,7 +15,7 @@ struct BreakingNewsUI: AsyncParsableCommand {
     @OptionGroup var flags: UIFlags
 
     func run() async throws {
-        try flags.requireTerminal()
+        try flags.requireTerminal { TerminalType.problem() }
         let profile = try openProfile(printingWarning: false)
         let status = await TerminalApp(profile: profile, hubOptions: flags.hub.options).run(mouse: flags.mouse)
         if status != 0 { throw ExitCode(status) }

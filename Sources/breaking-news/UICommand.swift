@@ -12,7 +12,7 @@ struct UICommand: AsyncParsableCommand {
     @OptionGroup var flags: UIFlags
 
     func run() async throws {
-        try flags.requireTerminal()
+        try flags.requireTerminal { TerminalType.problem() }
         execLeanProgram()
         let profile = try openProfile(printingWarning: false)
         let status = await TerminalApp(profile: profile, hubOptions: flags.hub.options).run(mouse: flags.mouse)

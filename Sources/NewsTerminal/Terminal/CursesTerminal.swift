@@ -5,6 +5,8 @@ import Foundation
 /// (none when `NO_COLOR` is set), the mouse only when asked for.
 public final class CursesTerminal: Terminal {
     private let colors: Bool
+    /// The locale is not UTF-8: glyphs are drawn as their ASCII stand-ins.
+    private let ascii: Bool
     private var active = true
     /// Reads that failed at once, in a row: a closed terminal answers every read immediately.
     private var immediateFailures = 0
@@ -13,6 +15,10 @@ public final class CursesTerminal: Terminal {
     /// Takes over the terminal. Call `shutdown()` to give it back.
     public init(mouse: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
         setlocale(LC_ALL, "")
+        let codeset = String(cString: nl_langinfo(nl_item(CODESET))).uppercased().replacingOccurrences(of: "-", with: "")
+        ascii = codeset != "UTF8"
+        // Widths are measured as UTF-8 whatever the locale; what is drawn is then only ASCII.
+        if ascii { setlocale(LC_CTYPE, "C.UTF-8") }
         if environment["ESCDELAY"] == nil { setenv("ESCDELAY", "25", 1) }
         initscr()
         cbreak()
@@ -84,6 +90,7 @@ public final class CursesTerminal: Terminal {
             }
         }
         attrset(attributes)
+        let text = ascii ? ASCIIFallback.ascii(text) : text
         var wide = text.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
         mvaddwstr(Int32(row), Int32(column), &wide)
         attrset(0)
