@@ -159,7 +159,10 @@ let package = Package(
         ),
         .testTarget(
             name: "BreakingNewsKitTests",
-            dependencies: ["BreakingNewsKit", "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport"]
+            dependencies: [
+                "BreakingNewsKit", "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "NewsTerminalTests",

@@ -144,7 +144,44 @@ struct InboxLogTests {
         a.markRead(category: "World")
         b.markRead(category: "Sports")
         #expect(InboxLog(url: url).unreadCounts.isEmpty)
-        #expect(a.reloadReadMarks() == ["World": 1, "Sports": 2])
+        #expect(a.reloadReadMarks() == ReadMarks([1...2]))
+    }
+
+    /// Marks are per message: one window marking a message unread and another reading a
+    /// different one leave both changes on disk (issue 12, finding 5).
+    @Test func aToggleInOneWindowAndAReadInAnotherBothHold() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let a = InboxLog(url: url)
+        _ = try append(a, (1...4).map { Self.delivery(Int64($0), "n\($0)", text: "t\($0)") })
+        let b = InboxLog(url: url)
+        a.markRead()
+        b.apply(.unread(2))
+        a.apply(.read(ReadMarks([3...3])))
+        a.apply(.unread(4))
+        #expect(InboxLog(url: url).readMarks == ReadMarks([1...1, 3...3]))
+        #expect(b.reloadReadMarks() == ReadMarks([1...1, 3...3]))
+    }
+
+    /// A marks file of the earlier per-category form reads as the messages it covered; a
+    /// damaged or hostile one reads as nothing read (or the ranges that make sense), and never
+    /// as a range that overflows.
+    @Test func earlierAndHostileMarkFilesAreReadSafely() throws {
+        let folder = temporaryFolder()
+        let url = folder.appendingPathComponent("inbox.jsonl")
+        _ = try append(
+            InboxLog(url: url),
+            [
+                Self.delivery(1, "a", text: "a", tags: "World"), Self.delivery(2, "b", text: "b", tags: "Sports"),
+                Self.delivery(3, "c", text: "c", tags: "World"),
+            ])
+        let marks = folder.appendingPathComponent("inbox-state.json")
+        try Data(#"{"readThrough":{"World":1,"Sports":2}}"#.utf8).write(to: marks)
+        #expect(InboxLog(url: url).readMarks == ReadMarks([1...2]))
+        let max = Int.max
+        try Data(#"{"read":[[3,3],[5,2],[-\#(max),\#(max)],["1",2],[1],[7,9]]}"#.utf8).write(to: marks)
+        #expect(InboxLog(url: url).readMarks == ReadMarks([3...3, 7...9]))
+        try Data("not json".utf8).write(to: marks)
+        #expect(InboxLog(url: url).readMarks.isEmpty)
     }
 
     /// A follower yields what any writer appended, each entry once, in order.

@@ -5,12 +5,12 @@ import Foundation
 public struct SharedHomeState: Sendable, Hashable {
     public var selection: [Category]
     public var registration: RegistrationRecord?
-    public var readMarks: [String: Int]
+    public var readMarks: ReadMarks
     /// The terminal UI's bell and desktop notification, switched in any window.
     public var alerts: ArrivalAlerts = .off
 
     public init(
-        selection: [Category], registration: RegistrationRecord?, readMarks: [String: Int], alerts: ArrivalAlerts = .off
+        selection: [Category], registration: RegistrationRecord?, readMarks: ReadMarks, alerts: ArrivalAlerts = .off
     ) {
         self.selection = selection
         self.registration = registration

@@ -88,8 +88,8 @@ public final class InboxLog: Sendable {
         var keys: Set<String> = []
         /// Bytes of the file already read.
         var offset: UInt64 = 0
-        /// Category ("" for none) → highest index read.
-        var readThrough: [String: Int] = [:]
+        /// The positions read, as this process last saw them on disk.
+        var marks = ReadMarks()
         var skippedLines = 0
         /// The file's size when a follower last looked.
         var lastSeenSize: UInt64 = 0
@@ -101,10 +101,9 @@ public final class InboxLog: Sendable {
         self.url = url
         self.stateURL = url.deletingLastPathComponent().appendingPathComponent("inbox-state.json")
         self.lockURL = url.deletingLastPathComponent().appendingPathComponent("inbox.lock")
-        state.withLock { state in
-            state.readThrough = Self.readMarks(stateURL)
-        }
         catchUp()
+        let marks = Self.readMarks(stateURL, entries: entries)
+        state.withLock { $0.marks = marks }
     }
 
     /// Everything received, oldest first.
@@ -190,57 +189,82 @@ public final class InboxLog: Sendable {
     public var unreadCounts: [String: Int] {
         state.withLock { state in
             var counts: [String: Int] = [:]
-            for entry in state.entries where entry.index > (state.readThrough[entry.category ?? ""] ?? 0) {
+            for entry in state.entries where !state.marks.contains(entry.index) {
                 counts[entry.category ?? "", default: 0] += 1
             }
             return counts
         }
     }
 
-    /// The read marks: category name ("" for none) → the highest index read.
-    public var readMarks: [String: Int] { state.withLock { $0.readThrough } }
+    /// The positions read, as this process last saw them.
+    public var readMarks: ReadMarks { state.withLock { $0.marks } }
 
-    /// Marks everything received so far as read, in one category or in all. The marks on disk
-    /// are shared by every window of the home: they only move forward, whoever moved them.
-    public func markRead(category: String? = nil, through index: Int = .max) {
+    /// Marks read every message received so far, in one category or in all (what `log`
+    /// printed).
+    public func markRead(category: String? = nil) {
+        let marks = ReadMarks(
+            entries.filter { category == nil || $0.category == category }.map { $0.index...$0.index })
+        apply(.read(marks))
+    }
+
+    /// Applies `change` to the marks on disk, which every window of the home shares: under
+    /// the log's lock, to what is there now, so no window undoes another's marks. Returns
+    /// the marks as they now are.
+    @discardableResult
+    public func apply(_ change: ReadChange) -> ReadMarks {
         withFileLock {
-            let marks = state.withLock { state -> [String: Int] in
-                state.readThrough.merge(Self.readMarks(stateURL)) { max($0, $1) }
-                for entry in state.entries.prefix(max(0, min(index, state.entries.count)))
-                where category == nil || entry.category == category {
-                    let key = entry.category ?? ""
-                    state.readThrough[key] = max(state.readThrough[key] ?? 0, entry.index)
-                }
-                return state.readThrough
+            var marks = Self.readMarks(stateURL, entries: entries)
+            switch change {
+            case .read(let read): marks.formUnion(read)
+            case .unread(let position): marks.remove(position)
             }
             let json = JSONValue.object([
-                ("readThrough", .object(marks.sorted { $0.key < $1.key }.map { ($0.key, .number(String($0.value))) }))
+                ("read", .array(marks.ranges.map { .array([.number(String($0.lowerBound)), .number(String($0.upperBound))]) }))
             ])
             try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
+            state.withLock { $0.marks = marks }
+            return marks
         }
     }
 
     /// Reads the marks other processes moved; returns them.
     @discardableResult
-    public func reloadReadMarks() -> [String: Int] {
-        let disk = Self.readMarks(stateURL)
-        return state.withLock { state in
-            state.readThrough.merge(disk) { max($0, $1) }
-            return state.readThrough
-        }
+    public func reloadReadMarks() -> ReadMarks {
+        let disk = Self.readMarks(stateURL, entries: entries)
+        state.withLock { $0.marks = disk }
+        return disk
     }
 
     /// The file the read marks live in, for watchers.
     public var readMarksFile: URL { stateURL }
 
-    private static func readMarks(_ url: URL) -> [String: Int] {
-        guard let data = try? Data(contentsOf: url), let members = (try? JSONValue(parsing: data))?["readThrough"]?.objectMembers
-        else {
-            return [:]
+    /// Positions a marks file may name: a hostile or damaged file cannot make a range that
+    /// overflows or costs memory.
+    static let markablePositions = 1...1_000_000_000
+    static let maximumRanges = 100_000
+
+    /// The marks in `url`: `{"read": [[first, last], …]}`, or the older per-category form
+    /// `{"readThrough": {"World": 12}}` (every message of the category up to that position),
+    /// read against `entries`. Anything else reads as nothing read.
+    static func readMarks(_ url: URL, entries: [InboxEntry]) -> ReadMarks {
+        guard let data = try? Data(contentsOf: url), let json = try? JSONValue(parsing: data) else { return ReadMarks() }
+        if let pairs = json["read"]?.arrayValue {
+            var ranges: [ClosedRange<Int>] = []
+            for pair in pairs.prefix(maximumRanges) {
+                guard let bounds = pair.arrayValue, bounds.count == 2,
+                    case .number(let first)? = bounds.first, case .number(let last)? = bounds.last,
+                    let lower = Int(first), let upper = Int(last), lower <= upper,
+                    markablePositions.contains(lower), markablePositions.contains(upper)
+                else { continue }
+                ranges.append(lower...upper)
+            }
+            return ReadMarks(ranges)
         }
-        var marks: [String: Int] = [:]
-        for (key, value) in members { if case .number(let n) = value, let i = Int(n) { marks[key] = i } }
-        return marks
+        guard let members = json["readThrough"]?.objectMembers else { return ReadMarks() }
+        var through: [String: Int] = [:]
+        for (key, value) in members { if case .number(let n) = value, let i = Int(n) { through[key] = i } }
+        return ReadMarks(
+            entries.filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
     }
 
     /// Reads lines appended after `offset`; a last line without its newline is left for later.

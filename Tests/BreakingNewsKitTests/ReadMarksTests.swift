@@ -1,0 +1,43 @@
+import BreakingNewsKit
+import PropertyBased
+import Testing
+
+/// Read marks as ranges behave as a set of positions, whatever is inserted and removed.
+@Suite struct ReadMarksTests {
+    @Test func marksAgreeWithASet() async {
+        let operations = Gen.int(in: 0...9_999).array(of: 1...80)
+        await propertyCheck(count: 300, input: operations) { operations in
+            var marks = ReadMarks()
+            var model = Set<Int>()
+            for operation in operations {
+                let position = operation % 40 + 1
+                switch operation % 3 {
+                case 0:
+                    marks.remove(position)
+                    model.remove(position)
+                case 1:
+                    marks.insert(position)
+                    model.insert(position)
+                default:
+                    let upper = position + operation % 5
+                    marks.insert(position...upper)
+                    model.formUnion(position...upper)
+                }
+            }
+            #expect((0...50).filter(marks.contains) == model.sorted())
+            #expect(marks.count == model.count)
+            // Ranges are ascending, and neither overlap nor touch: one set, one form.
+            for (a, b) in zip(marks.ranges, marks.ranges.dropFirst()) { #expect(a.upperBound + 1 < b.lowerBound) }
+            #expect(ReadMarks(model.map { $0...$0 }) == marks)
+        }
+    }
+
+    @Test func aWholeLogReadIsOneRange() {
+        var marks = ReadMarks((1...10_000).reversed().map { $0...$0 })
+        #expect(marks.ranges == [1...10_000])
+        marks.remove(5_000)
+        #expect(marks.ranges == [1...4_999, 5_001...10_000])
+        marks.formUnion(ReadMarks([5_000...5_000]))
+        #expect(marks.ranges == [1...10_000])
+    }
+}
