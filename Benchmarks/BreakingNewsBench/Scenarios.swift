@@ -312,10 +312,10 @@ func logRedraw(entries: Int, runs: Int) -> BenchRow {
         items.append(InboxEntry(testing: delivery, category: category, index: i + 1, receivedAt: "2026-11-21T10:00:00Z"))
     }
     // The newest seventh unread.
-    let read = Dictionary(uniqueKeysWithValues: categories.map { ($0, entries - entries / 7) })
+    let read = ReadMarks([1...(entries - entries / 7)])
     var state = AppState(
         categories: categories.map(Category.init), selection: [Category("World")], registration: nil, items: items,
-        readThrough: read, rows: 30, columns: 100)
+        readMarks: read, rows: 30, columns: 100)
     _ = state.reduce(.key(.character("3")))
     let terminal = VirtualTerminal(rows: 30, columns: 100)
     var times: [Double] = []

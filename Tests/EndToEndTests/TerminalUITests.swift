@@ -1,5 +1,6 @@
 import Foundation
 import HubTestSupport
+import LocalHubSupport
 import NotificationHubs
 import Testing
 
@@ -94,5 +95,52 @@ struct TerminalUITests {
         let screen = try await tmux.waitFor("C") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
         #expect(!screen.contains("Categories"))
+    }
+
+    /// The UI on its own embedded hub: a hub that crashed comes back by itself and the UI is
+    /// online on it again; a hub stopped with `hub stop` stays stopped, `r` included.
+    @Test func theUIRestartsACrashedHubButNotAStoppedOne() async throws {
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
+        environment["TERM"] = "screen"
+        try tmux.start(session: "R", command: builtBinary().path, environment: environment)
+        try await tmux.waitFor("R") { $0.contains("● online") }
+        let subscribed = try await user.run(["subscribe", "World"])
+        #expect(subscribed.status == 0, "\(subscribed.stderr)")
+        let stateFile = user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")
+        let crashed = try #require(LocalHubState.read(stateFile))
+
+        // A crash: hub.json outlives its process. The open UI starts a hub of its own again.
+        kill(crashed.pid, SIGKILL)
+        let deadline = Date().addingTimeInterval(20)
+        var restarted: LocalHubState?
+        while Date() < deadline {
+            if let state = LocalHubState.read(stateFile), state.pid != crashed.pid, LocalProcess.isAlive(state.pid) {
+                restarted = state
+                break
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let hub = try #require(restarted, "no hub came back after the crash")
+        try await tmux.waitFor("R") { $0.contains("● online") }
+        let sent = try await user.run(["send", "Back after the crash", "--category", "World"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        try await tmux.waitFor("R") { $0.contains("Notification: Breaking World News : Back after the crash") }
+        #expect(LocalHubState.read(stateFile)?.pid == hub.pid, "the send found the restarted hub")
+
+        // A stop on purpose: the UI waits for a hub, and `r` tries again without starting one.
+        let stopped = try await user.run(["hub", "stop"])
+        #expect(stopped.stdout.hasPrefix("stopped the local hub"), "\(stopped.stderr)")
+        try await tmux.waitFor("R") { $0.contains("(r: now)") }
+        try tmux.keys("R", "r")
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        #expect(LocalHubState.read(stateFile) == nil)
+        #expect(!LocalProcess.isAlive(hub.pid))
+        let screen = try tmux.capture("R")
+        #expect(!screen.contains("● online"), "\(screen)")
+        #expect(try await user.run(["hub", "status"]).status == 3)
     }
 }

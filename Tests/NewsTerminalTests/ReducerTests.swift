@@ -25,7 +25,8 @@ func makeState(
 ) -> AppState {
     AppState(
         categories: names.map { BreakingNewsKit.Category($0) }, selection: selection, registration: nil, items: items,
-        readThrough: read, rows: rows, columns: columns, now: Date(timeIntervalSince1970: 1_000))
+        readMarks: ReadMarks(items.filter { $0.index <= read[$0.category ?? ""] ?? 0 }.map { $0.index...$0.index }),
+        rows: rows, columns: columns, now: Date(timeIntervalSince1970: 1_000))
 }
 
 extension AppState {
@@ -296,7 +297,7 @@ struct LogReducerTests {
 
     @Test func newestFirstAndMoving() {
         var state = makeState(items: Self.items, read: Self.read, rows: 14)
-        #expect(state.press(.character("3")) == [.markRead(through: 12)])
+        #expect(state.press(.character("3")) == [.changeReadMarks(.read(ReadMarks([12...12])))], "the newest is under the cursor")
         #expect(state.visibleLog.first?.text == "news 12")
         _ = state.press(.character("j"), .down)
         #expect(state.log.cursor == 2)
@@ -363,15 +364,17 @@ struct ArrivalReducerTests {
         #expect(state.toast == nil)
     }
 
-    @Test func onTheLogItIsShownAndMarkedReadWhenLeft() {
+    @Test func onTheLogItIsShownUnreadUntilTheCursorGoesToIt() {
         var state = makeState(items: [entry(1, "World", "old")], read: ["World": 1])
         _ = state.press(.character("3"))
-        #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [.markRead(through: 2)])
+        #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [])
         #expect(state.toast == nil)
-        #expect(state.visibleLog.first.map(state.isUnread) == true, "dotted until left")
+        #expect(state.visibleLog.first.map(state.isUnread) == true)
         #expect(state.log.cursor == 1, "the cursor stays on the message it was on")
         _ = state.press(.character("1"))
-        #expect(state.unreadTotal == 0)
+        #expect(state.unreadTotal == 1, "leaving the log reads nothing")
+        _ = state.press(.character("3"))
+        #expect(state.unreadTotal == 0, "landing on the log reads the newest, under the cursor")
     }
 
     @Test func connectionStates() {
@@ -383,5 +386,27 @@ struct ArrivalReducerTests {
         #expect(state.reconnectAt == nil)
         _ = state.reduce(.hubFailed("the local hub did not start"))
         #expect(state.connection == .offline("the local hub did not start"))
+    }
+
+    @Test func rTriesTheHubAgainNow() {
+        var state = makeState()
+        #expect(state.press(.character("r")) == [], "already connecting")
+        _ = state.reduce(.inbox(.status(.online)))
+        #expect(state.press(.character("r")) == [], "online: nothing to try")
+        _ = state.reduce(.inbox(.status(.reconnecting(seconds: 1, reason: "the stream was cut"))))
+        #expect(Layout.connectionText(state).0 == "◌ reconnecting in 1 s (r: now)")
+        #expect(state.press(.character("r")) == [.reconnect])
+        #expect(state.connection == .connecting)
+        #expect(state.reconnectAt == nil)
+        #expect(state.press(.character("r")) == [], "one try at a time")
+        // A hub that could not be settled at all is tried again too.
+        _ = state.reduce(.hubFailed("port 47474 is held by nginx (pid 7), which is not a local hub"))
+        #expect(Layout.connectionText(state).0.hasPrefix("○ offline (r: retry): port 47474"))
+        #expect(state.press(.character("r")) == [.reconnect])
+        // In the message field, r is a letter.
+        _ = state.reduce(.inbox(.status(.reconnecting(seconds: 1, reason: "the stream was cut"))))
+        _ = state.press(.character("2"))
+        #expect(state.press(.character("r")) == [])
+        #expect(String(state.compose.text).hasSuffix("r"))
     }
 }

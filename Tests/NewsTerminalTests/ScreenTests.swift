@@ -87,14 +87,20 @@ struct ScreenTests {
 
     @Test func logIsNewestFirstWithUnreadMarks() {
         var state = makeState(
-            items: [entry(1, "World", "Breaking World News : first"), entry(2, "Sports", "Breaking Sports News : ⚽ 決勝")],
+            items: [
+                entry(1, "World", "Breaking World News : first"), entry(2, "Sports", "Breaking Sports News : ⚽ 決勝"),
+                entry(3, "World", "Breaking World News : third"),
+            ],
             read: ["World": 1])
-        _ = state.press(.character("3"))
+        _ = state.press(.character("3"), .down)
         let terminal = render(state)
         let lines = terminal.lines
-        #expect(lines[3].contains("all categories · 2 messages"))
-        #expect(lines[5].hasPrefix(" ● ") && lines[5].hasSuffix("Sports      ⚽ 決勝"))
-        #expect(lines[6].hasPrefix("   ") && lines[6].hasSuffix("World       first"))
+        #expect(lines[3].contains("all categories · 3 messages"))
+        #expect(lines[5].hasPrefix("   ") && lines[5].hasSuffix("World       third"), "read: the cursor was on it")
+        #expect(lines[6].hasPrefix("   ") && lines[6].hasSuffix("Sports      ⚽ 決勝"))
+        #expect(lines[7].hasPrefix("   ") && lines[7].hasSuffix("World       first"))
+        _ = state.press(.character("u"))
+        #expect(render(state).lines[6].hasPrefix(" ● "), "marked unread again")
         #expect(terminal.style(of: "⚽ 決勝")?.reverse == true, "the cursor row")
         #expect(lines[29].contains("/ search") && lines[29].contains("c filter"))
         expectFits(terminal)
@@ -156,7 +162,12 @@ struct ScreenTests {
     @Test func helpIsGeneratedFromTheKeyMap() {
         var state = makeState()
         _ = state.press(.character("?"))
-        let text = render(state).text
+        // Longer than the screen: what scrolling shows, page by page.
+        var text = render(state).text
+        for _ in 0..<10 {
+            _ = state.press(.pageDown)
+            text += render(state).text
+        }
         for binding in KeyMap.bindings {
             #expect(text.contains(binding.summary.prefix(20)), "help lacks \(binding.summary)")
         }
@@ -194,8 +205,8 @@ struct ScreenTests {
         // position line hold messages, and the position line says which.
         var state = AppState(
             categories: ["World"], selection: [], registration: nil,
-            items: (1...100).map { entry($0, "World", "Breaking World News : \($0)") }, readThrough: ["World": 100], rows: rows,
-            columns: columns)
+            items: (1...100).map { entry($0, "World", "Breaking World News : \($0)") }, readMarks: ReadMarks([1...100]),
+            rows: rows, columns: columns)
         _ = state.reduce(.key(.character("3")))
         let terminal = VirtualTerminal(rows: rows, columns: columns)
         Layout.render(state, on: terminal)

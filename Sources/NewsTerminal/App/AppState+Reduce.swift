@@ -27,9 +27,10 @@ public enum Effect: Sendable, Hashable {
     case saveAlerts(ArrivalAlerts)
     /// Tell the terminal that `count` messages arrived, the newest saying `text`.
     case alert(ArrivalAlerts, text: String, count: Int)
-    /// Mark read what this window has received: the log's entries up to this index (not
-    /// what the log may have gained since, which the window has not shown yet).
-    case markRead(through: Int)
+    /// Change the read marks the home's windows share (messages by log position).
+    case changeReadMarks(ReadChange)
+    /// Try the hub again now: end a receiver's wait, or settle the hub again.
+    case reconnect
     case quit
 }
 
@@ -105,10 +106,11 @@ extension AppState {
             let onLog = screen == .log
             receive(entries)
             if onLog {
-                // Seen as it arrives; keep the cursor on the same message.
+                // Keep the cursor on the same message; what arrived stays unread until the
+                // cursor goes to it.
                 log.cursor += entries.filter(passesFilter).count
                 clampLog()
-                return [.markRead(through: items.last?.index ?? 0)] + alert
+                return alert
             }
             if let newest = entries.last {
                 // A burst is counted: "3 new: …" with the newest, not only the last of them.
@@ -125,8 +127,7 @@ extension AppState {
             storedSelection = stored
             if !registering { registration = shared.registration }
             alerts = shared.alerts
-            // On the log, messages keep their dot until it is left (which marks them all).
-            if screen != .log { adoptReadMarks(shared.readMarks) }
+            adoptReadMarks(shared.readMarks)
             return []
         case .quit:
             quitting = true
@@ -135,6 +136,9 @@ extension AppState {
     }
 
     private mutating func handle(_ key: Key) -> [Effect] {
+        if dialog != nil || showHelp, scrollOverlay(key) { return [] }
+        // Whatever closes a box, the next one opens at its top.
+        defer { if dialog == nil, !showHelp { overlayTop = 0 } }
         if let shown = dialog {
             if let effect = shown.confirm {
                 switch key {
@@ -168,6 +172,14 @@ extension AppState {
         case .help:
             showHelp = true
             return []
+        case .reconnect:
+            switch connection {
+            case .reconnecting, .offline:
+                connection = .connecting
+                reconnectAt = nil
+                return [.reconnect]
+            default: return []
+            }
         case .switchBell, .switchDesktop: return switchAlert(bell: command == .switchBell)
         case .quit:
             quitting = true
@@ -183,19 +195,14 @@ extension AppState {
 
     private mutating func show(_ target: ScreenID) -> [Effect] {
         guard target != screen else { return [] }
-        var effects: [Effect] = []
-        if screen == .log {
-            // Leaving the log: what was shown is now read.
-            markAllRead()
-        }
         screen = target
-        if target == .log {
-            toast = nil
-            log.cursor = 0
-            log.top = 0
-            if unreadTotal > 0 { effects.append(.markRead(through: items.last?.index ?? 0)) }
-        }
-        return effects
+        guard target == .log else { return [] }
+        // Landing on the log puts the cursor on the newest message: that one is read, the
+        // rest only when the cursor goes to them.
+        toast = nil
+        log.cursor = 0
+        log.top = 0
+        return readUnderCursor()
     }
 
     // MARK: Mouse
@@ -211,6 +218,28 @@ extension AppState {
             return categoriesCommand(.toggle)
         }
         return []
+    }
+}
+
+extension AppState {
+    /// Scrolls the dialog or help on screen with the list keys; false for any other key.
+    mutating func scrollOverlay(_ key: Key) -> Bool {
+        let geometry = ScreenGeometry(rows: rows, columns: columns)
+        guard let overlay = Layout.overlay(self, geometry) else { return false }
+        let height = min(overlay.lines.count, Layout.overlayRows(geometry))
+        let last = max(0, overlay.lines.count - height)
+        overlayTop = min(overlayTop, last)  // the screen may have grown since
+        switch key {
+        case .up, .character("k"): overlayTop -= 1
+        case .down, .character("j"): overlayTop += 1
+        case .pageUp: overlayTop -= height
+        case .pageDown: overlayTop += height
+        case .home, .character("g"): overlayTop = 0
+        case .end, .character("G"): overlayTop = last
+        default: return false
+        }
+        overlayTop = max(0, min(overlayTop, last))
+        return true
     }
 }
 

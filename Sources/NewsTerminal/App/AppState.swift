@@ -85,9 +85,9 @@ public struct AppState: Sendable, Hashable {
     public var reconnectAt: Date?
     /// Everything received, oldest first (the received log's entries); grows by `receive`.
     public private(set) var items: [InboxEntry] = []
-    /// Read marks as this window shows them: category name ("" for none) → the highest log
-    /// index read. Messages read while the log is open keep their dot until it is left.
-    public private(set) var readThrough: [String: Int] = [:]
+    /// The messages read (log positions), as this window shows them: changed here at once,
+    /// and by other windows through the shared marks on disk.
+    public private(set) var readMarks = ReadMarks()
     /// Unread messages per category name ("" for none), kept as items arrive and marks move:
     /// every frame shows the counts, and a frame must not cost the size of the log.
     public private(set) var unread: [String: Int] = [:]
@@ -96,6 +96,8 @@ public struct AppState: Sendable, Hashable {
     public var toast: Toast?
     public var dialog: Dialog?
     public var showHelp = false
+    /// The first line shown of the dialog or help, when they are longer than the screen.
+    public var overlayTop = 0
     /// The bell and desktop notification on arrival (`b`, `d`), as stored for the home.
     public var alerts: ArrivalAlerts = .off
     var alertPacing = AlertPacing()
@@ -106,14 +108,14 @@ public struct AppState: Sendable, Hashable {
 
     public init(
         categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],
-        readThrough: [String: Int] = [:], rows: Int, columns: Int, now: Date = Date(), warning: String? = nil,
+        readMarks: ReadMarks = ReadMarks(), rows: Int, columns: Int, now: Date = Date(), warning: String? = nil,
         draft: String = ""
     ) {
         self.categories = categories
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
-        self.readThrough = readThrough
+        self.readMarks = readMarks
         // Nothing is checked until the user checks it: a send goes where they chose.
         self.compose = Compose(checked: Array(repeating: false, count: categories.count))
         compose.text = Array(draft)
@@ -126,7 +128,7 @@ public struct AppState: Sendable, Hashable {
     }
 
     /// Whether the window shows `entry` as unread.
-    public func isUnread(_ entry: InboxEntry) -> Bool { entry.index > (readThrough[entry.category ?? ""] ?? 0) }
+    public func isUnread(_ entry: InboxEntry) -> Bool { !readMarks.contains(entry.index) }
 
     public var unreadTotal: Int { unread.values.reduce(0, +) }
 
@@ -136,22 +138,48 @@ public struct AppState: Sendable, Hashable {
         for entry in entries where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
     }
 
-    /// Takes read marks moved elsewhere (another window, `log`): marks only move forward.
-    mutating func adoptReadMarks(_ marks: [String: Int]) {
-        let merged = readThrough.merging(marks) { max($0, $1) }
-        guard merged != readThrough else { return }
-        readThrough = merged
+    /// Takes the marks as they are on disk (moved by another window or a command).
+    mutating func adoptReadMarks(_ marks: ReadMarks) {
+        guard marks != readMarks else { return }
+        readMarks = marks
+        recountUnread()
+    }
+
+    /// Changes the marks here at once and asks for the change on disk, where the home's
+    /// other windows see it.
+    mutating func changeReadMarks(_ change: ReadChange) -> [Effect] {
+        switch change {
+        case .read(let marks):
+            guard marks.count <= 64 else {
+                readMarks.formUnion(marks)
+                recountUnread()
+                break
+            }
+            for range in marks.ranges {
+                for position in range where !readMarks.contains(position) {
+                    readMarks.insert(position)
+                    if let entry = item(at: position) { unread[entry.category ?? "", default: 0] -= 1 }
+                }
+            }
+            unread = unread.filter { $0.value > 0 }
+        case .unread(let position):
+            guard readMarks.contains(position) else { return [] }
+            readMarks.remove(position)
+            if let entry = item(at: position) { unread[entry.category ?? "", default: 0] += 1 }
+        }
+        return [.changeReadMarks(change)]
+    }
+
+    private mutating func recountUnread() {
         unread = [:]
         for entry in items where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
     }
 
-    /// Marks everything received so far read, as the window shows it.
-    mutating func markAllRead() {
-        for entry in items {
-            let key = entry.category ?? ""
-            readThrough[key] = max(readThrough[key] ?? 0, entry.index)
-        }
-        unread = [:]
+    /// The entry at log position `position`: items are the log's entries in order, so it is
+    /// found by its position unless the window was given a part of the log.
+    private func item(at position: Int) -> InboxEntry? {
+        if let entry = items[safe: position - 1], entry.index == position { return entry }
+        return items.first { $0.index == position }
     }
 
     /// Whether `entry` passes the log screen's category filter.

@@ -2,11 +2,12 @@
 public enum Command: Sendable, Hashable {
     case nextScreen, previousScreen
     case show(ScreenID)
-    case help, quit
+    case help, quit, reconnect
     case switchBell, switchDesktop
     case up, down, left, right, pageUp, pageDown, top, bottom
     case toggle, subscribe, send, toggleAll
     case search, nextMatch, previousMatch, cycleFilter, open
+    case nextUnread, toggleRead, markShownRead
 }
 
 /// One line of the key map: the keys, what they do, where, and whether the footer shows it.
@@ -74,6 +75,11 @@ public enum KeyMap {
         KeyBinding([.character("N")], "N", .previousMatch, "previous match", on: [.log]),
         KeyBinding([.character("c")], "c", .cycleFilter, "filter by category", hint: "filter", on: [.log], footer: true),
         KeyBinding([.enter], "Enter", .open, "show the whole message", on: [.log]),
+        KeyBinding(
+            [.character(" ")], "Space", .nextUnread, "next unread message", hint: "next unread", on: [.log], footer: true),
+        KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
+        KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read", on: [.log]),
+        KeyBinding([.character("r")], "r", .reconnect, "try the hub again now"),
         KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
         KeyBinding([.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
     ]

@@ -23,7 +23,11 @@ public final class TerminalApp: Sendable {
     let hubOptions: HubOptions
     let queue = MessageQueue()
     private let defaultsQueue = DispatchQueue(label: "defaults")
+    private let marksQueue = DispatchQueue(label: "read marks")
     private let endpoint = Mutex<Task<HubEndpoint?, Never>?>(nil)
+    /// The receiver while it runs: nil before the hub is settled and after it gave up.
+    private let receiver = Mutex<InboxReceiver?>(nil)
+    private let follower = Mutex<LogFollower?>(nil)
 
     public init(profile: NewsProfile, hubOptions: HubOptions) {
         self.profile = profile
@@ -36,7 +40,7 @@ public final class TerminalApp: Sendable {
         var state = AppState(
             categories: profile.catalog.categories, selection: profile.selectedCategories,
             registration: stored.lastRegistration, items: profile.log.entries,
-            readThrough: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning, draft: profile.draft)
+            readMarks: profile.log.readMarks, rows: rows, columns: columns, warning: profile.warning, draft: profile.draft)
         state.alerts = stored.arrivalAlerts
         return state
     }
@@ -109,8 +113,8 @@ public final class TerminalApp: Sendable {
     func start(shownThrough: Int) {
         let profile = profile
         let queue = queue
-        let options = hubOptions
         let follower = LogFollower(log: profile.log, shownThrough: shownThrough)
+        self.follower.withLock { $0 = follower }
         Task {
             for await entries in follower.entries { queue.push(.inbox(.received(entries))) }
         }
@@ -118,6 +122,14 @@ public final class TerminalApp: Sendable {
         Task {
             for await shared in watcher.changes { queue.push(.shared(shared)) }
         }
+        connect()
+    }
+
+    /// Settles the hub, registers the stored selection, and receives.
+    func connect() {
+        let profile = profile
+        let queue = queue
+        let options = hubOptions
         let task = Task<HubEndpoint?, Never> {
             do {
                 let endpoint = try await HubEndpoint.resolve(options, paths: profile.paths)
@@ -140,9 +152,21 @@ public final class TerminalApp: Sendable {
                     }
                 }
             }
-            let receiver = InboxReceiver(
-                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
+            self.receive(on: endpoint)
+        }
+    }
+
+    /// Receives on `endpoint` until the receiver gives up (the hub refused). An open window
+    /// starts the embedded hub again when it crashed, not when `hub stop` stopped it.
+    func receive(on endpoint: HubEndpoint) {
+        let queue = queue
+        let receiver = InboxReceiver(
+            sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog,
+            follower: follower.withLock { $0 }, starting: .afterCrash)
+        self.receiver.withLock { $0 = receiver }
+        Task {
             for await status in receiver.statuses { queue.push(.inbox(.status(status))) }
+            self.receiver.withLock { if $0 === receiver { $0 = nil } }
         }
     }
 
@@ -186,9 +210,20 @@ public final class TerminalApp: Sendable {
                     queue.push(.sent(categories.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
                 }
             }
-        case .markRead(let index):
-            // Off the screen's thread: the marks file is shared under a lock.
-            Task.detached { profile.log.markRead(through: index) }
+        case .changeReadMarks(let change):
+            // Off the screen's thread (the marks file is shared under a lock), one change after
+            // another in the order they were made.
+            marksQueue.async { profile.log.apply(change) }
+        case .reconnect:
+            // A receiver waiting to try again tries now; one that gave up, or a hub that was
+            // never settled, starts again.
+            if let receiver = receiver.withLock({ $0 }) {
+                receiver.retryNow()
+                return
+            }
+            Task {
+                if let endpoint = await endpointTask?.value { self.receive(on: endpoint) } else { self.connect() }
+            }
         case .saveAlerts(let alerts):
             // Off the screen's thread, in the order switched.
             defaultsQueue.async { _ = try? profile.store.update { $0.arrivalAlerts = alerts } }

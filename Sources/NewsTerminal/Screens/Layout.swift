@@ -39,15 +39,8 @@ public enum Layout {
         if let toast = state.toast {
             canvas.bar(" ▶ \(toast.text)", row: contentTop, style: Style(bold: true, reverse: true, color: .accent))
         }
-        if let dialog = state.dialog {
-            drawBox(
-                title: dialog.title,
-                lines: Canvas.wrap(dialog.message, width: min(60, canvas.columns - 8))
-                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ Send ]  Enter     [ Cancel ]  Esc"],
-                style: Style(color: dialog.isError ? .bad : .accent), canvas)
-            cursor = nil
-        } else if state.showHelp {
-            drawHelp(canvas)
+        if let overlay = overlay(state, geometry) {
+            drawBox(overlay, top: state.overlayTop, canvas)
             cursor = nil
         }
         if let cursor {
@@ -86,8 +79,8 @@ public enum Layout {
         case .online: return ("● online", .good)
         case .reconnecting(let seconds, _):
             let left = state.reconnectAt.map { max(0, Int($0.timeIntervalSince(state.now).rounded(.up))) } ?? Int(seconds)
-            return ("◌ reconnecting in \(left) s", .warning)
-        case .offline(let reason): return ("○ offline: \(reason)", .bad)
+            return ("◌ reconnecting in \(left) s (r: now)", .warning)
+        case .offline(let reason): return ("○ offline (r: retry): \(reason)", .bad)
         case .stopped: return ("○ stopped", .muted)
         }
     }
@@ -120,11 +113,11 @@ public enum Layout {
     }
 
     static func drawFooter(_ state: AppState, _ canvas: Canvas) {
-        let hints: [(String, String)]
+        var hints: [(String, String)]
         if let dialog = state.dialog {
             hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", "send"), ("Esc", "cancel")]
         } else if state.showHelp {
-            hints = [("any key", "close help")]
+            hints = [("any other key", "close help")]
         } else if state.screen == .log, state.log.searching {
             hints = [("/", state.log.search + "▏"), ("Enter", "keep"), ("Esc", "cancel")]
         } else if state.isEditingText {
@@ -132,37 +125,98 @@ public enum Layout {
         } else {
             hints = KeyMap.footer(for: state.screen)
         }
+        if let overlay = overlay(state, state.geometry), overlay.lines.count > overlayRows(state.geometry) {
+            hints.insert(("↑↓ PgUp PgDn", "scroll"), at: 0)
+        }
+        drawHints(hints, row: state.geometry.footerRow, canvas)
+    }
+
+    /// Key hints from the left, each whole: when they do not all fit, the first ones that do,
+    /// then "…" and the help key.
+    static func drawHints(_ hints: [(String, String)], row: Int, _ canvas: Canvas) {
+        let gap = 2
+        func width(_ hint: (String, String)) -> Int { TextWidth.of(hint.0) + 1 + TextWidth.of(hint.1) }
+        let room = canvas.columns - 1
+        var shown = hints
+        var tail: [(String, String)] = []
+        if hints.map(width).reduce(0, +) + gap * max(0, hints.count - 1) > room {
+            let help = hints.first { $0.0 == "?" }
+            tail = [("…", "")] + (help.map { [$0] } ?? [])
+            if tail.map(width).reduce(0, +) + gap * (tail.count - 1) > room { tail = [("…", "")] }
+            let reserved = tail.map(width).reduce(0, +) + gap * tail.count
+            shown = []
+            var used = 0
+            for hint in hints where hint.0 != "?" {
+                let next = used + width(hint) + (shown.isEmpty ? 0 : gap)
+                if next + reserved > room { break }
+                shown.append(hint)
+                used = next
+            }
+        }
         var column = 1
-        let row = state.geometry.footerRow
-        for (label, summary) in hints {
+        for (label, summary) in shown + tail {
             let keyWidth = canvas.text(label, row: row, column: column, style: Style(bold: true, color: .accent))
-            let used = canvas.text(" \(summary)", row: row, column: column + keyWidth)
-            column += keyWidth + used + 2
+            let used = summary.isEmpty ? 0 : canvas.text(" \(summary)", row: row, column: column + keyWidth)
+            column += keyWidth + used + gap
             if column >= canvas.columns { break }
         }
     }
 
-    /// A centred box with a title.
-    static func drawBox(title: String, lines: [String], style: Style, _ canvas: Canvas) {
-        let inner = min(max(TextWidth.of(title) + 4, lines.map(TextWidth.of).max() ?? 0), canvas.columns - 6)
-        let height = min(lines.count, canvas.rows - 6)
-        let top = max(1, (canvas.rows - height - 2) / 2)
-        let left = max(1, (canvas.columns - inner - 4) / 2)
-        let titleText = " \(title) "
-        let dashes = max(0, inner + 2 - TextWidth.of(titleText))
-        canvas.text(
-            "┌" + titleText + String(repeating: "─", count: dashes) + "┐", row: top, column: left,
-            style: Style(bold: true, color: style.color))
-        for i in 0..<height {
-            canvas.text("│ " + TextWidth.pad(lines[i], to: inner) + " │", row: top + 1 + i, column: left)
-        }
-        canvas.text(
-            "└" + String(repeating: "─", count: inner + 2) + "┘", row: top + 1 + height, column: left,
-            style: Style(color: style.color))
+    /// What a box over the screen shows: its title, lines and colour.
+    struct Overlay {
+        var title: String
+        var lines: [String]
+        var style: Style
     }
 
-    /// The help overlay, generated from the key map; in two columns when one does not fit.
-    static func drawHelp(_ canvas: Canvas) {
+    /// The dialog or the help on screen, laid out for the screen's size.
+    static func overlay(_ state: AppState, _ geometry: ScreenGeometry) -> Overlay? {
+        if let dialog = state.dialog {
+            return Overlay(
+                title: dialog.title,
+                lines: Canvas.wrap(dialog.message, width: min(60, geometry.columns - 8))
+                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ Send ]  Enter     [ Cancel ]  Esc"],
+                style: Style(color: dialog.isError ? .bad : .accent))
+        }
+        guard state.showHelp else { return nil }
+        return Overlay(title: "Keys", lines: helpLines(geometry), style: Style(color: .accent))
+    }
+
+    /// Rows a box's lines have on a screen: the box and a row of screen above and below.
+    static func overlayRows(_ geometry: ScreenGeometry) -> Int { max(1, geometry.rows - 6) }
+
+    /// A centred box with a title, showing `lines` from `top`; when they do not all fit,
+    /// the title says which are shown ("1–6 of 23 ↑↓") and the keys scroll them.
+    static func drawBox(_ overlay: Overlay, top: Int, _ canvas: Canvas) {
+        let lines = overlay.lines
+        let height = min(lines.count, overlayRows(ScreenGeometry(rows: canvas.rows, columns: canvas.columns)))
+        let first = max(0, min(top, lines.count - height))
+        var title = overlay.title
+        if height < lines.count { title += " · \(first + 1)–\(first + height) of \(lines.count) ↑↓" }
+        let inner = min(max(TextWidth.of(title) + 4, lines.map(TextWidth.of).max() ?? 0), canvas.columns - 6)
+        let boxTop = max(1, (canvas.rows - height - 2) / 2)
+        let left = max(1, (canvas.columns - inner - 4) / 2)
+        // A blank cell each side, so what the box covers does not show at its edges.
+        for row in boxTop...(boxTop + height + 1) {
+            canvas.text(" ", row: row, column: left - 1)
+            canvas.text(" ", row: row, column: left + inner + 4)
+        }
+        let titleText = TextWidth.truncate(" \(title) ", to: inner + 2)
+        let dashes = max(0, inner + 2 - TextWidth.of(titleText))
+        canvas.text(
+            "┌" + titleText + String(repeating: "─", count: dashes) + "┐", row: boxTop, column: left,
+            style: Style(bold: true, color: overlay.style.color))
+        for i in 0..<height {
+            canvas.text("│ " + TextWidth.pad(lines[first + i], to: inner) + " │", row: boxTop + 1 + i, column: left)
+        }
+        canvas.text(
+            "└" + String(repeating: "─", count: inner + 2) + "┘", row: boxTop + 1 + height, column: left,
+            style: Style(color: overlay.style.color))
+    }
+
+    /// The help, generated from the key map: one column, or two when one is too long for the
+    /// screen and two fit side by side.
+    static func helpLines(_ geometry: ScreenGeometry) -> [String] {
         let labelWidth = KeyMap.helpLines.map { TextWidth.of($0.label) }.max() ?? 8
         var sections: [[String]] = []
         var scope = ""
@@ -174,11 +228,9 @@ public enum Layout {
             sections[sections.count - 1].append("  " + TextWidth.pad(line.label, to: labelWidth) + "  " + line.summary)
         }
         let single = sections.enumerated().flatMap { $0.offset == 0 ? $0.element : [""] + $0.element }
-        let room = canvas.rows - 6
-        guard single.count > room else {
-            drawBox(title: "Keys", lines: single, style: Style(color: .accent), canvas)
-            return
-        }
+        let columnWidth = (geometry.columns - 10) / 2
+        // Two columns only where a summary keeps room for its first words.
+        guard single.count > overlayRows(geometry), columnWidth >= labelWidth + 24 else { return single }
         // Two columns, sections kept whole, split where the halves are closest.
         var left: [String] = []
         var right: [String] = []
@@ -190,11 +242,9 @@ public enum Layout {
                 right += (right.isEmpty ? [] : [""]) + section
             }
         }
-        let columnWidth = min(left.map(TextWidth.of).max() ?? 0, (canvas.columns - 10) / 2)
-        let lines = (0..<max(left.count, right.count)).map { i in
-            TextWidth.pad(i < left.count ? left[i] : "", to: columnWidth) + "  " + (i < right.count ? right[i] : "")
+        let width = min(left.map(TextWidth.of).max() ?? 0, columnWidth)
+        return (0..<max(left.count, right.count)).map { i in
+            TextWidth.pad(i < left.count ? left[i] : "", to: width) + "  " + (i < right.count ? right[i] : "")
         }
-        drawBox(title: "Keys", lines: lines, style: Style(color: .accent), canvas)
     }
-
 }

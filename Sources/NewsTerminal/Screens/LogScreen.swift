@@ -8,6 +8,8 @@ enum LogScreen {
         let filter = state.log.filter?.name ?? "all categories"
         c.text("  Received", row: ScreenGeometry.contentTop, column: 0, style: Style(bold: true))
         var title = "\(filter) · \(count) message\(count == 1 ? "" : "s")"
+        let unread = state.log.filter.map { state.unread[$0.name] ?? 0 } ?? state.unreadTotal
+        if unread > 0 { title += " · \(unread) unread" }
         if !state.log.search.isEmpty { title += " · search “\(state.log.search)”" }
         c.text(title, row: ScreenGeometry.contentTop, column: 12, style: Style(color: .muted))
         let top = ScreenGeometry.listTop
@@ -49,6 +51,8 @@ extension AppState {
 
     mutating func logCommand(_ command: Command) -> [Effect] {
         let count = visibleCount
+        let cursorBefore = log.cursor
+        var effects: [Effect] = []
         switch command {
         case .up: log.cursor -= 1
         case .down: log.cursor += 1
@@ -69,13 +73,47 @@ extension AppState {
             log.cursor = 0
             log.top = 0
         case .open:
-            if let entry = visibleItems(log.cursor..<(log.cursor + 1)).first {
+            if let entry = entryUnderCursor {
                 dialog = Dialog(title: "Notification", message: entry.text, isError: false)
+                effects += readUnderCursor()
             }
+        case .nextUnread:
+            // The next unread message below the cursor, wrapping to the top.
+            let list = visibleLog
+            for step in 1...max(1, list.count) where !list.isEmpty {
+                let position = (log.cursor + step) % list.count
+                if isUnread(list[position]) {
+                    log.cursor = position
+                    break
+                }
+            }
+        case .toggleRead:
+            if let entry = entryUnderCursor {
+                effects += changeReadMarks(isUnread(entry) ? .read(ReadMarks([entry.index...entry.index])) : .unread(entry.index))
+            }
+            return effects
+        case .markShownRead:
+            let state = self
+            let shown = ReadMarks(items.lazy.filter { state.passesFilter($0) && state.isUnread($0) }.map { $0.index...$0.index })
+            if !shown.isEmpty { effects += changeReadMarks(.read(shown)) }
+            return effects
         default: break
         }
         clampLog()
-        return []
+        // The cursor went to a message (or the list moved under it): it is read.
+        if log.cursor != cursorBefore || command == .cycleFilter || command == .top || command == .bottom {
+            effects += readUnderCursor()
+        }
+        return effects
+    }
+
+    /// The message under the log's cursor.
+    var entryUnderCursor: InboxEntry? { visibleItems(log.cursor..<(log.cursor + 1)).first }
+
+    /// Marks read the message under the cursor: the cursor went to it.
+    mutating func readUnderCursor() -> [Effect] {
+        guard screen == .log, let entry = entryUnderCursor, isUnread(entry) else { return [] }
+        return changeReadMarks(.read(ReadMarks([entry.index...entry.index])))
     }
 
     mutating func handleSearch(_ key: Key) -> [Effect] {
@@ -87,7 +125,10 @@ extension AppState {
             if !log.search.isEmpty { log.search.removeLast() }
             jumpToMatch(from: log.searchOrigin, forward: true)
         case .enter:
+            // A search kept: the message it ended on is read (not every match typed past).
             log.searching = false
+            clampLog()
+            return readUnderCursor()
         case .escape:
             log.searching = false
             log.search = ""
