@@ -16,7 +16,7 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
-/// `--only match,ingest,fanout,sends,terminal` runs a subset (for profiling).
+/// `--only match,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 
@@ -89,7 +89,7 @@ func main() async throws {
     var rows: [BenchRow] = []
 
     if wanted("match") {
-        log("1/5 match and render")
+        log("1/6 match and render")
         rows.append(try await matchAndRender(installations: 100_000, runs: runs))
     }
     if only == ["redraw"] {
@@ -98,7 +98,7 @@ func main() async throws {
         printTable(rows)
         return
     }
-    guard wanted("ingest") || wanted("fanout") || wanted("sends") || wanted("terminal") else {
+    guard wanted("ingest") || wanted("fanout") || wanted("sends") || wanted("terminal") || wanted("reconnect") else {
         printTable(rows)
         return
     }
@@ -109,7 +109,7 @@ func main() async throws {
     defer { bareTask.cancel() }
 
     if wanted("ingest") {
-        log("2/5 registration ingest")
+        log("2/6 registration ingest")
         rows += try registrationIngest(
             loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
     }
@@ -123,16 +123,20 @@ func main() async throws {
         }
     }
     if wanted("fanout") {
-        log("3/5 fan-out")
+        log("3/6 fan-out")
         rows += try await fanout(client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs)
     }
     if wanted("sends") {
-        log("4/5 durable sends")
+        log("4/6 durable sends")
         rows.append(try durableSends(loadgen: loadgen, hub: hub, scripts: scripts, total: 20_000, runs: quick ? 1 : 3))
     }
     if wanted("terminal") {
-        log("5/5 terminal")
+        log("5/6 terminal")
         try terminal(&rows, hub: hub)
+    }
+    if wanted("reconnect") {
+        log("6/6 reconnect")
+        rows.append(try await reconnect(binary: binary, runs: runs))
     }
     finish(rows)
 }
