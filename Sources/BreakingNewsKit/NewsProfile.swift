@@ -10,7 +10,7 @@ public struct NewsProfile: Sendable {
     public let store: DefaultsStore
     public let identity: DeviceIdentity
     public let log: InboxLog
-    /// Set when `defaults.json` was corrupt and moved aside.
+    /// Set when `defaults.json` or the read marks were corrupt and moved aside.
     public let warning: String?
 
     public init(paths: Paths = Paths(), catalog: NewsCatalog) throws {
@@ -20,9 +20,11 @@ public struct NewsProfile: Sendable {
         // Reading first moves a corrupt file aside before the identity is saved.
         let loaded = store.load()
         self.store = store
-        self.warning = loaded.warning
         self.identity = try DeviceIdentity.load(from: store)
-        self.log = InboxLog(url: paths.inboxFile)
+        let log = InboxLog(url: paths.inboxFile)
+        self.log = log
+        let warnings = [loaded.warning, log.warning].compactMap { $0 }
+        self.warning = warnings.isEmpty ? nil : warnings.joined(separator: "\n")
     }
 
     /// The compose screen's unsent text, as it was when the UI last quit ("" for none).

@@ -163,9 +163,9 @@ struct InboxLogTests {
     }
 
     /// A marks file of the earlier per-category form reads as the messages it covered; a
-    /// damaged or hostile one reads as nothing read (or the ranges that make sense), and never
-    /// as a range that overflows.
-    @Test func earlierAndHostileMarkFilesAreReadSafely() throws {
+    /// damaged one is kept aside with a warning, never written over, and reads as nothing
+    /// read; none of it can make a range that overflows.
+    @Test func earlierAndDamagedMarkFilesAreReadSafely() throws {
         let folder = temporaryFolder()
         let url = folder.appendingPathComponent("inbox.jsonl")
         _ = try append(
@@ -177,11 +177,24 @@ struct InboxLogTests {
         let marks = folder.appendingPathComponent("inbox-state.json")
         try Data(#"{"readThrough":{"World":1,"Sports":2}}"#.utf8).write(to: marks)
         #expect(InboxLog(url: url).readMarks == ReadMarks([1...2]))
+        #expect(InboxLog(url: url).warning == nil)
         let max = Int.max
-        try Data(#"{"read":[[3,3],[5,2],[-\#(max),\#(max)],["1",2],[1],[7,9]]}"#.utf8).write(to: marks)
+        for damaged in [
+            #"{"read":[[3,3],[5,2]]}"#, #"{"read":[[-\#(max),\#(max)]]}"#, #"{"read":[["1",2]]}"#, #"{"read":[[1]]}"#,
+            #"{"read":{}}"#, #"{"read":[[1,20]], garbage"#, "not json", #"{"other":1}"#,
+        ] {
+            try Data(damaged.utf8).write(to: marks)
+            let log = InboxLog(url: url)
+            #expect(log.readMarks.isEmpty, "\(damaged)")
+            #expect(log.warning?.contains("it was kept as inbox-state.json.corrupt-") == true, "\(damaged)")
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".corrupt-") }
+            #expect(kept.count == 1)
+            #expect(try String(contentsOf: folder.appendingPathComponent(kept[0]), encoding: .utf8) == damaged)
+            try FileManager.default.removeItem(at: folder.appendingPathComponent(kept[0]))
+            #expect(!FileManager.default.fileExists(atPath: marks.path), "moved, not copied")
+        }
+        try Data(#"{"read":[[3,3],[7,9]]}"#.utf8).write(to: marks)
         #expect(InboxLog(url: url).readMarks == ReadMarks([3...3, 7...9]))
-        try Data("not json".utf8).write(to: marks)
-        #expect(InboxLog(url: url).readMarks.isEmpty)
     }
 
     /// A follower yields what any writer appended, each entry once, in order.

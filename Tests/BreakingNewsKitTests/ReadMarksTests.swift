@@ -40,4 +40,19 @@ import Testing
         marks.formUnion(ReadMarks([5_000...5_000]))
         #expect(marks.ranges == [1...10_000])
     }
+
+    /// Any Int is a position to the type (files are limited elsewhere): the ends of Int
+    /// neither trap nor wrap around.
+    @Test func theEndsOfIntNeitherTrapNorWrap() {
+        var marks = ReadMarks([Int.min...Int.min, (Int.max - 1)...Int.max])
+        #expect(marks.ranges == [Int.min...Int.min, (Int.max - 1)...Int.max], "the ends do not touch each other")
+        marks.insert(Int.max)
+        marks.insert(Int.min + 1)
+        #expect(marks.ranges == [Int.min...(Int.min + 1), (Int.max - 1)...Int.max])
+        #expect(marks.contains(Int.min) && marks.contains(Int.max) && !marks.contains(0))
+        #expect(ReadMarks([Int.min...Int.max]).count == .max)
+        marks.remove(Int.max)
+        marks.remove(Int.min)
+        #expect(marks.ranges == [(Int.min + 1)...(Int.min + 1), (Int.max - 1)...(Int.max - 1)])
+    }
 }

@@ -90,6 +90,7 @@ public final class InboxLog: Sendable {
         var offset: UInt64 = 0
         /// The positions read, as this process last saw them on disk.
         var marks = ReadMarks()
+        var warning: String?
         var skippedLines = 0
         /// The file's size when a follower last looked.
         var lastSeenSize: UInt64 = 0
@@ -102,7 +103,7 @@ public final class InboxLog: Sendable {
         self.stateURL = url.deletingLastPathComponent().appendingPathComponent("inbox-state.json")
         self.lockURL = url.deletingLastPathComponent().appendingPathComponent("inbox.lock")
         catchUp()
-        let marks = Self.readMarks(stateURL, entries: entries)
+        let marks = withFileLock { loadMarks() }
         state.withLock { $0.marks = marks }
     }
 
@@ -213,7 +214,7 @@ public final class InboxLog: Sendable {
     @discardableResult
     public func apply(_ change: ReadChange) -> ReadMarks {
         withFileLock {
-            var marks = Self.readMarks(stateURL, entries: entries)
+            var marks = loadMarks()
             switch change {
             case .read(let read): marks.formUnion(read)
             case .unread(let position): marks.remove(position)
@@ -230,7 +231,7 @@ public final class InboxLog: Sendable {
     /// Reads the marks other processes moved; returns them.
     @discardableResult
     public func reloadReadMarks() -> ReadMarks {
-        let disk = Self.readMarks(stateURL, entries: entries)
+        let disk = withFileLock { loadMarks() }
         state.withLock { $0.marks = disk }
         return disk
     }
@@ -246,26 +247,52 @@ public final class InboxLog: Sendable {
     /// The marks in `url`: `{"read": [[first, last], …]}`, or the older per-category form
     /// `{"readThrough": {"World": 12}}` (every message of the category up to that position),
     /// read against `entries`. Anything else reads as nothing read.
-    static func readMarks(_ url: URL, entries: [InboxEntry]) -> ReadMarks {
-        guard let data = try? Data(contentsOf: url), let json = try? JSONValue(parsing: data) else { return ReadMarks() }
-        if let pairs = json["read"]?.arrayValue {
+    static func readMarks(_ url: URL, entries: [InboxEntry]) -> (marks: ReadMarks, damaged: Bool) {
+        guard let data = try? Data(contentsOf: url) else { return (ReadMarks(), false) }
+        guard let json = try? JSONValue(parsing: data), let members = json.objectMembers else { return (ReadMarks(), true) }
+        if let read = json["read"] {
+            guard let pairs = read.arrayValue, pairs.count <= maximumRanges else { return (ReadMarks(), true) }
             var ranges: [ClosedRange<Int>] = []
-            for pair in pairs.prefix(maximumRanges) {
+            for pair in pairs {
                 guard let bounds = pair.arrayValue, bounds.count == 2,
                     case .number(let first)? = bounds.first, case .number(let last)? = bounds.last,
                     let lower = Int(first), let upper = Int(last), lower <= upper,
                     markablePositions.contains(lower), markablePositions.contains(upper)
-                else { continue }
+                else { return (ReadMarks(), true) }
                 ranges.append(lower...upper)
             }
-            return ReadMarks(ranges)
+            return (ReadMarks(ranges), false)
         }
-        guard let members = json["readThrough"]?.objectMembers else { return ReadMarks() }
+        guard let old = json["readThrough"] else { return (ReadMarks(), !members.isEmpty) }
+        guard let members = old.objectMembers else { return (ReadMarks(), true) }
         var through: [String: Int] = [:]
         for (key, value) in members { if case .number(let n) = value, let i = Int(n) { through[key] = i } }
-        return ReadMarks(
-            entries.filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
+        let marks = ReadMarks(entries.filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
+        return (marks, false)
     }
+
+    /// The marks on disk; a damaged marks file is moved aside (`inbox-state.json.corrupt-<time>`),
+    /// never written over, and said once in `warning`.
+    private func loadMarks() -> ReadMarks {
+        let (marks, damaged) = Self.readMarks(stateURL, entries: entries)
+        guard damaged else { return marks }
+        let stamp = W3CDate.format(Date()).prefix(19).filter(\.isNumber)
+        let aside = stateURL.deletingLastPathComponent().appendingPathComponent("inbox-state.json.corrupt-\(stamp)")
+        let note: String
+        do {
+            try FileManager.default.moveItem(at: stateURL, to: aside)
+            note =
+                "\(stateURL.path) could not be read; it was kept as \(aside.lastPathComponent) and every message counts "
+                + "as unread"
+        } catch {
+            note = "\(stateURL.path) could not be read, nor moved aside (\(error.localizedDescription))"
+        }
+        state.withLock { $0.warning = $0.warning ?? note }
+        return marks
+    }
+
+    /// Set when the read marks file was damaged: what happened and where it went.
+    public var warning: String? { state.withLock { $0.warning } }
 
     /// Reads lines appended after `offset`; a last line without its newline is left for later.
     /// Returns whether the file ends with a newline (or is empty).

@@ -7,15 +7,28 @@ public struct ReadMarks: Sendable, Hashable {
 
     public init() {}
 
-    /// Marks made of any ranges (overlapping, touching, unsorted, empty ones dropped).
+    /// Marks made of any ranges (overlapping, touching, in any order): sorted, then merged
+    /// in one pass, so a long list costs its sort, not an insertion each.
     public init(_ ranges: some Sequence<ClosedRange<Int>>) {
-        for range in ranges { insert(range) }
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = self.ranges.last, range.lowerBound <= last.upperBound || Self.touches(last.upperBound, range.lowerBound)
+            {
+                self.ranges[self.ranges.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                self.ranges.append(range)
+            }
+        }
     }
 
     public var isEmpty: Bool { ranges.isEmpty }
 
-    /// How many positions are marked.
-    public var count: Int { ranges.reduce(0) { $0 + $1.count } }
+    /// How many positions are marked (at most `Int.max`).
+    public var count: Int {
+        ranges.reduce(0) { total, range in
+            let (sum, overflow) = total.addingReportingOverflow(range.upperBound &- range.lowerBound &+ 1)
+            return overflow || range.upperBound &- range.lowerBound < 0 ? .max : sum
+        }
+    }
 
     public func contains(_ position: Int) -> Bool {
         guard let i = rangeIndex(atOrBefore: position) else { return false }
@@ -28,9 +41,10 @@ public struct ReadMarks: Sendable, Hashable {
         // The ranges that overlap or touch `range` are merged with it.
         var lower = range.lowerBound
         var upper = range.upperBound
-        let first = ranges.partitioningIndex { $0.upperBound >= lower - 1 }
+        // Touching counts as overlapping; at the ends of Int there is nothing to touch.
+        let first = ranges.partitioningIndex { $0.upperBound >= lower || Self.touches($0.upperBound, lower) }
         var last = first
-        while last < ranges.count, ranges[last].lowerBound <= upper + 1 {
+        while last < ranges.count, ranges[last].lowerBound <= upper || Self.touches(upper, ranges[last].lowerBound) {
             lower = min(lower, ranges[last].lowerBound)
             upper = max(upper, ranges[last].upperBound)
             last += 1
@@ -50,6 +64,9 @@ public struct ReadMarks: Sendable, Hashable {
     public mutating func formUnion(_ other: ReadMarks) {
         for range in other.ranges { insert(range) }
     }
+
+    /// Whether position `b` comes right after `a` (no overflow at the ends of Int).
+    private static func touches(_ a: Int, _ b: Int) -> Bool { a < b && a == b - 1 }
 
     /// The index of the last range starting at or before `position`.
     private func rangeIndex(atOrBefore position: Int) -> Int? {
