@@ -136,7 +136,7 @@ struct ArrivalAlertTests {
         _ = state.reduce(
             .shared(
                 SharedHomeState(
-                    selection: [], registration: nil, readMarks: .init(), alerts: ArrivalAlerts(desktop: true))))
+                    selection: [], registration: nil, alerts: ArrivalAlerts(desktop: true))))
         #expect(state.alerts == ArrivalAlerts(desktop: true))
     }
 

@@ -5,16 +5,14 @@ import Foundation
 public struct SharedHomeState: Sendable, Hashable {
     public var selection: [Category]
     public var registration: RegistrationRecord?
-    public var readMarks: ReadMarks
     /// The terminal UI's bell and desktop notification, switched in any window.
     public var alerts: ArrivalAlerts = .off
 
     public init(
-        selection: [Category], registration: RegistrationRecord?, readMarks: ReadMarks, alerts: ArrivalAlerts = .off
+        selection: [Category], registration: RegistrationRecord?, alerts: ArrivalAlerts = .off
     ) {
         self.selection = selection
         self.registration = registration
-        self.readMarks = readMarks
         self.alerts = alerts
     }
 }
@@ -46,7 +44,7 @@ public final class HomeWatcher: Sendable {
                         selection: profile.catalog.categories.filter { category in
                             values.categories.contains { $0.lowercased() == category.name.lowercased() }
                         },
-                        registration: values.lastRegistration, readMarks: profile.log.reloadReadMarks(),
+                        registration: values.lastRegistration,
                         alerts: values.arrivalAlerts))
             }
             continuation.finish()

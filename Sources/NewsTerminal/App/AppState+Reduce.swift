@@ -15,6 +15,9 @@ public enum Message: Sendable, Hashable {
     case inbox(InboxUpdate)
     /// What another window or a command changed in the home: categories, registration, marks.
     case shared(SharedHomeState)
+    /// The read marks as they are on disk, with how many of this window's own changes had
+    /// been applied there when they were read.
+    case readMarks(ReadMarks, changesApplied: Int)
     case quit
 }
 
@@ -127,7 +130,9 @@ extension AppState {
             storedSelection = stored
             if !registering { registration = shared.registration }
             alerts = shared.alerts
-            adoptReadMarks(shared.readMarks)
+            return []
+        case .readMarks(let marks, let applied):
+            adoptReadMarks(marks, changesApplied: applied)
             return []
         case .quit:
             quitting = true

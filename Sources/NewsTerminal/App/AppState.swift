@@ -88,6 +88,10 @@ public struct AppState: Sendable, Hashable {
     /// The messages read (log positions), as this window shows them: changed here at once,
     /// and by other windows through the shared marks on disk.
     public private(set) var readMarks = ReadMarks()
+    /// This window's changes to the marks not yet known to be on disk, oldest first, and how
+    /// many are (every change is counted: the runtime reports how many it has applied).
+    private(set) var unconfirmedReadChanges: [ReadChange] = []
+    private(set) var readChangesConfirmed = 0
     /// Unread messages per category name ("" for none), kept as items arrive and marks move:
     /// every frame shows the counts, and a frame must not cost the size of the log.
     public private(set) var unread: [String: Int] = [:]
@@ -124,7 +128,7 @@ public struct AppState: Sendable, Hashable {
         self.columns = columns
         self.now = now
         receive(items)
-        if let warning { dialog = Dialog(title: "Your settings were reset", message: warning, isError: true) }
+        if let warning { dialog = Dialog(title: "A file could not be read", message: warning, isError: true) }
     }
 
     /// Whether the window shows `entry` as unread.
@@ -138,10 +142,22 @@ public struct AppState: Sendable, Hashable {
         for entry in entries where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
     }
 
-    /// Takes the marks as they are on disk (moved by another window or a command).
-    mutating func adoptReadMarks(_ marks: ReadMarks) {
-        guard marks != readMarks else { return }
-        readMarks = marks
+    /// Takes the marks as they are on disk (moved by another window or a command), with
+    /// this window's changes that were not on disk yet when they were read applied on top:
+    /// a snapshot read just before this window's newest change is written cannot undo it.
+    mutating func adoptReadMarks(_ marks: ReadMarks, changesApplied: Int) {
+        let confirmed = max(0, min(changesApplied - readChangesConfirmed, unconfirmedReadChanges.count))
+        unconfirmedReadChanges.removeFirst(confirmed)
+        readChangesConfirmed += confirmed
+        var merged = marks
+        for change in unconfirmedReadChanges {
+            switch change {
+            case .read(let read): merged.formUnion(read)
+            case .unread(let position): merged.remove(position)
+            }
+        }
+        guard merged != readMarks else { return }
+        readMarks = merged
         recountUnread()
     }
 
@@ -167,6 +183,7 @@ public struct AppState: Sendable, Hashable {
             readMarks.remove(position)
             if let entry = item(at: position) { unread[entry.category ?? "", default: 0] += 1 }
         }
+        unconfirmedReadChanges.append(change)
         return [.changeReadMarks(change)]
     }
 

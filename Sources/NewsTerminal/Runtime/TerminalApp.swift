@@ -2,6 +2,11 @@ import BreakingNewsKit
 import Foundation
 import Synchronization
 
+/// A count kept on one serial queue.
+final class Counter: @unchecked Sendable {
+    var value = 0
+}
+
 /// Messages from background work to the screen loop.
 final class MessageQueue: Sendable {
     private let messages = Mutex<[Message]>([])
@@ -24,6 +29,8 @@ public final class TerminalApp: Sendable {
     let queue = MessageQueue()
     private let defaultsQueue = DispatchQueue(label: "defaults")
     private let marksQueue = DispatchQueue(label: "read marks")
+    /// How many of the window's read-mark changes `marksQueue` has applied (touched only there).
+    private let appliedReadChanges = Counter()
     private let endpoint = Mutex<Task<HubEndpoint?, Never>?>(nil)
     /// The receiver while it runs: nil before the hub is settled and after it gave up.
     private let receiver = Mutex<InboxReceiver?>(nil)
@@ -119,8 +126,15 @@ public final class TerminalApp: Sendable {
             for await entries in follower.entries { queue.push(.inbox(.received(entries))) }
         }
         let watcher = HomeWatcher(profile: profile)
+        let marksQueue = marksQueue
+        let applied = appliedReadChanges
         Task {
-            for await shared in watcher.changes { queue.push(.shared(shared)) }
+            for await shared in watcher.changes {
+                queue.push(.shared(shared))
+                // Read on the queue that writes this window's changes: the count of those
+                // applied is exact for the marks read.
+                marksQueue.async { queue.push(.readMarks(profile.log.reloadReadMarks(), changesApplied: applied.value)) }
+            }
         }
         connect()
     }
@@ -213,7 +227,11 @@ public final class TerminalApp: Sendable {
         case .changeReadMarks(let change):
             // Off the screen's thread (the marks file is shared under a lock), one change after
             // another in the order they were made.
-            marksQueue.async { profile.log.apply(change) }
+            let applied = appliedReadChanges
+            marksQueue.async {
+                profile.log.apply(change)
+                applied.value += 1
+            }
         case .reconnect:
             // A receiver waiting to try again tries now; one that gave up, or a hub that was
             // never settled, starts again.

@@ -100,8 +100,9 @@ extension AppState {
         default: break
         }
         clampLog()
-        // The cursor went to a message (or the list moved under it): it is read.
-        if log.cursor != cursorBefore || command == .cycleFilter || command == .top || command == .bottom {
+        // The cursor went to a message: it is read. A new filter only shows another list; the
+        // message it puts the cursor on is not chosen by the user.
+        if command != .cycleFilter, log.cursor != cursorBefore || command == .top || command == .bottom {
             effects += readUnderCursor()
         }
         return effects
