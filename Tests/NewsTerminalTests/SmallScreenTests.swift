@@ -52,9 +52,12 @@ struct SmallScreenTests {
         var text = render(state).text
         #expect(text.contains("Notification · 1–8 of 42 ↑↓"))
         #expect(text.contains("line1 ") && !text.contains("line9 "))
+        let boxRow = { (text: String) in text.split(separator: "\n").first { $0.contains("└") }.map(String.init) ?? "" }
+        let bottom = boxRow(text)
         _ = state.press(.character("G"))
         text = render(state).text
         #expect(text.contains("35–42 of 42"))
+        #expect(boxRow(text) == bottom, "the box keeps its width while it scrolls")
         #expect(text.contains("[ OK ]  Enter"))
         _ = state.press(.up, .up)
         #expect(render(state).text.contains("33–40 of 42"))
@@ -98,5 +101,35 @@ struct SmallScreenTests {
         #expect(TerminalType.problem(environment: ["TERM": "\u{1B}]52;c;x\u{7}"])?.contains("\u{1B}") == false)
         #expect(TerminalType.problem(environment: ["TERM": "xterm-256color"]) == nil)
         #expect(TerminalType.problem(environment: ["TERM": "screen"]) == nil)
+    }
+
+    /// On the smallest screen the buttons stay in sight: Subscribe with the registration line
+    /// under it, and Send with a result under it.
+    @Test func theSmallestScreenKeepsItsButtons() {
+        var state = makeState(rows: 14, columns: 50)
+        state.connection = .reconnecting(seconds: 1, reason: "no local hub is running")
+        var lines = render(state).lines
+        #expect(lines.contains { $0.contains("[ Subscribe ]") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("Not registered yet") })
+        _ = state.press(.character("G"))
+        #expect(CategoriesScreen.categoryRow(forScreenRow: lines.firstIndex { $0.contains("[ Subscribe ]") }!, state) == 6)
+        state = makeState(rows: 14, columns: 50)
+        _ = state.press(.character("2"))
+        _ = state.type("hello")
+        _ = state.reduce(.sent([SendResultRow(category: "World", succeeded: true, detail: "id")]))
+        lines = render(state).lines
+        let send = lines.firstIndex { $0.contains("[ Send Notification ]") }
+        #expect(send != nil, "\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { $0.contains("World") && $0.contains("sent") })
+    }
+
+    /// Why the hub cannot be reached is said whole on the Categories screen.
+    @Test func theReasonTheHubIsAwayIsSaidWhole() {
+        var state = makeState()
+        state.connection = .offline(
+            "port 41234 is held by the local hub of another data folder (pid 7); set BREAKING_NEWS_HUB_PORT")
+        let text = render(state).text
+        #expect(text.contains("Hub: port 41234 is held by the local hub of another data folder (pid 7); set"))
+        #expect(text.contains("BREAKING_NEWS_HUB_PORT"))
     }
 }

@@ -3,7 +3,16 @@ import Foundation
 
 /// The tutorial's switch screen: six categories, each with a switch, and Subscribe.
 enum CategoriesScreen {
-    static let firstRow = ScreenGeometry.listTop
+    /// The first category's row: under the title and a blank line, or right under the title
+    /// on a short screen.
+    static func firstRow(_ state: AppState) -> Int {
+        state.geometry.isCompact ? ScreenGeometry.contentTop + 1 : ScreenGeometry.listTop
+    }
+
+    /// The Subscribe button's row: a blank line below the list, none on a short screen.
+    static func buttonRow(_ state: AppState) -> Int {
+        firstRow(state) + state.categories.count + (state.geometry.isCompact ? 0 : 1)
+    }
 
     static func draw(_ state: AppState, _ c: Canvas) {
         c.text("  Breaking News", row: ScreenGeometry.contentTop, column: 0, style: Style(bold: true))
@@ -11,6 +20,7 @@ enum CategoriesScreen {
             "— choose the categories that reach this terminal", row: ScreenGeometry.contentTop, column: 17,
             style: Style(color: .muted))
         let unread = state.unread
+        let firstRow = firstRow(state)
         for (i, category) in state.categories.enumerated() {
             let row = firstRow + i
             let focused = state.categoryCursor == i
@@ -23,17 +33,24 @@ enum CategoriesScreen {
                 c.text("\(count) unread", row: row, column: 26, style: Style(color: .accent))
             }
         }
-        let buttonRow = firstRow + state.categories.count + 1
+        let buttonRow = buttonRow(state)
         let onButton = state.categoryCursor == state.categories.count
         c.text(onButton ? " ▸" : "  ", row: buttonRow, column: 0, style: Style(bold: true, color: .accent))
         c.text(
             state.registering ? "[ Subscribing… ]" : "[ Subscribe ]", row: buttonRow, column: 3,
             style: Style(bold: true, reverse: onButton))
-        var row = buttonRow + 2
+        var row = buttonRow + (state.geometry.isCompact ? 1 : 2)
         let (status, color) = registrationText(state)
         for line in Canvas.wrap(status, width: c.columns - 4).prefix(2) {
             c.text("  " + line, row: row, column: 0, style: Style(color: color))
             row += 1
+        }
+        // Why the hub cannot be reached, whole: the header has room for the state only.
+        if let reason = connectionProblem(state) {
+            for line in Canvas.wrap("Hub: " + reason, width: c.columns - 4).prefix(3) {
+                c.text("  " + line, row: row, column: 0, style: Style(color: .warning))
+                row += 1
+            }
         }
         if state.switches != state.storedSelection, !state.registering {
             c.text(
@@ -58,10 +75,18 @@ enum CategoriesScreen {
 
     /// The category index of a screen row on the categories screen, for mouse clicks.
     static func categoryRow(forScreenRow row: Int, _ state: AppState) -> Int? {
-        let index = row - firstRow
+        let index = row - firstRow(state)
         if index >= 0, index < state.categories.count { return index }
-        if index == state.categories.count + 1 { return state.categories.count }
+        if row == buttonRow(state) { return state.categories.count }
         return nil
+    }
+
+    /// What keeps this terminal from its hub, while it does.
+    static func connectionProblem(_ state: AppState) -> String? {
+        switch state.connection {
+        case .reconnecting(_, let reason), .offline(let reason): return reason.isEmpty ? nil : reason
+        case .connecting, .online, .stopped: return nil
+        }
     }
 }
 

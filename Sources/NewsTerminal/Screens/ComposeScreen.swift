@@ -6,12 +6,17 @@ enum ComposeScreen {
     /// Draws the screen; returns where the text cursor goes when the field has focus.
     static func draw(_ state: AppState, _ c: Canvas) -> (row: Int, column: Int)? {
         let compose = state.compose
+        // A short screen drops the blank lines and the labels, so Send and its results stay
+        // in sight.
+        let roomy = !state.geometry.isCompact
         var row = ScreenGeometry.contentTop
         c.text("  Send breaking news", row: row, column: 0, style: Style(bold: true))
-        row += 2
+        row += roomy ? 2 : 1
         let fieldFocused = compose.focus == .text
-        c.text("  Message", row: row, column: 0, style: Style(bold: fieldFocused))
-        row += 1
+        if roomy {
+            c.text("  Message", row: row, column: 0, style: Style(bold: fieldFocused))
+            row += 1
+        }
         let fieldWidth = max(10, c.columns - 6)
         let (visible, cursorColumn) = fieldWindow(compose.text, cursor: compose.cursor, width: fieldWidth)
         c.text("  ▏", row: row, column: 0, style: Style(color: fieldFocused ? .accent : .muted))
@@ -22,9 +27,11 @@ enum ComposeScreen {
         c.text(
             "   \(bytes)/\(Publisher.maximumTextBytes) bytes", row: row, column: 0,
             style: Style(color: bytes > Publisher.maximumTextBytes ? .bad : .muted))
-        row += 2
-        c.text("  Categories", row: row, column: 0)
         row += 1
+        if roomy {
+            c.text("  Categories", row: row + 1, column: 0)
+            row += 2
+        }
         var column = 3
         for (i, category) in state.categories.enumerated() {
             let box = (compose.checked[i] ? "[x] " : "[ ] ") + category.name
@@ -37,7 +44,7 @@ enum ComposeScreen {
             c.text(box, row: row, column: column, style: Style(bold: focused, reverse: focused))
             column += width + 3
         }
-        row += 2
+        row += roomy ? 2 : 1
         let sendFocused = compose.focus == .send
         c.text(
             compose.sending ? "[ Sending… ]" : "[ Send Notification ]", row: row, column: 3,

@@ -192,8 +192,13 @@ public enum Layout {
         let height = min(lines.count, overlayRows(ScreenGeometry(rows: canvas.rows, columns: canvas.columns)))
         let first = max(0, min(top, lines.count - height))
         var title = overlay.title
-        if height < lines.count { title += " · \(first + 1)–\(first + height) of \(lines.count) ↑↓" }
-        let inner = min(max(TextWidth.of(title) + 4, lines.map(TextWidth.of).max() ?? 0), canvas.columns - 6)
+        // The box is as wide as its widest title, so it keeps its width while it scrolls.
+        var widest = title
+        if height < lines.count {
+            title += " · \(first + 1)–\(first + height) of \(lines.count) ↑↓"
+            widest += " · \(lines.count)–\(lines.count) of \(lines.count) ↑↓"
+        }
+        let inner = min(max(TextWidth.of(widest) + 4, lines.map(TextWidth.of).max() ?? 0), canvas.columns - 6)
         let boxTop = max(1, (canvas.rows - height - 2) / 2)
         let left = max(1, (canvas.columns - inner - 4) / 2)
         // A blank cell each side, so what the box covers does not show at its edges.

@@ -24,6 +24,10 @@ public struct ScreenGeometry: Sendable, Hashable {
     /// First row of a screen's list, under its title and a blank line.
     public static let listTop = contentTop + 2
 
+    /// A screen too short for the roomy layout: screens drop their blank lines and labels so
+    /// that their buttons stay in sight.
+    public var isCompact: Bool { rows < 17 }
+
     /// The rule above the footer, and the footer's row of keys.
     public var footerRule: Int { rows - 2 }
     public var footerRow: Int { rows - 1 }

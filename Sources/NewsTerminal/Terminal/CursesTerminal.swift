@@ -14,7 +14,12 @@ public final class CursesTerminal: Terminal {
 
     /// Takes over the terminal. Call `shutdown()` to give it back.
     public init(mouse: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        setlocale(LC_ALL, "")
+        if setlocale(LC_ALL, "") == nil {
+            // A UTF-8 locale that is not installed here (often so in containers): the C
+            // library's own UTF-8 locale draws the same.
+            let asked = ["LC_ALL", "LC_CTYPE", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? ""
+            if asked.uppercased().replacingOccurrences(of: "-", with: "").contains("UTF8") { setlocale(LC_ALL, "C.UTF-8") }
+        }
         let codeset = String(cString: nl_langinfo(nl_item(CODESET))).uppercased().replacingOccurrences(of: "-", with: "")
         ascii = codeset != "UTF8"
         // Widths are measured as UTF-8 whatever the locale; what is drawn is then only ASCII.
