@@ -35,10 +35,7 @@ struct AnyTerminalTests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
-        environment["TERM"] = "screen"
-        try tmux.start(session: "s", command: builtBinary().path, environment: environment, columns: 50, rows: 14)
-        var screen = try await tmux.waitFor("s") { $0.contains("● online") }
+        var screen = try await tmux.startUIOnItsOwnHub("s", of: user, columns: 50, rows: 14)
         let footer = screen.split(separator: "\n").last.map(String.init) ?? ""
         #expect(footer == " Tab screens  ↑/k up  ↓/j down  …  ? help", "whole hints, then … and help: \(screen)")
 
@@ -58,12 +55,7 @@ struct AnyTerminalTests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
-        environment["TERM"] = "screen"
-        environment["LC_ALL"] = "C"
-        environment["LANG"] = "C"
-        try tmux.start(session: "a", command: builtBinary().path, environment: environment)
-        let screen = try await tmux.waitFor("a") { $0.contains("* online") }
+        let screen = try await tmux.startUIOnItsOwnHub("a", of: user, extra: ["LC_ALL": "C", "LANG": "C"], online: "* online")
         let lines = screen.split(separator: "\n").map(String.init)
         #expect(lines[2] == String(repeating: "-", count: 100), "the rule in ASCII: \(screen)")
         #expect(lines.contains(" > [ OFF ] World"))

@@ -86,11 +86,7 @@ struct TerminalUITests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
-        environment["TERM"] = "screen"
-        environment["NO_COLOR"] = "1"
-        try tmux.start(session: "C", command: builtBinary().path, environment: environment)
-        try await tmux.waitFor("C") { $0.contains("● online") }
+        try await tmux.startUIOnItsOwnHub("C", of: user, extra: ["NO_COLOR": "1"])
         try tmux.keys("C", "C-c")
         let screen = try await tmux.waitFor("C") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
@@ -104,10 +100,7 @@ struct TerminalUITests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
-        environment["TERM"] = "screen"
-        try tmux.start(session: "R", command: builtBinary().path, environment: environment)
-        try await tmux.waitFor("R") { $0.contains("● online") }
+        try await tmux.startUIOnItsOwnHub("R", of: user)
         let subscribed = try await user.run(["subscribe", "World"])
         #expect(subscribed.status == 0, "\(subscribed.stderr)")
         let stateFile = user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")

@@ -29,6 +29,13 @@ func makeState(
         rows: rows, columns: columns, now: Date(timeIntervalSince1970: 1_000))
 }
 
+/// `state` drawn on a virtual terminal of its size.
+func rendered(_ state: AppState) -> VirtualTerminal {
+    let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
+    Layout.render(state, on: terminal)
+    return terminal
+}
+
 extension AppState {
     /// Feeds keys; returns every effect they asked for.
     mutating func press(_ keys: Key...) -> [Effect] {

@@ -6,12 +6,6 @@ import Testing
 
 /// Each screen drawn on the virtual terminal, read back as text.
 struct ScreenTests {
-    func render(_ state: AppState) -> VirtualTerminal {
-        let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
-        Layout.render(state, on: terminal)
-        return terminal
-    }
-
     /// No line may be wider than the screen, whatever was drawn.
     func expectFits(_ terminal: VirtualTerminal) {
         for (i, line) in terminal.lines.enumerated() {
@@ -22,7 +16,7 @@ struct ScreenTests {
 
     @Test func categoriesScreenIsTheTutorialsSwitchScreen() {
         let state = makeState(selection: ["Sports"], items: [entry(1, "Sports", "x"), entry(2, "Sports", "y")])
-        let screen = render(state)
+        let screen = rendered(state)
         let lines = screen.lines
         #expect(lines[0].hasPrefix(" Breaking News"))
         #expect(lines[0].contains("connecting"))
@@ -40,17 +34,17 @@ struct ScreenTests {
     @Test func registrationStateIsAlwaysVisible() {
         var state = makeState(selection: ["World"])
         state.registration = RegistrationRecord(state: .registered, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h")
-        #expect(render(state).text.contains("✓ Registered World at"))
+        #expect(rendered(state).text.contains("✓ Registered World at"))
         state.registration?.state = .pending
-        #expect(render(state).text.contains("Pending since"))
+        #expect(rendered(state).text.contains("Pending since"))
         state.switches.insert("Science")
-        #expect(render(state).text.contains("Unsaved changes"))
+        #expect(rendered(state).text.contains("Unsaved changes"))
         state.connection = .online
         state.hub = "breakingnews @ 127.0.0.1:47474"
-        #expect(render(state).lines[0].hasSuffix("● online  breakingnews @ 127.0.0.1:47474"))
+        #expect(rendered(state).lines[0].hasSuffix("● online  breakingnews @ 127.0.0.1:47474"))
         state.connection = .reconnecting(seconds: 8, reason: "cut")
         state.reconnectAt = state.now.addingTimeInterval(3.2)
-        #expect(render(state).lines[0].contains("◌ reconnecting in 4 s"))
+        #expect(rendered(state).lines[0].contains("◌ reconnecting in 4 s"))
     }
 
     @Test func composeShowsTheFieldBoxesAndResults() {
@@ -61,7 +55,7 @@ struct ScreenTests {
             SendResultRow(category: "World", succeeded: true, detail: "abc-1"),
             SendResultRow(category: "Sports", succeeded: false, detail: "the hub answered 403: Send claim is required"),
         ]
-        let terminal = render(state)
+        let terminal = rendered(state)
         let lines = terminal.lines
         #expect(lines[6] == "  ▏世界 news 🎉")
         // The cursor sits after the text: 3 + 4 (two wide) + 6 + 2 (emoji) cells.
@@ -80,7 +74,7 @@ struct ScreenTests {
         var state = makeState(rows: 20, columns: 50)
         _ = state.press(.character("2"))
         _ = state.type(String(repeating: "長い", count: 40))
-        let terminal = render(state)
+        let terminal = rendered(state)
         #expect(terminal.cursor.column <= 49)
         expectFits(terminal)
     }
@@ -93,14 +87,14 @@ struct ScreenTests {
             ],
             read: ["World": 1])
         _ = state.press(.character("3"), .down)
-        let terminal = render(state)
+        let terminal = rendered(state)
         let lines = terminal.lines
         #expect(lines[3].contains("all categories · 3 messages"))
         #expect(lines[5].hasPrefix("   ") && lines[5].hasSuffix("World       third"), "read: the cursor was on it")
         #expect(lines[6].hasPrefix("   ") && lines[6].hasSuffix("Sports      ⚽ 決勝"))
         #expect(lines[7].hasPrefix("   ") && lines[7].hasSuffix("World       first"))
         _ = state.press(.character("u"))
-        #expect(render(state).lines[6].hasPrefix(" ● "), "marked unread again")
+        #expect(rendered(state).lines[6].hasPrefix(" ● "), "marked unread again")
         #expect(terminal.style(of: "⚽ 決勝")?.reverse == true, "the cursor row")
         #expect(lines[29].contains("/ search") && lines[29].contains("c filter"))
         expectFits(terminal)
@@ -115,7 +109,7 @@ struct ScreenTests {
             detail: String(repeating: "a very long reason ", count: 10))
         for screen in ["1", "2"] {
             _ = state.press(.character(Character(screen)))
-            let terminal = render(state)
+            let terminal = rendered(state)
             let footer = terminal.lines[13]
             let hints = state.screen == .compose ? "Enter send  Esc/↓ categories" : "Tab screens"
             #expect(footer.hasPrefix(" " + hints), "screen \(screen): \(footer)")
@@ -129,20 +123,20 @@ struct ScreenTests {
         _ = state.reduce(.inbox(.received([entry(2, "Politics", nasty)])))
         for _ in 0..<3 {
             _ = state.press(.tab)
-            let terminal = render(state)
+            let terminal = rendered(state)
             expectFits(terminal)
             #expect(!terminal.text.contains("\u{1B}"))
         }
         #expect(state.screen == .categories)
         _ = state.press(.character("3"), .enter)
-        let dialog = render(state)
+        let dialog = rendered(state)
         #expect(dialog.text.contains("┌ Notification"))
         expectFits(dialog)
     }
 
     @Test func tooSmallSaysSoAndResizingLeavesNoGarbage() {
         var state = makeState()
-        let big = render(state).text
+        let big = rendered(state).text
         let terminal = VirtualTerminal(rows: 30, columns: 100)
         Layout.render(state, on: terminal)
         for (rows, columns) in [(12, 40), (5, 20), (1, 1)] {
@@ -163,10 +157,10 @@ struct ScreenTests {
         var state = makeState()
         _ = state.press(.character("?"))
         // Longer than the screen: what scrolling shows, page by page.
-        var text = render(state).text
+        var text = rendered(state).text
         for _ in 0..<10 {
             _ = state.press(.pageDown)
-            text += render(state).text
+            text += rendered(state).text
         }
         for binding in KeyMap.bindings {
             #expect(text.contains(binding.summary.prefix(20)), "help lacks \(binding.summary)")
@@ -177,7 +171,7 @@ struct ScreenTests {
     @Test func toastShowsOverTheContent() {
         var state = makeState()
         _ = state.reduce(.inbox(.received([entry(1, "World", "Breaking World News : hello")])))
-        let lines = render(state).lines
+        let lines = rendered(state).lines
         #expect(lines[3] == " ▶ Notification: Breaking World News : hello")
     }
 

@@ -7,12 +7,6 @@ import Testing
 /// Any terminal (issue 12, finding 7): the footer keeps whole hints at every width, and a
 /// dialog or the help longer than the screen scrolls instead of being cut off.
 struct SmallScreenTests {
-    func render(_ state: AppState) -> VirtualTerminal {
-        let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
-        Layout.render(state, on: terminal)
-        return terminal
-    }
-
     /// Every footer hint shown is whole ("key summary"), none overlaps the next, and when
     /// some had to go the line ends with "…  ? help".
     @Test(arguments: [ScreenID.categories, .compose, .log])
@@ -42,29 +36,29 @@ struct SmallScreenTests {
         if screen == .compose { _ = state.press(.escape) }
         let terminal = VirtualTerminal(rows: 1, columns: 50)
         Layout.drawHints(bindings.map { ($0.label, $0.summary) }, row: 0, Canvas(terminal))
-        #expect(render(state).lines[13] == terminal.lines[0])
+        #expect(rendered(state).lines[13] == terminal.lines[0])
     }
 
     @Test func aLongDialogScrollsAndSaysWhereItIs() {
         var state = makeState(
             items: [entry(1, "World", (1...40).map { "line\($0)" }.joined(separator: "\n"))], rows: 14, columns: 50)
         _ = state.press(.character("3"), .enter)
-        var text = render(state).text
+        var text = rendered(state).text
         #expect(text.contains("Notification · 1–8 of 42 ↑↓"))
         #expect(text.contains("line1 ") && !text.contains("line9 "))
         let boxRow = { (text: String) in text.split(separator: "\n").first { $0.contains("└") }.map(String.init) ?? "" }
         let bottom = boxRow(text)
         _ = state.press(.character("G"))
-        text = render(state).text
+        text = rendered(state).text
         #expect(text.contains("35–42 of 42"))
         #expect(boxRow(text) == bottom, "the box keeps its width while it scrolls")
         #expect(text.contains("[ OK ]  Enter"))
         _ = state.press(.up, .up)
-        #expect(render(state).text.contains("33–40 of 42"))
+        #expect(rendered(state).text.contains("33–40 of 42"))
         _ = state.press(.character("g"))
-        #expect(render(state).text.contains("1–8 of 42"))
+        #expect(rendered(state).text.contains("1–8 of 42"))
         _ = state.press(.pageDown)
-        #expect(render(state).text.contains("9–16 of 42"))
+        #expect(rendered(state).text.contains("9–16 of 42"))
         _ = state.press(.enter)
         #expect(state.dialog == nil)
         #expect(state.overlayTop == 0, "the next box opens at its top")
@@ -73,11 +67,11 @@ struct SmallScreenTests {
     @Test func theHelpScrollsToItsLastKeyOnTheSmallestScreen() {
         var state = makeState(rows: 14, columns: 50)
         _ = state.press(.character("?"))
-        var text = render(state).text
+        var text = rendered(state).text
         #expect(text.contains("Keys · 1–8 of"))
         #expect(text.contains("↑↓ PgUp PgDn scroll"))
         _ = state.press(.end)
-        text = render(state).text
+        text = rendered(state).text
         #expect(text.contains("leave the field"), "\(text)")
         #expect(state.showHelp, "scrolling keeps the help open")
         _ = state.press(.character("x"))
@@ -108,7 +102,7 @@ struct SmallScreenTests {
     @Test func theSmallestScreenKeepsItsButtons() {
         var state = makeState(rows: 14, columns: 50)
         state.connection = .reconnecting(seconds: 1, reason: "no local hub is running")
-        var lines = render(state).lines
+        var lines = rendered(state).lines
         #expect(lines.contains { $0.contains("[ Subscribe ]") }, "\(lines.joined(separator: "\n"))")
         #expect(lines.contains { $0.contains("Not registered yet") })
         _ = state.press(.character("G"))
@@ -117,7 +111,7 @@ struct SmallScreenTests {
         _ = state.press(.character("2"))
         _ = state.type("hello")
         _ = state.reduce(.sent([SendResultRow(category: "World", succeeded: true, detail: "id")]))
-        lines = render(state).lines
+        lines = rendered(state).lines
         let send = lines.firstIndex { $0.contains("[ Send Notification ]") }
         #expect(send != nil, "\(lines.joined(separator: "\n"))")
         #expect(lines.contains { $0.contains("World") && $0.contains("sent") })
@@ -128,7 +122,7 @@ struct SmallScreenTests {
         var state = makeState()
         state.connection = .offline(
             "port 41234 is held by the local hub of another data folder (pid 7); set BREAKING_NEWS_HUB_PORT")
-        let text = render(state).text
+        let text = rendered(state).text
         #expect(text.contains("Hub: port 41234 is held by the local hub of another data folder (pid 7); set"))
         #expect(text.contains("BREAKING_NEWS_HUB_PORT"))
     }

@@ -70,3 +70,20 @@ struct Tmux {
 
     private func shellQuote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }
+
+extension Tmux {
+    /// Starts the UI of `user`'s home on its own embedded hub (no connection string), in a
+    /// new session with `extra` in its environment, and waits until the header says `online`;
+    /// returns that screen. The caller stops the hub (`hub stop`) and the tmux server.
+    @discardableResult
+    func startUIOnItsOwnHub(
+        _ session: String, of user: Command, extra: [String: String] = [:], columns: Int = 100, rows: Int = 30,
+        online: String = "● online"
+    ) async throws -> String {
+        var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
+        environment["TERM"] = "screen"
+        environment.merge(extra) { $1 }
+        try start(session: session, command: builtBinary().path, environment: environment, columns: columns, rows: rows)
+        return try await waitFor(session) { $0.contains(online) }
+    }
+}
