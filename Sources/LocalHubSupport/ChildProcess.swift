@@ -13,17 +13,13 @@ public enum ChildProcess {
     ///   - standardOutput: a file for its standard output; `/dev/null` when nil. Standard
     ///     input and error are `/dev/null`.
     ///   - environment: its environment; this process's when nil.
-    ///   - sharingOutput: its standard output and error are this process's (a command the
-    ///     user gave, whose output is theirs); `standardOutput` is then not used.
     @discardableResult
     public static func run(
-        _ argv: [String], newSession: Bool = false, standardOutput: String? = nil, environment: [String: String]? = nil,
-        sharingOutput: Bool = false
+        _ argv: [String], newSession: Bool = false, standardOutput: String? = nil, environment: [String: String]? = nil
     ) throws -> Int32 {
         let pid = try spawn(
-            argv, newSession: newSession, environment: environment, directory: nil,
-            output: sharingOutput ? .inherited : .file(standardOutput ?? "/dev/null"),
-            error: sharingOutput ? .inherited : .file("/dev/null"))
+            argv, newSession: newSession, ownGroup: false, environment: environment, directory: nil,
+            output: .file(standardOutput ?? "/dev/null"), error: .file("/dev/null"))
         return Running.exitCode(of: Running.reap(pid))
     }
 
@@ -57,9 +53,9 @@ public enum ChildProcess {
         }
         do {
             let pid = try spawn(
-                argv, newSession: false, environment: environment, directory: directory,
+                argv, newSession: false, ownGroup: false, environment: environment, directory: directory,
                 output: .descriptor(outPipe[1]), error: .descriptor(errPipe[1]))
-            return Running(pid: pid, standardOutput: outPipe[0], standardError: errPipe[0])
+            return Running(pid: pid, standardOutput: outPipe[0], standardError: errPipe[0], group: false)
         } catch {
             close(outPipe[0])
             close(errPipe[0])
@@ -67,18 +63,33 @@ public enum ChildProcess {
         }
     }
 
+    /// Starts `argv` (an absolute path first) in the background in a process group of its own,
+    /// its standard output and error this process's (a command the user gave, whose output is
+    /// theirs), standard input `/dev/null`. `signal` reaches the whole group: a shell and the
+    /// programs it runs.
+    public static func startSharingOutput(_ argv: [String], environment: [String: String]? = nil) throws -> Running {
+        let pid = try spawn(
+            argv, newSession: false, ownGroup: true, environment: environment, directory: nil, output: .inherited,
+            error: .inherited)
+        return Running(pid: pid, standardOutput: -1, standardError: -1, group: true)
+    }
+
     /// A child started in the background.
     public final class Running: Sendable {
         public let pid: pid_t
-        /// The reading ends of its standard output and error; the reader closes them.
+        /// The reading ends of its standard output and error; the reader closes them. -1 when
+        /// it shares this process's.
         public let standardOutput: Int32
         public let standardError: Int32
+        /// Whether it leads a process group of its own, which `signal` reaches whole.
+        private let group: Bool
         private let status = Mutex<Int32?>(nil)
 
-        init(pid: pid_t, standardOutput: Int32, standardError: Int32) {
+        init(pid: pid_t, standardOutput: Int32, standardError: Int32, group: Bool) {
             self.pid = pid
             self.standardOutput = standardOutput
             self.standardError = standardError
+            self.group = group
             let thread = Thread { [self] in
                 let raw = Self.reap(pid)
                 status.withLock { $0 = raw }
@@ -92,9 +103,10 @@ public enum ChildProcess {
         /// Its exit code, or the number of the signal that ended it; nil while it runs.
         public var exitStatus: Int32? { status.withLock { $0.map(Self.exitCode) } }
 
-        /// Sends it `signal` (SIGTERM by default) unless it has ended.
+        /// Sends it `signal` (SIGTERM by default) unless it has ended; to its whole process
+        /// group when it has one of its own.
         public func signal(_ signal: Int32 = SIGTERM) {
-            status.withLock { if $0 == nil { _ = kill(pid, signal) } }
+            status.withLock { if $0 == nil { _ = kill(group ? -pid : pid, signal) } }
         }
 
         /// Blocks until it has ended; returns `exitStatus`.
@@ -120,7 +132,8 @@ public enum ChildProcess {
     }
 
     private static func spawn(
-        _ argv: [String], newSession: Bool, environment: [String: String]?, directory: String?, output: Sink, error: Sink
+        _ argv: [String], newSession: Bool, ownGroup: Bool, environment: [String: String]?, directory: String?, output: Sink,
+        error: Sink
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -152,8 +165,10 @@ public enum ChildProcess {
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         posix_spawnattr_setsigmask(&attributes, &unblocked)
-        // POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK, and POSIX_SPAWN_SETSID.
-        posix_spawnattr_setflags(&attributes, Int16(0x04 | 0x08 | (newSession ? 0x80 : 0)))
+        // Group 0: the child's own pid.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        // POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK, POSIX_SPAWN_SETSID and POSIX_SPAWN_SETPGROUP.
+        posix_spawnattr_setflags(&attributes, Int16(0x04 | 0x08 | (newSession ? 0x80 : 0) | (ownGroup ? 0x02 : 0)))
 
         var pid: pid_t = 0
         let cArguments = argv.map { strdup($0) } + [nil]

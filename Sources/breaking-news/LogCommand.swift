@@ -15,7 +15,10 @@ struct LogCommand: AsyncParsableCommand {
             The message is in the environment, never in the command's text: NEWS_ID, NEWS_CATEGORY, \
             NEWS_TEXT, NEWS_RECEIVED_AT, NEWS_SEQ and NEWS_HUB. Quote them: \
             breaking-news log --follow --exec 'notify-send "$NEWS_CATEGORY" "$NEWS_TEXT"'. \
-            A command that fails is reported on standard error and the next message runs anyway.
+            A command that fails is reported on standard error and the next message runs anyway; \
+            stopping the follower sends SIGTERM to the command under way. A command that prints \
+            NEWS_TEXT to a terminal passes the escape sequences in it through: printf '%s\\n' \
+            "$NEWS_TEXT" | cat -v shows them instead.
             """)
 
     @Flag(name: .shortAndLong, help: "Keep the stream open and print messages as they arrive.")

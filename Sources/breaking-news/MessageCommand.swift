@@ -13,7 +13,8 @@ final class MessageCommand: Sendable {
     let command: String
     /// Where commands wait for each other: a thread of its own, never a cooperative one.
     private let queue = DispatchQueue(label: "exec")
-    private let stopped = Atomic(false)
+    /// The command under way, and whether the follower stopped.
+    private let running = Mutex<(child: ChildProcess.Running?, stopped: Bool)>((nil, false))
 
     init(_ command: String) {
         self.command = command
@@ -35,12 +36,23 @@ final class MessageCommand: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { [self] in
                 defer { continuation.resume() }
-                guard !stopped.load(ordering: .relaxed) else { return }
                 let environment = ProcessInfo.processInfo.environment.merging(Self.variables(entry)) { $1 }
                 do {
-                    let status = try ChildProcess.run(
-                        ["/bin/sh", "-c", command], environment: environment, sharingOutput: true)
-                    if status != 0 {
+                    // Started and kept under the lock `stop` takes: a stop either comes first
+                    // (nothing starts) or finds the command to end.
+                    let started = try running.withLock { running -> ChildProcess.Running? in
+                        guard !running.stopped else { return nil }
+                        running.child = try ChildProcess.startSharingOutput(
+                            ["/bin/sh", "-c", command], environment: environment)
+                        return running.child
+                    }
+                    guard let child = started else { return }
+                    let status = child.waitUntilExit()
+                    let stopped = running.withLock { running in
+                        running.child = nil
+                        return running.stopped
+                    }
+                    if status != 0, !stopped {
                         printError("note: the command ended with status \(status) for message \(entry.notificationId)")
                     }
                 } catch {
@@ -50,6 +62,12 @@ final class MessageCommand: Sendable {
         }
     }
 
-    /// Lets the command under way end, and runs it for no other message.
-    func stop() { stopped.store(true, ordering: .relaxed) }
+    /// Ends the command under way (SIGTERM to it and what it started) and runs it for no
+    /// other message.
+    func stop() {
+        running.withLock { running in
+            running.stopped = true
+            running.child?.signal(SIGTERM)
+        }
+    }
 }

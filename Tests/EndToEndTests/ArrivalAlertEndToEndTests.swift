@@ -77,6 +77,77 @@ struct ArrivalAlertEndToEndTests {
         try await tmux.waitFor("three") { $0.contains("Alerts: bell  (b, d)") }
     }
 
+    /// A home subscribed to World on `hub` whose defaults.json has the desktop notification on
+    /// and the bell off, and two windows of it in `tmux`, each writing what it draws to
+    /// `pane-<session>.raw` in the home.
+    func twoWindowsWithDesktopOn(_ hub: HubProcess, _ tmux: Tmux) async throws -> Command {
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description])
+        let subscribed = try await user.run(["subscribe", "World"])
+        #expect(subscribed.status == 0, "\(subscribed.stderr)")
+        let defaultsFile = user.home.appendingPathComponent("config/defaults.json")
+        var defaults = try JSONSerialization.jsonObject(with: Data(contentsOf: defaultsFile)) as? [String: Any] ?? [:]
+        defaults["arrivalAlerts"] = ["bell": false, "desktop": true]
+        try JSONSerialization.data(withJSONObject: defaults).write(to: defaultsFile)
+        for session in ["ui1", "ui2"] {
+            try await tmux.startUI(session, of: user, hub: hub.listen)
+            let raw = user.home.appendingPathComponent("pane-\(session).raw")
+            try tmux.run(["pipe-pane", "-o", "-t", session, "cat >> '\(raw.path)'"])
+            try await tmux.waitFor(session) { $0.contains("Alerts: desktop  (b, d)") }
+        }
+        return user
+    }
+
+    /// The bell switched in one window and the desktop notification in another, at once:
+    /// both switches hold, in both windows and in defaults.json (a window stored the pair as
+    /// it last saw it, and the last one undid the other's switch).
+    @Test func switchesMadeInTwoWindowsBothHold() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let user = try await twoWindowsWithDesktopOn(hub, tmux)
+        try tmux.keys("ui1", "b")
+        try tmux.keys("ui2", "d")
+        try await tmux.waitFor("ui1") { $0.contains("Bell on new messages: on") }
+        for session in ["ui1", "ui2"] {
+            try await tmux.waitFor(session, timeout: 10) { $0.contains("Alerts: bell  (b, d)") }
+        }
+        let defaultsFile = user.home.appendingPathComponent("config/defaults.json")
+        #expect(
+            await eventually {
+                (try? String(contentsOf: defaultsFile, encoding: .utf8))?.contains(
+                    #""arrivalAlerts":{"bell":true,"desktop":false}"#) == true
+            })
+    }
+
+    /// Two windows of a home with the desktop notification on: each message is one
+    /// notification, from whichever window claims it first, not one per window.
+    @Test func oneNotificationPerMessagePerHome() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let user = try await twoWindowsWithDesktopOn(hub, tmux)
+        let client = try HubClient(connectionString: hub.full)
+        func notifications() -> Int {
+            ["ui1", "ui2"].reduce(0) { count, session in
+                let raw = user.home.appendingPathComponent("pane-\(session).raw")
+                return count + ((try? String(contentsOf: raw, encoding: .utf8)) ?? "").components(separatedBy: "]9;").count - 1
+            }
+        }
+        for (n, text) in ["first", "second"].enumerated() {
+            _ = try await client.send(.template(["messageParam": "Breaking World News : \(text)"]), tagExpression: "World")
+            for session in ["ui1", "ui2"] {
+                try await tmux.waitFor(session) { $0.contains("Breaking World News : \(text)") }
+            }
+            #expect(await eventually { notifications() >= n + 1 })
+            // Time for a second window's notification to show, were there one; past the
+            // two seconds that alerts keep apart.
+            try await Task.sleep(nanoseconds: 3_000_000_000)
+            #expect(notifications() == n + 1, "message \(n + 1)")
+        }
+    }
+
     /// Waits for `condition` (20 s at most).
     func eventually(_ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(20)

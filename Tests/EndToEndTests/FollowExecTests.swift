@@ -1,5 +1,6 @@
 import Foundation
 import HubTestSupport
+import LocalHubSupport
 import NotificationHubs
 import Testing
 
@@ -110,6 +111,57 @@ struct FollowExecTests {
         let lines = try await Self.waitForLines(out, count: 3)
         #expect(lines.map(\.text) == ["Breaking Sports News : n1", "Breaking Sports News : n3", "Breaking Sports News : n5"])
         await follow.terminate()
+    }
+
+    /// The processes whose parent is `pid`.
+    static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { name -> Int32? in
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // After "pid (comm) " come the state and the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid ? child : nil
+        }
+    }
+
+    /// SIGTERM to the follower while a command runs ends the command (its shell and what the
+    /// shell runs) and the follower at once, not when the command would have ended.
+    @Test func stoppingTheFollowerEndsTheCommandUnderWay() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = try await Self.subscribedHome(hub)
+        let out = URL(fileURLWithPath: user.environment["OUT"]!)
+        let follow = try user.start(["log", "--follow", "--exec", #"echo $$ > "$OUT"; sleep 30; echo done >> "$OUT""#])
+        defer { follow.stop() }
+        try await Self.send(try HubClient(connectionString: hub.full), "World", "slow")
+
+        // The command's shell, and the sleep it runs.
+        var shell: Int32?
+        var sleeper: Int32?
+        let deadline = Date().addingTimeInterval(30)
+        while sleeper == nil, Date() < deadline {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            shell = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").first.flatMap { Int32($0) }
+            sleeper = shell.flatMap { Self.children(of: $0).first }
+        }
+        let (sh, sleep) = try (#require(shell), #require(sleeper))
+
+        let stopped = Date()
+        follow.stop()
+        #expect(await follow.wait(timeout: 15), "the follower waits for the command")
+        #expect(Date().timeIntervalSince(stopped) < 10)
+        let gone = Date().addingTimeInterval(5)
+        while LocalProcess.isAlive(sleep) || LocalProcess.isAlive(sh), Date() < gone {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(!LocalProcess.isAlive(sleep), "the command's sleep runs on")
+        #expect(!LocalProcess.isAlive(sh))
+        #expect(!((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("done"))
+        #expect(follow.status == 0, "\(follow.stderr)")
+        #expect(!follow.stderr.contains("status"), "a command the follower stopped is no failure: \(follow.stderr)")
+        if LocalProcess.isAlive(sleep) { kill(sleep, SIGKILL) }
     }
 
     /// `--exec` runs a command for what arrives: without `--follow` (or with `--json`) it is a

@@ -74,27 +74,29 @@ struct ArrivalAlertTests {
 
         let bellOn = state.press(.character("b"))
         #expect(state.alerts == ArrivalAlerts(bell: true))
-        #expect(bellOn.first == .saveAlerts(ArrivalAlerts(bell: true)))
-        #expect(bellOn.contains { if case .alert(ArrivalAlerts(bell: true), _, 1) = $0 { true } else { false } }, "a taste of it")
+        #expect(bellOn.first == .setAlert(.bell, on: true))
+        #expect(
+            bellOn.contains { if case .alert(ArrivalAlerts(bell: true), _, 1, nil) = $0 { true } else { false } }, "a taste of it"
+        )
         #expect(state.toast?.text == "Bell on new messages: on")
 
         let arrived = state.reduce(
             .inbox(
                 .received([entry(2, "World", "Breaking World News : two"), entry(3, "Sports", "Breaking Sports News : three")])))
-        #expect(arrived == [.alert(ArrivalAlerts(bell: true), text: "Breaking Sports News : three", count: 2)])
+        #expect(arrived == [.alert(ArrivalAlerts(bell: true), text: "Breaking Sports News : three", count: 2, through: 3)])
         #expect(state.toast?.text == "2 new: Breaking Sports News : three", "the switch's note counts no message")
 
-        #expect(state.press(.character("d")).first == .saveAlerts(ArrivalAlerts(bell: true, desktop: true)))
+        #expect(state.press(.character("d")).first == .setAlert(.desktop, on: true))
         // On the log screen too: the alert is for the user working elsewhere.
         _ = state.press(.character("3"))
         _ = state.reduce(.tick(state.now.addingTimeInterval(alertSeconds)))
         // (The log may ask for read marks too; only alerts matter here.)
         #expect(
             Self.alerts(state.reduce(.inbox(.received([entry(4, "World", "Breaking World News : four")]))))
-                == [.alert(ArrivalAlerts(bell: true, desktop: true), text: "Breaking World News : four", count: 1)])
+                == [.alert(ArrivalAlerts(bell: true, desktop: true), text: "Breaking World News : four", count: 1, through: 4)])
 
-        #expect(state.press(.character("b")) == [.saveAlerts(ArrivalAlerts(desktop: true))], "switched off: no taste")
-        #expect(state.press(.character("d")) == [.saveAlerts(.off)])
+        #expect(state.press(.character("b")) == [.setAlert(.bell, on: false)], "switched off: no taste")
+        #expect(state.press(.character("d")) == [.setAlert(.desktop, on: false)])
         #expect(Self.alerts(state.reduce(.inbox(.received([entry(5, "World", "Breaking World News : five")])))) == [])
     }
 
@@ -107,13 +109,15 @@ struct ArrivalAlertTests {
         let start = state.now
         func tick(_ seconds: TimeInterval) -> [Effect] { state.reduce(.tick(start.addingTimeInterval(seconds))) }
         let desktop = ArrivalAlerts(desktop: true)
-        #expect(state.reduce(.inbox(.received([entry(1, "World", "one")]))) == [.alert(desktop, text: "one", count: 1)])
+        #expect(
+            state.reduce(.inbox(.received([entry(1, "World", "one")]))) == [.alert(desktop, text: "one", count: 1, through: 1)])
         #expect(state.reduce(.inbox(.received([entry(2, "World", "two")]))) == [])
         #expect(tick(0.5) == [])
         #expect(state.reduce(.inbox(.received([entry(3, "World", "three"), entry(4, "World", "four")]))) == [])
-        #expect(tick(alertSeconds) == [.alert(desktop, text: "four", count: 3)])
+        #expect(tick(alertSeconds) == [.alert(desktop, text: "four", count: 3, through: 4)])
         #expect(tick(alertSeconds * 3) == [], "nothing held")
-        #expect(state.reduce(.inbox(.received([entry(5, "World", "five")]))) == [.alert(desktop, text: "five", count: 1)])
+        #expect(
+            state.reduce(.inbox(.received([entry(5, "World", "five")]))) == [.alert(desktop, text: "five", count: 1, through: 5)])
         // Switched off while one is held: it goes unannounced.
         #expect(state.reduce(.inbox(.received([entry(6, "World", "six")]))) == [])
         _ = state.press(.character("d"))
@@ -128,7 +132,7 @@ struct ArrivalAlertTests {
         #expect(state.alerts == .off)
         // Outside the field they switch again.
         _ = state.press(.escape)
-        #expect(state.press(.character("d")).first == .saveAlerts(ArrivalAlerts(desktop: true)))
+        #expect(state.press(.character("d")).first == .setAlert(.desktop, on: true))
     }
 
     @Test func anotherWindowsSwitchIsFollowed() {
@@ -151,14 +155,33 @@ struct ArrivalAlertTests {
         #expect(render(state).text.contains("  Alerts: desktop  (b, d)"))
     }
 
+    /// The news of one frame is one alert, told to the newest position; a switch's sample
+    /// is one apart, claimed by no position.
     @Test func alertsOfOneFrameAreOne() {
-        let merged = Effect.mergedAlert([
-            .alert(ArrivalAlerts(bell: true), text: "one", count: 2), .saveAlerts(.off),
-            .alert(ArrivalAlerts(desktop: true), text: "three", count: 1),
-        ])
-        #expect(merged?.0 == ArrivalAlerts(bell: true, desktop: true))
-        #expect(merged?.text == "3 new: three")
-        #expect(Effect.mergedAlert([.quit]) == nil)
+        let effects: [Effect] = [
+            .alert(ArrivalAlerts(bell: true), text: "one", count: 2, through: 2), .setAlert(.bell, on: false),
+            .alert(ArrivalAlerts(desktop: true), text: "Desktop notification on new messages is on", count: 1, through: nil),
+            .alert(ArrivalAlerts(desktop: true), text: "three", count: 1, through: 3),
+        ]
+        let news = Effect.mergedAlert(effects, samples: false)
+        #expect(news?.0 == ArrivalAlerts(bell: true, desktop: true))
+        #expect(news?.text == "3 new: three")
+        #expect(news?.through == 3)
+        let sample = Effect.mergedAlert(effects, samples: true)
+        #expect(sample?.0 == ArrivalAlerts(desktop: true))
+        #expect(sample?.text == "Desktop notification on new messages is on")
+        #expect(sample?.through == nil)
+        #expect(Effect.mergedAlert([.quit], samples: false) == nil)
+        #expect(Effect.mergedAlert([.quit], samples: true) == nil)
+    }
+
+    /// One switch pressed is one switch stored: a window never writes the other switch as it
+    /// last saw it (which undid a switch made meanwhile in another window).
+    @Test func aSwitchStoresOnlyItself() {
+        var state = makeState()
+        _ = state.reduce(.shared(SharedHomeState(selection: [], registration: nil, alerts: ArrivalAlerts(desktop: true))))
+        #expect(state.press(.character("b")).first == .setAlert(.bell, on: true))
+        #expect(state.press(.character("d")).first == .setAlert(.desktop, on: false))
     }
 
     /// Stored as `arrivalAlerts`; a defaults file from before loads with both off, and its

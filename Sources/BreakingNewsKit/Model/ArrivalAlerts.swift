@@ -17,6 +17,19 @@ public struct ArrivalAlerts: Sendable, Hashable {
 
     public var isOff: Bool { !bell && !desktop }
 
+    /// One of the two switches.
+    public enum Switch: Sendable, Hashable {
+        case bell, desktop
+    }
+
+    /// Whether the switch `kind` is on.
+    public subscript(_ kind: Switch) -> Bool {
+        get { kind == .bell ? bell : desktop }
+        set {
+            if kind == .bell { bell = newValue } else { desktop = newValue }
+        }
+    }
+
     var json: JSONValue { .object([("bell", .bool(bell)), ("desktop", .bool(desktop))]) }
 
     /// Reads the stored form; anything else (a missing member, another type) is off.

@@ -294,6 +294,26 @@ public final class InboxLog: Sendable {
     /// Set when the read marks file was damaged: what happened and where it went.
     public var warning: String? { state.withLock { $0.warning } }
 
+    /// Claims the arrival alert for the messages up to log position `index`: true when no
+    /// window of the home has alerted that far, which it now has; false when one has. The
+    /// position lives in `inbox-alerted.json` beside the log, changed under the log's lock, so
+    /// however many windows show a message one alert tells of it. A damaged file reads as 0.
+    public func claimAlert(through index: Int) -> Bool {
+        let alertedURL = url.deletingLastPathComponent().appendingPathComponent("inbox-alerted.json")
+        return withFileLock {
+            var alerted = 0
+            if let data = try? Data(contentsOf: alertedURL), let json = try? JSONValue(parsing: data),
+                case .number(let text)? = json["through"], let through = Int(text)
+            {
+                alerted = through
+            }
+            guard index > alerted else { return false }
+            let json = JSONValue.object([("through", .number(String(index)))])
+            try? AtomicFile.write(Data(json.text.utf8), to: alertedURL, permissions: 0o600)
+            return true
+        }
+    }
+
     /// Reads lines appended after `offset`; a last line without its newline is left for later.
     /// Returns whether the file ends with a newline (or is empty).
     private func readNewLines() -> Bool {

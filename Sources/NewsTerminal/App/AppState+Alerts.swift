@@ -10,6 +10,7 @@ extension AppState {
     mutating func arrivalAlert(for entries: [InboxEntry]) -> [Effect] {
         guard !alerts.isOff, let newest = entries.last else { return [] }
         alertPacing.heldText = newest.text
+        alertPacing.heldThrough = newest.index
         alertPacing.heldCount += entries.count
         return releaseHeldAlert()
     }
@@ -17,25 +18,27 @@ extension AppState {
     /// The held alert, once the quiet time after the last one is over.
     mutating func releaseHeldAlert() -> [Effect] {
         guard let text = alertPacing.heldText, alertPacing.quietUntil.map({ now >= $0 }) ?? true else { return [] }
-        let count = alertPacing.heldCount
+        let (count, through) = (alertPacing.heldCount, alertPacing.heldThrough)
         alertPacing = AlertPacing(quietUntil: now.addingTimeInterval(alertSeconds))
         // Switched off meanwhile: the held messages go unannounced.
-        return alerts.isOff ? [] : [.alert(alerts, text: text, count: count)]
+        return alerts.isOff ? [] : [.alert(alerts, text: text, count: count, through: through)]
     }
 
-    /// `b` (the bell) or `d` (the desktop notification): switches it, stores it for the home
-    /// and says so in the toast; switched on, it sounds (or shows) once, so the user learns
-    /// whether their terminal does it.
+    /// `b` (the bell) or `d` (the desktop notification): switches it, stores that switch (and
+    /// only that one) for the home and says so in the toast; switched on, it sounds (or shows)
+    /// once in this window, so the user learns whether their terminal does it.
     mutating func switchAlert(bell: Bool) -> [Effect] {
-        if bell { alerts.bell.toggle() } else { alerts.desktop.toggle() }
-        let on = bell ? alerts.bell : alerts.desktop
+        let kind: ArrivalAlerts.Switch = bell ? .bell : .desktop
+        alerts[kind].toggle()
+        let on = alerts[kind]
         let name = bell ? "Bell" : "Desktop notification"
         // Counts no message: news arriving now is counted from one.
         toast = Toast(
             text: "\(name) on new messages: \(on ? "on" : "off")", expires: now.addingTimeInterval(toastSeconds), count: 0)
-        var effects: [Effect] = [.saveAlerts(alerts)]
+        var effects: [Effect] = [.setAlert(kind, on: on)]
         if on {
-            effects.append(.alert(ArrivalAlerts(bell: bell, desktop: !bell), text: "\(name) on new messages is on", count: 1))
+            effects.append(
+                .alert(ArrivalAlerts(bell: bell, desktop: !bell), text: "\(name) on new messages is on", count: 1, through: nil))
         }
         return effects
     }
@@ -53,26 +56,31 @@ let alertSeconds: TimeInterval = 2
 /// When the next arrival alert may sound, and what arrived since the last one.
 struct AlertPacing: Sendable, Hashable {
     var quietUntil: Date?
-    /// The newest message held back, and how many messages were.
+    /// The newest message held back (its text and log position), and how many messages were.
     var heldText: String?
+    var heldThrough: Int?
     var heldCount = 0
 }
 
-extension Effect {
-    /// An alert's text as the notification says it: the newest message, counted in a burst.
-    static func alertText(_ text: String, count: Int) -> String { count == 1 ? text : "\(count) new: \(text)" }
+/// How news that arrived is told: the newest message, after `one` when it came alone, and
+/// counted in a burst ("3 new: …").
+func arrivalText(_ newest: String, count: Int, one: String = "") -> String {
+    count == 1 ? one + newest : "\(count) new: \(newest)"
+}
 
-    /// The alerts among `effects` as one: what any of them asks for, the messages of all of
-    /// them counted, the newest text. Nil when there is none.
-    static func mergedAlert(_ effects: [Effect]) -> (ArrivalAlerts, text: String)? {
-        var merged: (alerts: ArrivalAlerts, text: String, count: Int)?
-        for case .alert(let alerts, let text, let count) in effects {
-            let before = merged ?? (.off, "", 0)
+extension Effect {
+    /// The alerts among `effects` as one, the switch's samples (`through` nil) or news: what
+    /// any of them asks for, the messages of all of them counted, the newest text, the
+    /// newest log position. Nil when there is none.
+    static func mergedAlert(_ effects: [Effect], samples: Bool) -> (ArrivalAlerts, text: String, through: Int?)? {
+        var merged: (alerts: ArrivalAlerts, text: String, count: Int, through: Int?)?
+        for case .alert(let alerts, let text, let count, let through) in effects where (through == nil) == samples {
+            let before = merged ?? (.off, "", 0, nil)
             merged = (
                 ArrivalAlerts(bell: before.alerts.bell || alerts.bell, desktop: before.alerts.desktop || alerts.desktop), text,
-                before.count + count
+                before.count + count, max(before.through ?? 0, through ?? 0)
             )
         }
-        return merged.map { ($0.alerts, alertText($0.text, count: $0.count)) }
+        return merged.map { ($0.alerts, arrivalText($0.text, count: $0.count), samples ? nil : $0.through) }
     }
 }

@@ -26,10 +26,12 @@ public enum Effect: Sendable, Hashable {
     /// Store the selection, then register it.
     case subscribe([Category])
     case send(text: String, categories: [Category])
-    /// Store the home's arrival alerts (every window of the home follows).
-    case saveAlerts(ArrivalAlerts)
-    /// Tell the terminal that `count` messages arrived, the newest saying `text`.
-    case alert(ArrivalAlerts, text: String, count: Int)
+    /// Store one switch of the home's arrival alerts (every window of the home follows).
+    case setAlert(ArrivalAlerts.Switch, on: Bool)
+    /// Tell the terminal that `count` messages arrived, the newest saying `text` at log
+    /// position `through`: only the home's first window to claim that position does. Nil for
+    /// the sample a switch gives, which this window sounds.
+    case alert(ArrivalAlerts, text: String, count: Int, through: Int?)
     /// Change the read marks the home's windows share (messages by log position).
     case changeReadMarks(ReadChange)
     /// Try the hub again now: end a receiver's wait, or settle the hub again.
@@ -119,7 +121,7 @@ extension AppState {
                 // A burst is counted: "3 new: …" with the newest, not only the last of them.
                 let count = entries.count + (toast.map { $0.expires > now ? $0.count : 0 } ?? 0)
                 toast = Toast(
-                    text: count == 1 ? "Notification: \(newest.text)" : "\(count) new: \(newest.text)",
+                    text: arrivalText(newest.text, count: count, one: "Notification: "),
                     expires: now.addingTimeInterval(toastSeconds), count: count)
             }
             return alert

@@ -46,8 +46,8 @@ public enum KeyMap {
         KeyBinding([.character("1")], "1", .show(.categories), "Categories screen"),
         KeyBinding([.character("2")], "2", .show(.compose), "Compose screen"),
         KeyBinding([.character("3")], "3", .show(.log), "Log screen"),
-        KeyBinding([.character("b")], "b", .switchBell, "switch the bell on arrival"),
-        KeyBinding([.character("d")], "d", .switchDesktop, "switch desktop notifications"),
+        KeyBinding([.character("b")], "b", .switchBell, "bell on arrival, on/off"),
+        KeyBinding([.character("d")], "d", .switchDesktop, "desktop notice, on/off"),
         KeyBinding([.up, .character("k")], "↑/k", .up, "move up", hint: "up", footer: true),
         KeyBinding([.down, .character("j")], "↓/j", .down, "move down", hint: "down", footer: true),
         KeyBinding(

@@ -28,6 +28,10 @@ public final class TerminalApp: Sendable {
     let hubOptions: HubOptions
     let queue = MessageQueue()
     private let defaultsQueue = DispatchQueue(label: "defaults")
+    /// Where arrival alerts are claimed (under the log's lock, which appends hold too), and
+    /// the bytes of those claimed, for the screen loop to write.
+    private let alertQueue = DispatchQueue(label: "alerts")
+    private let claimedAlerts = Mutex<[String]>([])
     private let marksQueue = DispatchQueue(label: "read marks")
     /// How many of the window's read-mark changes `marksQueue` has applied (touched only there).
     private let appliedReadChanges = Counter()
@@ -79,6 +83,11 @@ public final class TerminalApp: Sendable {
         var lastTick = Date()
         while !state.quitting, !terminal.isClosed {
             let key = terminal.readKey(milliseconds: 50)
+            let claimed = claimedAlerts.withLock { claimed in
+                defer { claimed = [] }
+                return claimed
+            }
+            for bytes in claimed { terminal.alert(bytes) }
             var messages = queue.drain()
             let newSize = terminal.size
             if newSize != size {
@@ -99,9 +108,16 @@ public final class TerminalApp: Sendable {
             if state != before || messages.contains(where: { if case .resized = $0 { return true } else { return false } }) {
                 Layout.render(state, on: terminal)
             }
-            // After the frame, and once for all that arrived since the last one.
-            if let (alerts, text) = Effect.mergedAlert(effects) {
+            // After the frame, and once for all that arrived since the last one: a switch's
+            // sample here and now; news once per home, by the window that claims it first.
+            if let (alerts, text, _) = Effect.mergedAlert(effects, samples: true) {
                 terminal.alert(AlertSequence.bytes(alerts, text: text, insideTmux: insideTmux))
+            }
+            if let (alerts, text, through) = Effect.mergedAlert(effects, samples: false), let through {
+                let bytes = AlertSequence.bytes(alerts, text: text, insideTmux: insideTmux)
+                alertQueue.async { [self] in
+                    if profile.log.claimAlert(through: through) { claimedAlerts.withLock { $0.append(bytes) } }
+                }
             }
         }
         // An unsent draft survives quitting.
@@ -242,9 +258,10 @@ public final class TerminalApp: Sendable {
             Task {
                 if let endpoint = await endpointTask?.value { self.receive(on: endpoint) } else { self.connect() }
             }
-        case .saveAlerts(let alerts):
-            // Off the screen's thread, in the order switched.
-            defaultsQueue.async { _ = try? profile.store.update { $0.arrivalAlerts = alerts } }
+        case .setAlert(let kind, let on):
+            // Off the screen's thread, in the order switched; only the switch pressed, set in
+            // what is on disk under the defaults' lock, so switches made in other windows stay.
+            defaultsQueue.async { _ = try? profile.store.update { $0.arrivalAlerts[kind] = on } }
         case .alert, .quit:
             break  // The loop writes alerts after the frame.
         }

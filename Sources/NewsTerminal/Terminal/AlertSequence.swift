@@ -24,29 +24,20 @@ public enum AlertSequence {
         return result
     }
 
-    /// `text` as one line a notification sequence can carry: every control character (C0,
-    /// DEL, C1) becomes a space, so no news can end the sequence and have the rest run as
-    /// terminal commands; ';' (the OSC field separator) becomes ','; runs of spaces shrink to
-    /// one; at most `maximumLength` characters.
+    /// `text` as one line a notification sequence can carry: `TerminalText.line` with every
+    /// control character (C0, DEL, C1) a space, so no news can end the sequence and have the
+    /// rest run as terminal commands; line and paragraph separators are spaces too; ';' (the
+    /// OSC field separator) becomes ','; runs of spaces shrink to one; at most
+    /// `maximumLength` characters.
     public static func notificationText(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         var lastWasSpace = true
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            var kept = scalar
-            if value < 0x20 || (0x7F...0x9F).contains(value) || scalar.properties.generalCategory == .lineSeparator
-                || scalar.properties.generalCategory == .paragraphSeparator
-            {
-                kept = " "
-            } else if scalar == ";" {
-                kept = ","
-            }
-            if kept == " " {
-                if lastWasSpace { continue }
-                lastWasSpace = true
-            } else {
-                lastWasSpace = false
-            }
+        for scalar in TerminalText.line(text, replacement: " ").unicodeScalars {
+            let category = scalar.properties.generalCategory
+            let kept: Unicode.Scalar =
+                category == .lineSeparator || category == .paragraphSeparator ? " " : scalar == ";" ? "," : scalar
+            if kept == " ", lastWasSpace { continue }
+            lastWasSpace = kept == " "
             scalars.append(kept)
         }
         var line = String(scalars)

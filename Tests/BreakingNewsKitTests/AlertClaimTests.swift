@@ -1,0 +1,37 @@
+import BreakingNewsKit
+import Foundation
+import Testing
+
+/// One arrival alert per message per home: every window of the home claims the alert for the
+/// news it shows, and only the first claim of a position wins.
+struct AlertClaimTests {
+    @Test func theFirstWindowToClaimAPositionAlertsAndNoOtherDoes() throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("inbox.jsonl")
+        let (a, b) = (InboxLog(url: url), InboxLog(url: url))
+        #expect(a.claimAlert(through: 1))
+        #expect(!b.claimAlert(through: 1), "the other window of the home stays quiet")
+        #expect(!a.claimAlert(through: 1), "once")
+        #expect(b.claimAlert(through: 3))
+        #expect(!a.claimAlert(through: 2), "behind what was alerted")
+        #expect(InboxLog(url: url).claimAlert(through: 4), "kept on disk")
+
+        let alerted = folder.appendingPathComponent("inbox-alerted.json")
+        #expect(try String(contentsOf: alerted, encoding: .utf8) == #"{"through":4}"#)
+        let mode = try FileManager.default.attributesOfItem(atPath: alerted.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func aDamagedFileReadsAsNothingAlerted() throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = InboxLog(url: folder.appendingPathComponent("inbox.jsonl"))
+        let alerted = folder.appendingPathComponent("inbox-alerted.json")
+        for damaged in ["{", #"{"through":"x"}"#, "[]", #"{"through":99999999999999999999999}"#] {
+            try Data(damaged.utf8).write(to: alerted)
+            #expect(log.claimAlert(through: 1), "\(damaged)")
+            #expect(!log.claimAlert(through: 1))
+        }
+    }
+}
