@@ -246,8 +246,9 @@ public final class InboxLog: Sendable {
 
     /// The marks in `url`: `{"read": [[first, last], …]}`, or the older per-category form
     /// `{"readThrough": {"World": 12}}` (every message of the category up to that position),
-    /// read against `entries`. Anything else reads as nothing read.
-    static func readMarks(_ url: URL, entries: [InboxEntry]) -> (marks: ReadMarks, damaged: Bool) {
+    /// read against `entries` (asked for only then). Anything else reads as nothing read and
+    /// `damaged`.
+    static func readMarks(_ url: URL, entries: () -> [InboxEntry]) -> (marks: ReadMarks, damaged: Bool) {
         guard let data = try? Data(contentsOf: url) else { return (ReadMarks(), false) }
         guard let json = try? JSONValue(parsing: data), let members = json.objectMembers else { return (ReadMarks(), true) }
         if let read = json["read"] {
@@ -267,14 +268,16 @@ public final class InboxLog: Sendable {
         guard let members = old.objectMembers else { return (ReadMarks(), true) }
         var through: [String: Int] = [:]
         for (key, value) in members { if case .number(let n) = value, let i = Int(n) { through[key] = i } }
-        let marks = ReadMarks(entries.filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
+        let marks = ReadMarks(entries().filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
         return (marks, false)
     }
 
     /// The marks on disk; a damaged marks file is moved aside (`inbox-state.json.corrupt-<time>`),
     /// never written over, and said once in `warning`.
     private func loadMarks() -> ReadMarks {
-        let (marks, damaged) = Self.readMarks(stateURL, entries: entries)
+        // The entries only for a file of the earlier form: a copy of the whole log per key
+        // that moves a mark would cost what the log holds.
+        let (marks, damaged) = Self.readMarks(stateURL) { self.entries }
         guard damaged else { return marks }
         let stamp = W3CDate.format(Date()).prefix(19).filter(\.isNumber)
         let aside = stateURL.deletingLastPathComponent().appendingPathComponent("inbox-state.json.corrupt-\(stamp)")

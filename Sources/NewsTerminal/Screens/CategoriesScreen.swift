@@ -47,7 +47,7 @@ enum CategoriesScreen {
         }
         // Why the hub cannot be reached, whole: the header has room for the state only.
         if let reason = connectionProblem(state) {
-            for line in Canvas.wrap("Hub: " + reason, width: c.columns - 4).prefix(3) {
+            for line in Canvas.wrap("Hub: " + reason, width: c.columns - 4).prefix(5) {
                 c.text("  " + line, row: row, column: 0, style: Style(color: .warning))
                 row += 1
             }
