@@ -1,5 +1,6 @@
 import BreakingNewsKit
 import Foundation
+import NotificationHubs
 import Testing
 
 /// One arrival alert per message per home: every window of the home claims the alert for the
@@ -33,5 +34,26 @@ struct AlertClaimTests {
             #expect(log.claimAlert(through: 1), "\(damaged)")
             #expect(!log.claimAlert(through: 1))
         }
+    }
+
+    /// A log begun anew (its first message is another) is not silent up to the position the
+    /// old one had reached.
+    @Test func aLogBegunAnewAlertsAgain() throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("inbox.jsonl")
+        let delivery = { (seq: Int64, id: String) in
+            SandboxDelivery(
+                seq: seq, notificationId: id, hub: "news", device: "ab", template: nil, tags: "World",
+                deliveredAt: "2026-11-21T10:00:00Z", payload: .object([("aps", .object([("alert", .string(id))]))]))
+        }
+        let old = InboxLog(url: url)
+        try old.append((1...5).map { delivery(Int64($0), "old\($0)") }, hub: "h", categoryOf: { _ in "World" })
+        #expect(old.claimAlert(through: 5))
+        try FileManager.default.removeItem(at: url)
+        let anew = InboxLog(url: url)
+        try anew.append([delivery(1, "new1")], hub: "h", categoryOf: { _ in "World" })
+        #expect(anew.claimAlert(through: 1), "the first message of the new log alerts")
+        #expect(!anew.claimAlert(through: 1))
     }
 }

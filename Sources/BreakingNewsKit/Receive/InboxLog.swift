@@ -304,14 +304,17 @@ public final class InboxLog: Sendable {
     public func claimAlert(through index: Int) -> Bool {
         let alertedURL = url.deletingLastPathComponent().appendingPathComponent("inbox-alerted.json")
         return withFileLock {
+            // Positions count in one log: the file names the log's first message, so a log
+            // begun anew (removed, moved aside) does not stay silent up to the old position.
+            let log = state.withLock { $0.entries.first?.notificationId }
             var alerted = 0
             if let data = try? Data(contentsOf: alertedURL), let json = try? JSONValue(parsing: data),
-                case .number(let text)? = json["through"], let through = Int(text)
+                case .number(let text)? = json["through"], let through = Int(text), json["log"]?.stringValue == log
             {
                 alerted = through
             }
             guard index > alerted else { return false }
-            let json = JSONValue.object([("through", .number(String(index)))])
+            let json = JSONValue.object(dropping: [("through", .number(String(index))), ("log", log.map(JSONValue.string))])
             try? AtomicFile.write(Data(json.text.utf8), to: alertedURL, permissions: 0o600)
             return true
         }
