@@ -220,8 +220,8 @@ struct FanoutResult {
 
 func runFanout(
     _ client: String, port: Int, subscribePath: String, subscribers: Int, header: String, publishPath: String,
-    publishHeaders: String, body: String, marker: String, first: Int
-) throws -> FanoutResult {
+    publishHeaders: String, body: String, marker: String, first: Int, rounds: Int
+) throws -> [FanoutResult] {
     let directory = FileManager.default.temporaryDirectory
     let headersFile = directory.appendingPathComponent("fanout-headers-\(UUID().uuidString)")
     let bodyFile = directory.appendingPathComponent("fanout-body-\(UUID().uuidString)")
@@ -235,20 +235,28 @@ func runFanout(
         client,
         [
             "127.0.0.1", String(port), subscribePath, String(subscribers), header, publishPath, headersFile.path, bodyFile.path,
-            marker, String(first),
+            marker, String(first), String(rounds),
         ])
-    guard status == 0, let json = try? JSONValue(parsing: output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+    let lines = output.split(separator: "\n")
+    let objects = lines.compactMap { try? JSONValue(parsing: String($0)) }
+    guard status == 0, objects.count == rounds else {
         throw BenchError(description: "fanout failed (\(status)): \(output)")
     }
-    func number(_ key: String) -> Double {
-        if case .number(let n)? = json[key] { return Double(n) ?? .nan }
-        return .nan
+    return objects.map { json in
+        func number(_ key: String) -> Double {
+            if case .number(let n)? = json[key] { return Double(n) ?? .nan }
+            return .nan
+        }
+        return FanoutResult(last: number("last_ms"), p50: number("p50_ms"), p99: number("p99_ms"))
     }
-    return FanoutResult(last: number("last_ms"), p50: number("p50_ms"), p99: number("p99_ms"))
 }
 
-/// 3. Fan-out to 1,000 live terminals, against nginx + nchan in the same run.
-func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, runs: Int) async throws -> [BenchRow] {
+/// 3. Fan-out to 1,000 live terminals, against nginx + nchan in the same run. Each run
+/// registers and opens its streams anew and publishes once, or `rounds` times one after
+/// another (`--fanout-rounds`, for profiling the publishes apart from the set-up).
+func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, runs: Int, rounds: Int) async throws
+    -> [BenchRow]
+{
     var hubResults: [FanoutResult] = []
     var peerResults: [FanoutResult] = []
     let listen = hub.token(hub.listen)
@@ -258,22 +266,22 @@ func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, ru
         let first = run * subscribers
         try await register(hub: hub, tag: tag, first: first, count: subscribers)
         let marker = "bench-marker-\(UUID().uuidString)"
-        let result = try runFanout(
+        let results = try runFanout(
             client, port: hub.port, subscribePath: "/_sandbox/apns/breakingnews/devices/%064x/stream", subscribers: subscribers,
             header: "Authorization: \(listen)", publishPath: "/breakingnews/messages?api-version=2015-01",
             publishHeaders:
                 "Authorization: \(full)\r\nServiceBusNotification-Format: template\r\nServiceBusNotification-Tags: \(tag)\r\nContent-Type: application/json\r\n",
-            body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: first)
-        hubResults.append(result)
-        var line =
-            "fan-out run \(run + 1): hub last \(String(format: "%.1f", result.last)) ms (p50 \(String(format: "%.1f", result.p50)))"
+            body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: first, rounds: rounds)
+        hubResults += results
+        var line = "fan-out run \(run + 1): hub last " + results.map { String(format: "%.1f", $0.last) }.joined(separator: ", ")
+        line += " ms (p50 " + results.map { String(format: "%.1f", $0.p50) }.joined(separator: ", ") + ")"
         if let nchanPort {
             let peerMarker = "bench-marker-\(UUID().uuidString)"
             let peer = try runFanout(
                 client, port: nchanPort, subscribePath: "/sub", subscribers: subscribers, header: "-", publishPath: "/pub",
-                publishHeaders: "Content-Type: text/plain\r\n", body: peerMarker, marker: peerMarker, first: 0)
-            peerResults.append(peer)
-            line += ", nchan last \(String(format: "%.1f", peer.last)) ms"
+                publishHeaders: "Content-Type: text/plain\r\n", body: peerMarker, marker: peerMarker, first: 0, rounds: rounds)
+            peerResults += peer
+            line += ", nchan last " + peer.map { String(format: "%.1f", $0.last) }.joined(separator: ", ") + " ms"
         }
         log(line)
         try await Task.sleep(nanoseconds: 300_000_000)

@@ -19,6 +19,8 @@ let runs = quick ? 2 : 5
 /// `--only match,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
+/// `--fanout-rounds N` publishes N times on each run's streams (profiling the publishes).
+let fanoutRounds = arguments.firstIndex(of: "--fanout-rounds").flatMap { Int(arguments[$0 + 1]) } ?? 1
 
 /// A bare Hummingbird route answering 200 to everything: the framework's own ceiling.
 struct BareResponder: HTTPResponder {
@@ -124,7 +126,8 @@ func main() async throws {
     }
     if wanted("fanout") {
         log("3/6 fan-out")
-        rows += try await fanout(client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs)
+        rows += try await fanout(
+            client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs, rounds: fanoutRounds)
     }
     if wanted("sends") {
         log("4/6 durable sends")

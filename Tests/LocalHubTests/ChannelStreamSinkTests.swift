@@ -30,7 +30,8 @@ import Testing
     /// What a `DeviceStreams` job does for one event.
     static func hand(_ event: StreamEvent, to sink: ChannelStreamSink, on loop: NIOAsyncTestingEventLoop) {
         loop.execute {
-            sink.receive(event)
+            var shapes = FrameShapes()
+            sink.receive(event, shapes: &shapes)
             sink.flush()
         }
     }

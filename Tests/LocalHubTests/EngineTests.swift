@@ -162,8 +162,9 @@ import Testing
         #expect(after.first.map { $0.seq > 10_000 } == true)
     }
 
-    /// Stream frames are written directly, without a JSON tree: they must be exactly the
-    /// frames of the tree, across templates, payloads, tags, times and awkward text.
+    /// Stream frames are written directly, without a JSON tree, from shapes shared by the
+    /// deliveries of one notification: they must be exactly the frames of the tree, across
+    /// templates, payloads, tags, times and awkward text.
     @Test func directFramesEqualTheCanonicalFrameOfEachDelivery() throws {
         let when = Date(timeIntervalSince1970: 1_795_000_000.25)
         func delivery(_ seq: Int64, _ device: String, _ id: String, _ template: String, _ payload: String, tags: String?)
@@ -182,7 +183,17 @@ import Testing
             delivery(5, "ee05", "n2", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
             delivery(6, "ff06", "n2", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
             delivery(7, "ff06", "n3", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
+            delivery(8, "d\"e\\v\u{7F}\u{85}é", "n3", "", #"{"aps":{"alert":"native"}}"#, tags: nil),
+            delivery(Int64.max, "ff06", "n3", "", #"{"aps":{"alert":"other"}}"#, tags: nil),
         ]
+        // Consecutive deliveries share one frame shape while notification, template, payload,
+        // tags and time agree (as in a fan-out job), and never beyond.
+        var shapes = FrameShapes()
+        for delivery in deliveries {
+            #expect(
+                shapes.shape(of: delivery, epoch: "ep\\och").frame(seq: delivery.seq, device: delivery.device)
+                    == delivery.serverSentEvent(epoch: "ep\\och"))
+        }
         for delivery in deliveries {
             // The direct writer against the JSON tree's own text.
             let tree = delivery.sandboxDelivery(epoch: "ep\\och")
@@ -202,6 +213,29 @@ import Testing
         #expect(early.unrecorded.map(\.seq) == [7])
         streams.markRecorded([delivery])
         #expect(try streams.listen(hub: "news", device: "ab").unrecorded.isEmpty)
+    }
+
+    /// Batches waiting for their commit are kept whole and indexed only when a stream opens:
+    /// the stream gets its own device's deliveries of every waiting batch, of its hub only,
+    /// in order; a recorded batch is forgotten and a later one kept.
+    @Test func aListenerGetsItsDeviceFromEveryBatchThatWaits() throws {
+        let streams = DeviceStreams()
+        func delivery(_ seq: Int64, _ hub: String, _ device: String) -> Delivery {
+            Delivery(
+                seq: seq, hub: hub, device: device, notificationId: "n\(seq)", template: "", payload: "{}", delivered: Date(),
+                tags: nil)
+        }
+        let first = [delivery(1, "News", "ab"), delivery(2, "Other", "ab"), delivery(3, "news", "cd"), delivery(4, "NEWS", "ab")]
+        let second = [delivery(5, "news", "cd"), delivery(6, "news", "ab")]
+        streams.publish(first, recorded: false)
+        streams.publish(second, recorded: false)
+        #expect(try streams.listen(hub: "news", device: "AB").unrecorded.map(\.seq) == [1, 4, 6])
+        #expect(try streams.listen(hub: "other", device: "ab").unrecorded.map(\.seq) == [2])
+        streams.markRecorded(first)
+        #expect(try streams.listen(hub: "news", device: "ab").unrecorded.map(\.seq) == [6])
+        #expect(try streams.listen(hub: "news", device: "cd").unrecorded.map(\.seq) == [5])
+        streams.markRecorded(second)
+        #expect(try streams.listen(hub: "news", device: "cd").unrecorded.isEmpty)
     }
 
     static func deliveries(_ count: Int, device: String = "ab") -> [Delivery] {

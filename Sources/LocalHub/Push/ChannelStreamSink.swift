@@ -46,7 +46,7 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
         channel.closeFuture.whenComplete { _ in ended.succeed() }
     }
 
-    func receive(_ event: StreamEvent) {
+    func receive(_ event: StreamEvent, shapes: inout FrameShapes) {
         switch (phase, event) {
         case (.holding(var held), .delivery(let delivery)):
             phase = .ended  // no copy of `held` while it grows
@@ -61,9 +61,12 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
         case (.live, .delivery(let delivery)):
             guard delivery.seq > last else { return }
             last = delivery.seq
-            write(delivery.serverSentEvent(epoch: epoch))
+            let shape = shapes.shape(of: delivery, epoch: epoch)
+            var frame = channel.allocator.buffer(capacity: shape.size(device: delivery.device))
+            shape.write(seq: delivery.seq, device: delivery.device, to: &frame)
+            write(frame)
         case (.live, .keepAlive):
-            write(": keepalive\n\n")
+            write(Self.keepAlive)
         }
     }
 
@@ -91,8 +94,9 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
             self.last = last
             self.phase = .live
             var seen = Set<Int64>()
+            var shapes = FrameShapes()
             for delivery in (pending + held).sorted(by: { $0.seq < $1.seq }) where seen.insert(delivery.seq).inserted {
-                self.receive(.delivery(delivery))
+                self.receive(.delivery(delivery), shapes: &shapes)
             }
             self.flush()
         }.get()
@@ -113,7 +117,9 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
         try? await eventLoop.submit { self.phase = .ended }.get()
     }
 
-    private func write(_ frame: String) {
+    private static let keepAlive = ByteBuffer(string: ": keepalive\n\n")
+
+    private func write(_ frame: ByteBuffer) {
         if channel.isWritable {
             waiting = 0
         } else {
@@ -123,7 +129,7 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
                 return
             }
         }
-        channel.write(HTTPResponsePart.body(channel.allocator.buffer(string: frame)), promise: nil)
+        channel.write(HTTPResponsePart.body(frame), promise: nil)
         unflushed = true
     }
 }

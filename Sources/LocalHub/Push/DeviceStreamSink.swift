@@ -15,8 +15,9 @@ public enum StreamEvent: Sendable {
 public protocol DeviceStreamSink: AnyObject, Sendable {
     /// The loop `receive` and `flush` are called on.
     var eventLoop: any EventLoop { get }
-    /// On `eventLoop`: one event for the stream.
-    func receive(_ event: StreamEvent)
+    /// On `eventLoop`: one event for the stream; `shapes` is shared by the sinks of one job,
+    /// so that the deliveries of one notification build their frames' common part once.
+    func receive(_ event: StreamEvent, shapes: inout FrameShapes)
     /// On `eventLoop`: after the events of one job, so that they leave in one write.
     func flush()
     /// Ends the stream: the hub is shutting down. Any thread.
@@ -37,11 +38,27 @@ public final class BufferedStreamSink: DeviceStreamSink {
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(limit))
     }
 
-    public func receive(_ event: StreamEvent) {
+    public func receive(_ event: StreamEvent, shapes: inout FrameShapes) {
         if case .dropped = continuation.yield(event) { continuation.finish() }
     }
 
     public func flush() {}
 
     public func end() { continuation.finish() }
+}
+
+/// The frame shapes of one job on one loop: consecutive deliveries of one notification
+/// through one template share one `SandboxDelivery.FrameShape`, built for the first.
+public struct FrameShapes {
+    private var last: (delivery: Delivery, epoch: String, shape: SandboxDelivery.FrameShape)?
+
+    public init() {}
+
+    /// The shape of `delivery`'s frame in the delivery log of `epoch`.
+    public mutating func shape(of delivery: Delivery, epoch: String) -> SandboxDelivery.FrameShape {
+        if let last, last.epoch == epoch, last.delivery.sharesFrameShape(with: delivery) { return last.shape }
+        let shape = delivery.frameShape(epoch: epoch)
+        last = (delivery, epoch, shape)
+        return shape
+    }
 }

@@ -14,50 +14,108 @@ import Synchronization
 /// one pass.
 public final class DeviceStreams: Sendable {
     private struct Registry {
-        var listeners: [String: [Int: any DeviceStreamSink]] = [:]
+        /// Listeners by lower-cased hub, then lower-cased device.
+        var listeners: [String: [String: [Int: any DeviceStreamSink]]] = [:]
         var nextId = 0
         var count = 0
         var closed = false
-        /// Deliveries handed to live streams before their commit finished, by device: a
-        /// stream that opens in between gets them from here, not from the database.
-        var unrecorded: [String: [Delivery]] = [:]
+        /// Deliveries handed to live streams before their commit finished, batch by batch in
+        /// the order published: a stream that opens in between gets them from here, not from
+        /// the database.
+        var unrecorded: [UnrecordedBatch] = []
 
         /// Removes one listener.
-        mutating func remove(key: String, id: Int) -> (any DeviceStreamSink)? {
-            guard let sink = listeners[key]?.removeValue(forKey: id) else { return nil }
-            if listeners[key]?.isEmpty == true { listeners[key] = nil }
+        mutating func remove(hub: String, device: String, id: Int) -> (any DeviceStreamSink)? {
+            // Taken out to be changed in place, and put back unless emptied.
+            guard var devices = listeners.removeValue(forKey: hub) else { return nil }
+            defer { if !devices.isEmpty { listeners[hub] = devices } }
+            guard var sinks = devices.removeValue(forKey: device) else { return nil }
+            defer { if !sinks.isEmpty { devices[device] = sinks } }
+            guard let sink = sinks.removeValue(forKey: id) else { return nil }
             count -= 1
             return sink
         }
+    }
 
-        /// Adds `event` for every listener of `key` to the jobs of their loops.
-        func collect(_ event: StreamEvent, for key: String, into jobs: inout Jobs) {
-            guard let sinks = listeners[key] else { return }
-            for sink in sinks.values { jobs.add(event, for: sink) }
+    /// One published batch awaiting its commit. Kept whole, as published (no work per
+    /// delivery); indexed by device only when a stream opens while it waits, which is rare.
+    private struct UnrecordedBatch {
+        let deliveries: [Delivery]
+        /// The batch's highest sequence number.
+        let newest: Int64
+        /// By lower-cased hub, then device: each device's deliveries in published order.
+        private var index: [String: [String: [Delivery]]]?
+
+        init(_ deliveries: [Delivery]) {
+            self.deliveries = deliveries
+            newest = deliveries.lazy.map(\.seq).max() ?? .min
+        }
+
+        mutating func deliveries(hub: String, device: String) -> [Delivery] {
+            if index == nil {
+                var built: [String: [String: [Delivery]]] = [:]
+                var start = deliveries.startIndex
+                while start < deliveries.endIndex {
+                    // One run of deliveries to one hub, indexed in a table changed in place.
+                    let hub = deliveries[start].hub
+                    let end = deliveries[start...].firstIndex { $0.hub != hub } ?? deliveries.endIndex
+                    var devices = built.removeValue(forKey: hub.lowercased()) ?? [:]
+                    for delivery in deliveries[start..<end] { devices[delivery.device, default: []].append(delivery) }
+                    built[hub.lowercased()] = devices
+                    start = end
+                }
+                index = built
+            }
+            return index?[hub]?[device] ?? []
         }
     }
 
     /// Events gathered per event loop, handed over one job per loop.
     private struct Jobs {
-        var byLoop: [ObjectIdentifier: (loop: any EventLoop, items: [(any DeviceStreamSink, StreamEvent)])] = [:]
+        struct Job {
+            let loop: any EventLoop
+            /// Each event with its sink and whether it is that sink's last of the job.
+            var items: [(sink: any DeviceStreamSink, event: StreamEvent, flush: Bool)] = []
+        }
+        var jobs: [Job] = []
+        var jobOfLoop: [ObjectIdentifier: Int] = [:]
+        /// Where each sink's latest event is (job, item), to move its flush to a later one.
+        var latest: [ObjectIdentifier: (Int, Int)] = [:]
+        /// Events expected in all, to size each job once.
+        let capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            latest.reserveCapacity(min(capacity, 65536))
+        }
 
         mutating func add(_ event: StreamEvent, for sink: any DeviceStreamSink) {
             let loop = sink.eventLoop
-            byLoop[ObjectIdentifier(loop), default: (loop, [])].items.append((sink, event))
+            let j: Int
+            if let known = jobOfLoop[ObjectIdentifier(loop)] {
+                j = known
+            } else {
+                j = jobs.count
+                jobOfLoop[ObjectIdentifier(loop)] = j
+                jobs.append(Job(loop: loop))
+                jobs[j].items.reserveCapacity(min(capacity, 4096))
+            }
+            let id = ObjectIdentifier(sink)
+            if let (pj, pi) = latest.updateValue((j, jobs[j].items.count), forKey: id) { jobs[pj].items[pi].flush = false }
+            jobs[j].items.append((sink, event, true))
         }
 
         /// Runs each loop's job: its sinks take their events in order, each flushing right
         /// after its last one, so the first streams are on their way while later ones are
-        /// still being written.
-        func run() {
-            for (loop, items) in byLoop.values {
-                loop.execute {
-                    var lastEvent: [ObjectIdentifier: Int] = [:]
-                    lastEvent.reserveCapacity(items.count)
-                    for (index, (sink, _)) in items.enumerated() { lastEvent[ObjectIdentifier(sink)] = index }
-                    for (index, (sink, event)) in items.enumerated() {
-                        sink.receive(event)
-                        if lastEvent[ObjectIdentifier(sink)] == index { sink.flush() }
+        /// still being written. Each future succeeds when its loop's job is done.
+        func run() -> [EventLoopFuture<Void>] {
+            jobs.map { job in
+                let items = job.items
+                return job.loop.submit {
+                    var shapes = FrameShapes()
+                    for (sink, event, flush) in items {
+                        sink.receive(event, shapes: &shapes)
+                        if flush { sink.flush() }
                     }
                 }
             }
@@ -79,8 +137,6 @@ public final class DeviceStreams: Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    static func key(hub: String, device: String) -> String { hub.lowercased() + "/" + device.lowercased() }
-
     /// A stream that could not be opened.
     public enum ListenRefusal: Error, Sendable {
         /// The device has `maximumPerDevice` streams open.
@@ -97,15 +153,19 @@ public final class DeviceStreams: Sendable {
     public func listen(hub: String, device: String, sink: any DeviceStreamSink) throws(ListenRefusal) -> (
         id: Int, unrecorded: [Delivery]
     ) {
-        let key = Self.key(hub: hub, device: device)
+        let (hub, device) = (hub.lowercased(), device.lowercased())
         let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
             if registry.closed { return .failure(.closed) }
-            if registry.listeners[key, default: [:]].count >= maximumPerDevice { return .failure(.tooManyStreams) }
+            if registry.listeners[hub]?[device]?.count ?? 0 >= maximumPerDevice { return .failure(.tooManyStreams) }
             if registry.count >= maximum { return .failure(.full) }
             registry.nextId += 1
-            registry.listeners[key, default: [:]][registry.nextId] = sink
+            var devices = registry.listeners.removeValue(forKey: hub) ?? [:]
+            devices[device, default: [:]][registry.nextId] = sink
+            registry.listeners[hub] = devices
             registry.count += 1
-            return .success((registry.nextId, registry.unrecorded[key] ?? []))
+            var unrecorded: [Delivery] = []
+            for b in registry.unrecorded.indices { unrecorded += registry.unrecorded[b].deliveries(hub: hub, device: device) }
+            return .success((registry.nextId, unrecorded))
         }
         switch result {
         case .success(let (id, unrecorded)): return (id, unrecorded)
@@ -130,62 +190,61 @@ public final class DeviceStreams: Sendable {
 
     /// Streams open now for one device.
     public func openCount(hub: String, device: String) -> Int {
-        let key = Self.key(hub: hub, device: device)
-        return registry.withLock { $0.listeners[key]?.count ?? 0 }
+        let (hub, device) = (hub.lowercased(), device.lowercased())
+        return registry.withLock { $0.listeners[hub]?[device]?.count ?? 0 }
     }
 
     /// Stops listening; the sink is ended (its reader, if any, sees the end).
     public func cancel(hub: String, device: String, id: Int) {
-        let key = Self.key(hub: hub, device: device)
-        registry.withLock { registry in registry.remove(key: key, id: id) }?.end()
+        let (hub, device) = (hub.lowercased(), device.lowercased())
+        registry.withLock { registry in registry.remove(hub: hub, device: device, id: id) }?.end()
     }
 
-    /// Hands deliveries to the listeners of their devices. With `recorded: false` they are
-    /// also kept for streams that open before `markRecorded` is called for them.
-    public func publish(_ deliveries: [Delivery], recorded: Bool = true) {
-        guard !deliveries.isEmpty else { return }
+    /// Hands deliveries to the listeners of their devices; each future succeeds once a loop
+    /// has written its share. With `recorded: false` they are also kept for streams that
+    /// open before `markRecorded` is called for them. Deliveries carry lower-cased devices.
+    @discardableResult
+    public func publish(_ deliveries: [Delivery], recorded: Bool = true) -> [EventLoopFuture<Void>] {
+        guard !deliveries.isEmpty else { return [] }
         let jobs = registry.withLock { registry -> Jobs in
-            var jobs = Jobs()
-            var hubKeys: [String: String] = [:]
+            if !recorded { registry.unrecorded.append(UnrecordedBatch(deliveries)) }
+            var jobs = Jobs(capacity: deliveries.count)
+            // Deliveries come in runs of one hub: its listeners are looked up once per run.
+            var hub: String?
+            var listeners: [String: [Int: any DeviceStreamSink]] = [:]
             for delivery in deliveries {
-                let hubKey = hubKeys[delivery.hub] ?? delivery.hub.lowercased()
-                hubKeys[delivery.hub] = hubKey
-                let key = hubKey + "/" + delivery.device
-                if !recorded { registry.unrecorded[key, default: []].append(delivery) }
-                registry.collect(.delivery(delivery), for: key, into: &jobs)
+                if delivery.hub != hub {
+                    hub = delivery.hub
+                    listeners = registry.listeners[delivery.hub.lowercased()] ?? [:]
+                }
+                guard let sinks = listeners[delivery.device] else { continue }
+                for sink in sinks.values { jobs.add(.delivery(delivery), for: sink) }
             }
             return jobs
         }
-        jobs.run()
+        return jobs.run()
     }
 
-    /// Forgets deliveries kept by `publish(_:recorded: false)`: they are in the database now.
-    /// Deliveries are kept per device in the order they were published, so each device's
-    /// share of the batch is a prefix, dropped at once.
+    /// Forgets the batches published with `publish(_:recorded: false)` whose deliveries are
+    /// in the database now: those numbered up to the newest of `deliveries` (the dispatcher
+    /// numbers and publishes batches in order, and records each whole).
     public func markRecorded(_ deliveries: [Delivery]) {
-        guard !deliveries.isEmpty else { return }
-        var newest: [String: Int64] = [:]
-        for delivery in deliveries {
-            let key = Self.key(hub: delivery.hub, device: delivery.device)
-            newest[key] = max(newest[key] ?? .min, delivery.seq)
-        }
-        registry.withLock { registry in
-            for (key, seq) in newest {
-                guard let kept = registry.unrecorded[key] else { continue }
-                let done = kept.prefix { $0.seq <= seq }.count
-                registry.unrecorded[key] = done == kept.count ? nil : Array(kept.dropFirst(done))
-            }
-        }
+        guard let newest = deliveries.lazy.map(\.seq).max() else { return }
+        registry.withLock { registry in registry.unrecorded.removeAll { $0.newest <= newest } }
     }
 
     /// Sends a keep-alive tick to every open stream.
     public func tick() {
         let jobs = registry.withLock { registry -> Jobs in
-            var jobs = Jobs()
-            for key in registry.listeners.keys { registry.collect(.keepAlive, for: key, into: &jobs) }
+            var jobs = Jobs(capacity: registry.count)
+            for devices in registry.listeners.values {
+                for sinks in devices.values {
+                    for sink in sinks.values { jobs.add(.keepAlive, for: sink) }
+                }
+            }
             return jobs
         }
-        jobs.run()
+        _ = jobs.run()
     }
 
     /// Ticks every `seconds` until cancelled.
@@ -201,7 +260,7 @@ public final class DeviceStreams: Sendable {
     public func closeAll() {
         let all = registry.withLock { registry -> [any DeviceStreamSink] in
             registry.closed = true
-            let all = registry.listeners.values.flatMap(\.values)
+            let all = registry.listeners.values.flatMap { $0.values.flatMap(\.values) }
             registry.listeners = [:]
             registry.count = 0
             return all
@@ -216,5 +275,7 @@ public final class DeviceStreams: Sendable {
     public var isClosed: Bool { registry.withLock { $0.closed } }
 
     /// Deliveries kept until their commit, for tests.
-    var unrecordedCount: Int { registry.withLock { $0.unrecorded.values.reduce(0) { $0 + $1.count } } }
+    var unrecordedCount: Int {
+        registry.withLock { $0.unrecorded.reduce(0) { $0 + $1.deliveries.count } }
+    }
 }

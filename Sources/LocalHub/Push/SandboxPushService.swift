@@ -16,7 +16,8 @@ struct SandboxPushService: PushService {
     /// Publishes to live streams before the dispatcher's commit (which then marks them
     /// recorded): a stream sees news as soon as it is numbered.
     func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
-        streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
+        let written = streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
+        for job in written { try? await job.get() }
         return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }
     }
 }

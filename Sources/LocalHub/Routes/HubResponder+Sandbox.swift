@@ -157,10 +157,15 @@ extension HubResponder {
         var last = since
         let epoch = log.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
+        var shapes = FrameShapes()
         while true {
             let backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)
             guard let newest = backlog.last else { break }
-            try await writer.write(ByteBuffer(string: backlog.map { $0.serverSentEvent(epoch: epoch) }.joined()))
+            var frames = ByteBuffer()
+            for delivery in backlog {
+                shapes.shape(of: delivery, epoch: epoch).write(seq: delivery.seq, device: delivery.device, to: &frames)
+            }
+            try await writer.write(frames)
             last = newest.seq
             if backlog.count < 500 { break }
         }

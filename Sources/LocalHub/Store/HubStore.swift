@@ -100,12 +100,25 @@ extension Delivery {
 }
 
 extension Delivery {
+    /// What this delivery's frame shares with the other deliveries of its notification
+    /// through its template (`SandboxDelivery.FrameShape`).
+    public func frameShape(epoch: String) -> SandboxDelivery.FrameShape {
+        SandboxDelivery.FrameShape(
+            notificationId: notificationId, hub: hub, template: template.isEmpty ? nil : template, tags: tags,
+            deliveredAt: W3CDate.format(delivered), payloadJSON: payload, epoch: epoch)
+    }
+
     /// The Server-Sent Events frame of this delivery, as `sandboxDelivery(epoch:)` would
-    /// write it, from the stored compact payload (`SandboxDelivery.frame`).
+    /// write it, from the stored compact payload.
     public func serverSentEvent(epoch: String) -> String {
-        SandboxDelivery.frame(
-            seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,
-            tags: tags, deliveredAt: W3CDate.format(delivered), payloadJSON: payload, epoch: epoch)
+        frameShape(epoch: epoch).frame(seq: seq, device: device)
+    }
+
+    /// Whether this delivery's frame has the shape of `other`'s: same notification, template
+    /// and payload, delivered at the same time.
+    func sharesFrameShape(with other: Delivery) -> Bool {
+        notificationId == other.notificationId && template == other.template && hub == other.hub && tags == other.tags
+            && delivered == other.delivered && payload == other.payload
     }
 }
 

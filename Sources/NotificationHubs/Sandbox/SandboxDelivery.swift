@@ -89,22 +89,16 @@ public struct SandboxDelivery: Sendable, Hashable {
             deliveredAt: deliveredAt, payloadJSON: payload.text, epoch: epoch)
     }
 
-    /// The one writer of a delivery's frame: `id`, `event: notification`, and the delivery's
-    /// JSON (members in `json`'s order), written directly from its parts so that a hub
-    /// fanning one payload out to many devices never builds and re-parses a JSON tree per
-    /// device. `payloadJSON` must be compact JSON: a frame's data is one line.
+    /// A delivery's frame: `id`, `event: notification`, and the delivery's JSON (members in
+    /// `json`'s order). `payloadJSON` must be compact JSON: a frame's data is one line.
     public static func frame(
         seq: Int64, notificationId: String, hub: String, device: String, template: String?, tags: String?,
         deliveredAt: String, payloadJSON: String, epoch: String?
     ) -> String {
-        var frame = "id: \(seq)\nevent: notification\ndata: {\"seq\":\(seq),\"notificationId\":"
-        frame +=
-            JSONValue.quoted(notificationId) + ",\"hub\":" + JSONValue.quoted(hub) + ",\"device\":" + JSONValue.quoted(device)
-        if let template { frame += ",\"template\":" + JSONValue.quoted(template) }
-        if let tags { frame += ",\"tags\":" + JSONValue.quoted(tags) }
-        frame += ",\"deliveredAt\":" + JSONValue.quoted(deliveredAt) + ",\"payload\":" + payloadJSON
-        if let epoch { frame += ",\"epoch\":" + JSONValue.quoted(epoch) }
-        return frame + "}\n\n"
+        FrameShape(
+            notificationId: notificationId, hub: hub, template: template, tags: tags, deliveredAt: deliveredAt,
+            payloadJSON: payloadJSON, epoch: epoch
+        ).frame(seq: seq, device: device)
     }
 
     /// The query parameter naming the epoch a resume point belongs to; a hub with another
