@@ -39,7 +39,9 @@ public final class RawConnection {
         await read(timeout: timeout) { $0.contains(marker) }
     }
 
-    private func read(timeout: Double, until done: (String) -> Bool) async -> (text: String, closed: Bool) {
+    /// Reads until what came satisfies `done`, the server closes the connection, or
+    /// `timeout` seconds pass.
+    public func read(timeout: Double, until done: (String) -> Bool) async -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)

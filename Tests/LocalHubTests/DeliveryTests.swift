@@ -160,6 +160,56 @@ import Testing
         }
     }
 
+    /// Live frames are written below the HTTP layers as chunks of the stream's chunked
+    /// response: read byte for byte, the response must be valid HTTP/1.1 chunked framing
+    /// around exactly the backlog, the live frames and a keep-alive, in order.
+    @Test func aLiveStreamIsWellFormedChunkedHTTP() async throws {
+        try await TestHub.with(keepAlive: 0.2) { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(
+                newsInstallation("wire", device: device, tags: ["Sports"]))
+            let sender = try hub.client(hub.full)
+            try await settle(hub, try await sender.send(.template(["messageParam": "backlog"]), tagExpression: "Sports"))
+            let connection = try RawConnection(port: hub.port)
+            try connection.send(
+                "GET \(SandboxDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
+                    + "Host: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n\r\n")
+            // All of it in one read: the head and backlog, then the live frames and a
+            // keep-alive after them.
+            async let reading = connection.read(timeout: 30) { text in
+                guard let live = text.range(of: "live 2 é") else { return false }
+                return text[live.upperBound...].contains(": keepalive")
+            }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            for text in ["live \"1\"", "live 2 é"] {
+                _ = try await sender.send(.template(["messageParam": text]), tagExpression: "Sports")
+            }
+            let answer = await reading.text
+            let parts = answer.components(separatedBy: "\r\n\r\n")
+            #expect(parts.first?.hasPrefix("HTTP/1.1 200") == true)
+            #expect(parts.first?.lowercased().contains("transfer-encoding: chunked") == true)
+            // Every chunk: its length in hex, CRLF, that many bytes, CRLF.
+            var rest = Array(answer.utf8.dropFirst(parts[0].utf8.count + 4))[...]
+            var body: [UInt8] = []
+            while let end = rest.firstIndex(of: UInt8(ascii: "\r")), rest.count > end - rest.startIndex + 1 {
+                let size = try #require(Int(String(decoding: rest[..<end], as: UTF8.self), radix: 16))
+                let data = rest[(end + 2)...].prefix(size)
+                guard data.count == size, rest.count >= end - rest.startIndex + 2 + size + 2 else { break }
+                body += data
+                #expect(Array(rest[(end + 2 + size)...].prefix(2)) == Array("\r\n".utf8))
+                rest = rest[(end + 2 + size + 2)...]
+            }
+            #expect(rest.isEmpty, "left unframed: \(String(decoding: rest, as: UTF8.self))")
+            var parser = ServerSentEventParser()
+            let events = try parser.feed(body)
+            let alerts = try events.filter { $0.event == "notification" }.map {
+                try SandboxDelivery(json: JSONValue(parsing: $0.data)).alertText
+            }
+            #expect(alerts == ["backlog", "live \"1\"", "live 2 é"])
+            #expect(String(decoding: body, as: UTF8.self).hasSuffix(": keepalive\n\n"))
+        }
+    }
+
     @Test func stateSurvivesARestart() async throws {
         let directory = TestHub.temporaryDirectory()
         try await TestHub.with(directory: directory) { first in

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import NotificationHubs
 
@@ -14,10 +15,18 @@ import NotificationHubs
 /// then waits in `waitUntilEnded` and calls `close` before the response's end is written,
 /// so that no frame follows it.
 ///
+/// Live frames of a GET stream enter the pipeline below the HTTP layers, at NIO's response
+/// encoder, already framed as the chunks of the chunked response that encoder started (its
+/// head said so): a frame is one buffer through two handlers instead of a response part
+/// converted and split into three by five. Where no such encoder is found (other pipelines,
+/// tests), frames are written as response parts.
+///
 /// All mutable state is confined to `eventLoop`.
 final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
     let channel: any Channel
-    var eventLoop: any EventLoop { channel.eventLoop }
+    /// The channel's loop, kept here: a fan-out asks each sink for it, and the channel
+    /// itself need not be touched for that.
+    let eventLoop: any EventLoop
     private let epoch: String
     /// Events that may wait for the client: held before `goLive`, or written while the
     /// channel is not writable.
@@ -36,11 +45,17 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
     private var waiting = 0
     private var unflushed = false
     private let ended: EventLoopPromise<Void>
+    /// Whether frames may go below the HTTP layers (a GET, whose response has a body).
+    private let mayWriteChunks: Bool
+    /// The response encoder's context, found when going live: frames are written there.
+    private var chunks: ChannelHandlerContext?
 
-    init(channel: any Channel, epoch: String, limit: Int) {
+    init(channel: any Channel, epoch: String, limit: Int, mayWriteChunks: Bool = false) {
         self.channel = channel
+        eventLoop = channel.eventLoop
         self.epoch = epoch
         self.limit = limit
+        self.mayWriteChunks = mayWriteChunks
         ended = channel.eventLoop.makePromise()
         let ended = self.ended
         channel.closeFuture.whenComplete { _ in ended.succeed() }
@@ -62,18 +77,18 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
             guard delivery.seq > last else { return }
             last = delivery.seq
             let shape = shapes.shape(of: delivery, epoch: epoch)
-            var frame = channel.allocator.buffer(capacity: shape.size(device: delivery.device))
-            shape.write(seq: delivery.seq, device: delivery.device, to: &frame)
-            write(frame)
+            write(capacity: shape.size(device: delivery.device)) {
+                shape.write(seq: delivery.seq, device: delivery.device, to: &$0)
+            }
         case (.live, .keepAlive):
-            write(Self.keepAlive)
+            write(capacity: Self.keepAlive.utf8CodeUnitCount) { $0.writeStaticString(Self.keepAlive) }
         }
     }
 
     func flush() {
         guard unflushed else { return }
         unflushed = false
-        channel.flush()
+        if let chunks { chunks.flush() } else { channel.flush() }
     }
 
     /// Ends the stream: its request task stops waiting and finishes the response.
@@ -93,6 +108,9 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
             guard case .holding(let held) = self.phase else { return }
             self.last = last
             self.phase = .live
+            if self.mayWriteChunks {
+                self.chunks = try? self.channel.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+            }
             var seen = Set<Int64>()
             var shapes = FrameShapes()
             for delivery in (pending + held).sorted(by: { $0.seq < $1.seq }) where seen.insert(delivery.seq).inserted {
@@ -117,9 +135,13 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
         try? await eventLoop.submit { self.phase = .ended }.get()
     }
 
-    private static let keepAlive = ByteBuffer(string: ": keepalive\n\n")
+    private static let keepAlive: StaticString = ": keepalive\n\n"
+    /// Room before a frame for its chunk header: up to eight hex digits and CRLF.
+    private static let chunkHeaderRoom = 10
 
-    private func write(_ frame: ByteBuffer) {
+    /// Writes one frame that `fill` appends (about `capacity` bytes), as a chunk when the
+    /// encoder's context is known, else as a response part.
+    private func write(capacity: Int, _ fill: (inout ByteBuffer) -> Void) {
         if channel.isWritable {
             waiting = 0
         } else {
@@ -129,7 +151,22 @@ final class ChannelStreamSink: DeviceStreamSink, @unchecked Sendable {
                 return
             }
         }
-        channel.write(HTTPResponsePart.body(frame), promise: nil)
         unflushed = true
+        guard let chunks else {
+            var frame = channel.allocator.buffer(capacity: capacity)
+            fill(&frame)
+            channel.write(HTTPResponsePart.body(frame), promise: nil)
+            return
+        }
+        // The frame, then its length in hex and CRLF in the room left before it, then CRLF.
+        var chunk = channel.allocator.buffer(capacity: Self.chunkHeaderRoom + capacity + 2)
+        chunk.moveWriterIndex(forwardBy: Self.chunkHeaderRoom)
+        fill(&chunk)
+        let header = String(chunk.writerIndex - Self.chunkHeaderRoom, radix: 16) + "\r\n"
+        let start = Self.chunkHeaderRoom - header.utf8.count
+        chunk.setString(header, at: start)
+        chunk.moveReaderIndex(to: start)
+        chunk.writeStaticString("\r\n")
+        chunks.write(NIOAny(IOData.byteBuffer(chunk)), promise: nil)
     }
 }

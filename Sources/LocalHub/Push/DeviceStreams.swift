@@ -70,13 +70,17 @@ public final class DeviceStreams: Sendable {
         }
     }
 
-    /// Events gathered per event loop, handed over one job per loop.
+    /// Events gathered per event loop, handed over one job per loop. An item names its
+    /// delivery by position in the published batch (copied out on the loop), or -1 for a
+    /// keep-alive: gathering costs no copy of a delivery.
     private struct Jobs {
         struct Job {
             let loop: any EventLoop
-            /// Each event with its sink and whether it is that sink's last of the job.
-            var items: [(sink: any DeviceStreamSink, event: StreamEvent, flush: Bool)] = []
+            /// Each event's sink, delivery and whether it is that sink's last of the job.
+            var items: [(sink: any DeviceStreamSink, delivery: Int, flush: Bool)] = []
         }
+        /// The published batch the items point into.
+        let deliveries: [Delivery]
         var jobs: [Job] = []
         var jobOfLoop: [ObjectIdentifier: Int] = [:]
         /// Where each sink's latest event is (job, item), to move its flush to a later one.
@@ -84,12 +88,14 @@ public final class DeviceStreams: Sendable {
         /// Events expected in all, to size each job once.
         let capacity: Int
 
-        init(capacity: Int) {
+        init(deliveries: [Delivery], capacity: Int) {
+            self.deliveries = deliveries
             self.capacity = capacity
             latest.reserveCapacity(min(capacity, 65536))
         }
 
-        mutating func add(_ event: StreamEvent, for sink: any DeviceStreamSink) {
+        /// Adds the delivery at `delivery` of the batch, or a keep-alive (-1), for `sink`.
+        mutating func add(_ delivery: Int, for sink: any DeviceStreamSink) {
             let loop = sink.eventLoop
             let j: Int
             if let known = jobOfLoop[ObjectIdentifier(loop)] {
@@ -102,19 +108,20 @@ public final class DeviceStreams: Sendable {
             }
             let id = ObjectIdentifier(sink)
             if let (pj, pi) = latest.updateValue((j, jobs[j].items.count), forKey: id) { jobs[pj].items[pi].flush = false }
-            jobs[j].items.append((sink, event, true))
+            jobs[j].items.append((sink, delivery, true))
         }
 
         /// Runs each loop's job: its sinks take their events in order, each flushing right
         /// after its last one, so the first streams are on their way while later ones are
         /// still being written. Each future succeeds when its loop's job is done.
         func run() -> [EventLoopFuture<Void>] {
-            jobs.map { job in
+            let deliveries = deliveries
+            return jobs.map { job in
                 let items = job.items
                 return job.loop.submit {
                     var shapes = FrameShapes()
-                    for (sink, event, flush) in items {
-                        sink.receive(event, shapes: &shapes)
+                    for (sink, delivery, flush) in items {
+                        sink.receive(delivery < 0 ? .keepAlive : .delivery(deliveries[delivery]), shapes: &shapes)
                         if flush { sink.flush() }
                     }
                 }
@@ -208,17 +215,17 @@ public final class DeviceStreams: Sendable {
         guard !deliveries.isEmpty else { return [] }
         let jobs = registry.withLock { registry -> Jobs in
             if !recorded { registry.unrecorded.append(UnrecordedBatch(deliveries)) }
-            var jobs = Jobs(capacity: deliveries.count)
+            var jobs = Jobs(deliveries: deliveries, capacity: deliveries.count)
             // Deliveries come in runs of one hub: its listeners are looked up once per run.
             var hub: String?
             var listeners: [String: [Int: any DeviceStreamSink]] = [:]
-            for delivery in deliveries {
+            for (index, delivery) in deliveries.enumerated() {
                 if delivery.hub != hub {
                     hub = delivery.hub
                     listeners = registry.listeners[delivery.hub.lowercased()] ?? [:]
                 }
                 guard let sinks = listeners[delivery.device] else { continue }
-                for sink in sinks.values { jobs.add(.delivery(delivery), for: sink) }
+                for sink in sinks.values { jobs.add(index, for: sink) }
             }
             return jobs
         }
@@ -236,10 +243,10 @@ public final class DeviceStreams: Sendable {
     /// Sends a keep-alive tick to every open stream.
     public func tick() {
         let jobs = registry.withLock { registry -> Jobs in
-            var jobs = Jobs(capacity: registry.count)
+            var jobs = Jobs(deliveries: [], capacity: registry.count)
             for devices in registry.listeners.values {
                 for sinks in devices.values {
-                    for sink in sinks.values { jobs.add(.keepAlive, for: sink) }
+                    for sink in sinks.values { jobs.add(-1, for: sink) }
                 }
             }
             return jobs

@@ -130,7 +130,8 @@ extension HubResponder {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let body = ResponseBody { writer in
-            let sink = ChannelStreamSink(channel: channel, epoch: log.epoch, limit: log.streamBufferLimit)
+            let sink = ChannelStreamSink(
+                channel: channel, epoch: log.epoch, limit: log.streamBufferLimit, mayWriteChunks: request.method == .get)
             guard let listener = try? log.listen(hub: hub, device: device, sink: sink) else {
                 try await writer.finish(nil)
                 return
