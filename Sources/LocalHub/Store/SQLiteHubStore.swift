@@ -283,6 +283,8 @@ public final class SQLiteHubStore: HubStore {
                     INSERT OR IGNORE INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """)
+            let finish = try db.cachedStatement(
+                sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?")
             for dispatch in dispatches {
                 for delivery in dispatch.deliveries {
                     try insert.execute(arguments: [
@@ -292,8 +294,7 @@ public final class SQLiteHubStore: HubStore {
                     if db.changesCount > 0 { written.append(delivery) }
                 }
                 let n = dispatch.notification
-                try db.execute(
-                    sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?",
+                try finish.execute(
                     arguments: [
                         n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
                         Self.encode(n.outcomeCounts.mapValues(String.init)), n.id,
@@ -325,16 +326,17 @@ public final class SQLiteHubStore: HubStore {
 
     public func notification(hub: String, id: String) async throws -> StoredNotification? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE hub = ? AND id = ?", arguments: [hub, id])
-                .map(Self.notification(from:))
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM notification WHERE hub = ? AND id = ?"), arguments: [hub, id]
+            )
+            .map(Self.notification(from:))
         }
     }
 
     public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
         try await pool.read { db in
             try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM delivery WHERE hub = ? AND device = ? AND seq > ? ORDER BY seq LIMIT ?",
+                db.cachedStatement(sql: "SELECT * FROM delivery WHERE hub = ? AND device = ? AND seq > ? ORDER BY seq LIMIT ?"),
                 arguments: [hub, device, seq, limit]
             ).map { row in
                 Delivery(
