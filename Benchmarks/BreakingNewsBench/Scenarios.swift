@@ -289,11 +289,17 @@ func fanout(client: String, hub: BenchHub, nchanPort: Int?, subscribers: Int, ru
     let last = median(hubResults.map(\.last))
     let peer = peerResults.isEmpty ? nil : median(peerResults.map(\.last))
     let ratio = peer.map { last / $0 }
+    // The spread: the slowest run against the median, the hub's and the peer's.
+    let slowest = (hubResults.map(\.last).max() ?? .nan) / last
+    let peerSlowest = peer.map { (peerResults.map(\.last).max() ?? .nan) / $0 }
     return [
         BenchRow(
             scenario: "fan-out: 1 send -> 1000 streams, last device", value: last, unit: "ms", target: "ratio <= 1.0",
             met: ratio.map { $0 <= 1.0 } ?? false,
             peer: "nginx 1.22 + nchan", peerValue: peer, ratio: ratio),
+        BenchRow(
+            scenario: "fan-out: slowest run / median run", value: slowest, unit: "x", target: "<= 1.5", met: slowest <= 1.5,
+            peer: "nginx + nchan", peerValue: peerSlowest, ratio: peerSlowest.map { slowest / $0 }),
         BenchRow(
             scenario: "fan-out per-device latency p50", value: median(hubResults.map(\.p50)), unit: "ms", target: "(reported)",
             met: true,
