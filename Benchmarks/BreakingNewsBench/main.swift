@@ -19,8 +19,9 @@ let runs = quick ? 2 : 5
 /// `--only match,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
-/// `--fanout-rounds N` publishes N times on each run's streams (profiling the publishes).
-let fanoutRounds = arguments.firstIndex(of: "--fanout-rounds").flatMap { Int(arguments[$0 + 1]) } ?? 1
+/// `--fanout-rounds N` (1–100) publishes N times on each run's streams (profiling the
+/// publishes; the fan-out rows then count every publish as a run).
+let fanoutRounds = min(100, max(1, arguments.firstIndex(of: "--fanout-rounds").flatMap { Int(arguments[$0 + 1]) } ?? 1))
 
 /// A bare Hummingbird route answering 200 to everything: the framework's own ceiling.
 struct BareResponder: HTTPResponder {

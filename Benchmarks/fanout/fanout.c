@@ -7,7 +7,7 @@
  *   SUBSCRIBE_PATH_FORMAT may hold one %064x, replaced by FIRST + the subscriber's index (a device token).
  *   SUB_HEADER is one extra header line for subscriptions, or "-".
  *   PUB_HEADERS_FILE holds extra header lines for the publish request ("Name: value\r\n" each).
- *   ROUNDS (default 1) publishes that many times on the same subscriptions, one after the other
+ *   ROUNDS (default 1, at most 100) publishes that many times on the same subscriptions, one after the other
  *   finished and 100 ms of quiet; the marker and body then end in the round's number, two
  *   digits, in place of their last two characters.
  * Prints one JSON object per round: subscribers, received, last_ms, p50_ms, p99_ms, publish_status.
@@ -119,6 +119,10 @@ int main(int argc, char **argv) {
 
     /* The marker's last two characters, in the marker and in the body, become the round's number. */
     int rounds = argc == 12 ? atoi(argv[11]) : 1;
+    if (rounds < 1 || rounds > 100) {
+        fprintf(stderr, "fanout: ROUNDS must be 1 to 100 (its markers are two digits)\n");
+        return 2;
+    }
     char *round_marker = strdup(marker);
     size_t marker_length = strlen(marker);
     char *in_body = strstr(body, marker);
@@ -133,7 +137,7 @@ int main(int argc, char **argv) {
     for (int round = 0; round < rounds; round++) {
         if (rounds > 1) {
             char digits[3];
-            snprintf(digits, sizeof digits, "%02d", round % 100);
+            snprintf(digits, sizeof digits, "%02d", round);
             memcpy(round_marker + marker_length - 2, digits, 2);
             memcpy(in_body + marker_length - 2, digits, 2);
         }

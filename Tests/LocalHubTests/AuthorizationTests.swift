@@ -107,6 +107,17 @@ import Testing
             let hubClient = HubClient(connectionString: hub.listen, hub: "news", httpClient: client, retryPolicy: .none)
             try await hubClient.createOrUpdateInstallation(newsInstallation("tls", device: "ab12", tags: ["World"]))
             #expect(try await hubClient.installation(id: "tls").tags == ["World"])
+            // A device stream over TLS: live frames go through TLS as chunks of its response.
+            let sender = HubClient(connectionString: hub.full, hub: "news", httpClient: client, retryPolicy: .none)
+            let stream = try await hubClient.deviceStream(device: "ab12", after: nil, epoch: nil)
+            try await Task.sleep(nanoseconds: 300_000_000)
+            for text in ["one", "two"] { _ = try await sender.send(.template(["messageParam": text]), tagExpression: "World") }
+            var alerts: [String] = []
+            for try await deliveries in stream {
+                alerts += deliveries.compactMap(\.alertText)
+                if alerts.count >= 2 { break }
+            }
+            #expect(alerts == ["one", "two"])
         }
     }
 }

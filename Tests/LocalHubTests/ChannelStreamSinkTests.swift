@@ -96,4 +96,22 @@ import Testing
         await loop.run()
         await ended
     }
+
+    /// Review finding: the sandbox waited for every loop's writes before the dispatcher could
+    /// record, so one stream on a loop that does not run its jobs (stuck, or here a testing
+    /// loop nobody runs) stopped every later dispatch. The wait is bounded now.
+    @Test(.timeLimit(.minutes(1)))
+    func aLoopThatDoesNotRunDoesNotStallTheDispatcher() async throws {
+        let stuck = NIOAsyncTestingEventLoop()
+        let streams = DeviceStreams()
+        _ = try streams.listen(hub: "news", device: "ab", sink: BufferedStreamSink(eventLoop: stuck))
+        let service = SandboxPushService(streams: streams)
+        let notification = StoredNotification(
+            hub: "news", id: "n", format: .template, tagExpression: nil, body: "{}", headers: [:], directHandle: nil,
+            isTest: false, enqueued: Date())
+        let outcomes = await service.push([PushSend(notification: notification, deliveries: [Self.delivery(1)])])
+        #expect(outcomes == [[.delivered]])
+        await stuck.run()
+        try await stuck.shutdownGracefully()
+    }
 }

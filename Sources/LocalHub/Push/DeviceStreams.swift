@@ -41,13 +41,15 @@ public final class DeviceStreams: Sendable {
     /// delivery); indexed by device only when a stream opens while it waits, which is rare.
     private struct UnrecordedBatch {
         let deliveries: [Delivery]
-        /// The batch's highest sequence number.
+        /// The batch's lowest and highest sequence numbers.
+        let oldest: Int64
         let newest: Int64
         /// By lower-cased hub, then device: each device's deliveries in published order.
         private var index: [String: [String: [Delivery]]]?
 
         init(_ deliveries: [Delivery]) {
             self.deliveries = deliveries
+            oldest = deliveries.lazy.map(\.seq).min() ?? .max
             newest = deliveries.lazy.map(\.seq).max() ?? .min
         }
 
@@ -88,10 +90,14 @@ public final class DeviceStreams: Sendable {
         /// Events expected in all, to size each job once.
         let capacity: Int
 
-        init(deliveries: [Delivery], capacity: Int) {
+        /// Whether each sink takes one event at most (a keep-alive tick): no sink's flush
+        /// then needs moving, and `latest` stays empty.
+        let oneEventPerSink: Bool
+
+        init(deliveries: [Delivery], capacity: Int, oneEventPerSink: Bool = false) {
             self.deliveries = deliveries
             self.capacity = capacity
-            latest.reserveCapacity(min(capacity, 65536))
+            self.oneEventPerSink = oneEventPerSink
         }
 
         /// Adds the delivery at `delivery` of the batch, or a keep-alive (-1), for `sink`.
@@ -104,10 +110,14 @@ public final class DeviceStreams: Sendable {
                 j = jobs.count
                 jobOfLoop[ObjectIdentifier(loop)] = j
                 jobs.append(Job(loop: loop))
-                jobs[j].items.reserveCapacity(min(capacity, 4096))
+                jobs[j].items.reserveCapacity(min(capacity, 1024))
             }
-            let id = ObjectIdentifier(sink)
-            if let (pj, pi) = latest.updateValue((j, jobs[j].items.count), forKey: id) { jobs[pj].items[pi].flush = false }
+            if !oneEventPerSink {
+                if latest.isEmpty { latest.reserveCapacity(min(capacity, 4096)) }
+                if let (pj, pi) = latest.updateValue((j, jobs[j].items.count), forKey: ObjectIdentifier(sink)) {
+                    jobs[pj].items[pi].flush = false
+                }
+            }
             jobs[j].items.append((sink, delivery, true))
         }
 
@@ -232,18 +242,19 @@ public final class DeviceStreams: Sendable {
         return jobs.run()
     }
 
-    /// Forgets the batches published with `publish(_:recorded: false)` whose deliveries are
-    /// in the database now: those numbered up to the newest of `deliveries` (the dispatcher
-    /// numbers and publishes batches in order, and records each whole).
+    /// Forgets the batches published with `publish(_:recorded: false)` that are in the
+    /// database now: `deliveries` are whole batches as published (the dispatcher records
+    /// what it published, batch by batch), and a batch is forgotten when its numbers lie
+    /// within theirs. A batch numbered outside them, before or after, is kept.
     public func markRecorded(_ deliveries: [Delivery]) {
-        guard let newest = deliveries.lazy.map(\.seq).max() else { return }
-        registry.withLock { registry in registry.unrecorded.removeAll { $0.newest <= newest } }
+        guard let oldest = deliveries.lazy.map(\.seq).min(), let newest = deliveries.lazy.map(\.seq).max() else { return }
+        registry.withLock { registry in registry.unrecorded.removeAll { $0.oldest >= oldest && $0.newest <= newest } }
     }
 
     /// Sends a keep-alive tick to every open stream.
     public func tick() {
         let jobs = registry.withLock { registry -> Jobs in
-            var jobs = Jobs(deliveries: [], capacity: registry.count)
+            var jobs = Jobs(deliveries: [], capacity: registry.count, oneEventPerSink: true)
             for devices in registry.listeners.values {
                 for sinks in devices.values {
                     for sink in sinks.values { jobs.add(-1, for: sink) }

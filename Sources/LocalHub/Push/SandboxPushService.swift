@@ -1,4 +1,6 @@
+import NIOCore
 import NotificationHubs
+import Synchronization
 
 /// The built-in push service: APNs-shaped devices that are terminals. A delivery is handed
 /// to the device's open streams at once and kept in the hub's delivery log, from which a
@@ -17,7 +19,68 @@ struct SandboxPushService: PushService {
     /// recorded): a stream sees news as soon as it is numbered.
     func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
         let written = streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
-        for job in written { try? await job.get() }
+        await Self.awaitWrites(written, atMost: Self.writeWait)
         return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }
+    }
+
+    /// How long the dispatcher waits for the loops to write a publish before it records it.
+    static let writeWait = 0.1
+
+    /// Returns once every job has run or `seconds` passed, whichever is first: the commit
+    /// that follows a publish should not compete with its writes for the processor, and
+    /// must never wait long on a loop that is busy with something else or stuck.
+    static func awaitWrites(_ jobs: [EventLoopFuture<Void>], atMost seconds: Double) async {
+        guard !jobs.isEmpty else { return }
+        let wait = WriteWait(jobs: jobs.count)
+        await withCheckedContinuation { continuation in
+            wait.start(
+                continuation,
+                timer: Task { [wait] in
+                    try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                    wait.expire()
+                })
+            for job in jobs { job.whenComplete { [wait] _ in wait.jobDone() } }
+        }
+    }
+}
+
+/// One wait for a publish's jobs: resumed once, by the last job or by the timer.
+private final class WriteWait: Sendable {
+    private let state:
+        Mutex<(jobs: Int, expired: Bool, continuation: CheckedContinuation<Void, Never>?, timer: Task<Void, Never>?)>
+
+    init(jobs: Int) { state = Mutex((jobs, false, nil, nil)) }
+
+    func start(_ continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>) {
+        let done = state.withLock { state -> Bool in
+            state.timer = timer
+            if state.jobs == 0 || state.expired { return true }
+            state.continuation = continuation
+            return false
+        }
+        if done {
+            timer.cancel()
+            continuation.resume()
+        }
+    }
+
+    func jobDone() {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            state.jobs -= 1
+            guard state.jobs == 0 else { return (nil, nil) }
+            defer { state.continuation = nil }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume()
+    }
+
+    func expire() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.expired = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
     }
 }
