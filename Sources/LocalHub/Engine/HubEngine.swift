@@ -79,6 +79,8 @@ public final class HubEngine: Sendable {
     public let testSendLimit: Int
     let directory: Mutex<HubDirectory>
     let hubNames: [String]
+    /// The configured name of each hub by its lower-cased form, as `HubDirectory` keys them.
+    let canonicalNames: [String: String]
     let writes = WorkQueue<PendingWrite>()
     let dispatches = WorkQueue<DispatchJob>()
     let logger: Logger
@@ -134,6 +136,7 @@ public final class HubEngine: Sendable {
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval
         self.hubNames = hubs
+        self.canonicalNames = Self.canonicalNames(hubs)
         self.directory = Mutex(HubDirectory(names: hubs))
         self.testSendLimit = testSendLimit
         self.logger = logger
@@ -147,6 +150,14 @@ public final class HubEngine: Sendable {
         var services: [Platform: any PushService] = [.apns: sandbox]
         for service in others { services[service.platform] = service }
         return (services, services.values.sorted { $0.platform.rawValue < $1.platform.rawValue })
+    }
+
+    /// Each name by its lower-cased form; of two differing only in case, the last, as in
+    /// `HubDirectory`.
+    private static func canonicalNames(_ hubs: [String]) -> [String: String] {
+        var names: [String: String] = [:]
+        for name in hubs { names[name.lowercased()] = name }
+        return names
     }
 
     // MARK: Life cycle
@@ -208,7 +219,9 @@ public final class HubEngine: Sendable {
     // MARK: Reads
 
     /// The configured name of a hub given in any case, or nil when it is not served.
-    public func hubName(_ name: String) -> String? { directory.withLock { $0.canonicalName(name) } }
+    /// Read without the directory's lock: the hubs served never change, and a request that
+    /// waited for the writer's lock here would wait for a whole batch to be published.
+    public func hubName(_ name: String) -> String? { canonicalNames[name.lowercased()] }
 
     public func installation(hub: String, id: String) -> Installation? {
         directory.withLock { $0[hub]?.installations[id] }

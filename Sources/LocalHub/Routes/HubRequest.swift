@@ -10,12 +10,17 @@ struct HubRequest {
     let request: Request
     /// Path segments, percent-decoded, empty ones dropped.
     let segments: [String]
-    /// Lower-cased segments, for matching routes.
-    let lowered: [String]
+    /// Lower-cased segments, for matching routes; worked out when asked for.
+    var lowered: [String] { segments.map { $0.lowercased() } }
     /// The raw path, as signed by clients.
     let rawPath: String
     /// Query parameters with lower-cased names; a bare flag (`&test`) has an empty value.
-    let query: [String: String]
+    /// Worked out when asked for: most requests never read their query here.
+    var query: [String: String] {
+        var query: [String: String] = [:]
+        for (name, value) in Self.queryPairs(request.uri.query) { query[name] = value }
+        return query
+    }
     let trackingId: String
 
     /// The request as a route handler sees it, with the tracking id the front settled on.
@@ -30,10 +35,6 @@ struct HubRequest {
         segments = path.split(separator: "/", omittingEmptySubsequences: true).map {
             PercentEncoding.decode(String($0)) ?? String($0)
         }
-        lowered = segments.map { $0.lowercased() }
-        var query: [String: String] = [:]
-        for (name, value) in Self.queryPairs(request.uri.query) { query[name] = value }
-        self.query = query
         self.trackingId = trackingId
     }
 
@@ -123,8 +124,12 @@ struct HubRequest {
         return request.headers[field]
     }
 
+    func header(_ field: HTTPField.Name) -> String? { request.headers[field] }
+
+    static let hostField = HTTPField.Name("Host")!
+
     /// The host the client addressed (for token audiences and `Location`), port included.
-    var authority: String { request.head.authority ?? header("Host") ?? "localhost" }
+    var authority: String { request.head.authority ?? header(Self.hostField) ?? "localhost" }
 
     /// A byte of a host name, an IPv4 or bracketed IPv6 address, and a port.
     static func isAuthorityByte(_ byte: UInt8) -> Bool {
@@ -138,7 +143,7 @@ struct HubRequest {
         return value.lowercased() != "false"
     }
 
-    var apiVersion: String? { query["api-version"] }
+    var apiVersion: String? { Self.queryValue(request.uri.query, named: "api-version") }
 
     var contentType: String? { header("Content-Type")?.lowercased() }
 }

@@ -4,6 +4,8 @@ import Hummingbird
 import NotificationHubs
 
 extension HubResponder {
+    static let contentLocation = HTTPField.Name("Content-Location")!
+
     /// `PUT | GET | PATCH | DELETE /{hub}/installations/{id}` (Listen).
     func installation(_ r: HubRequest, hub: String, id: String) async throws -> Response {
         try authorize(r, hub: hub, needs: .listen)
@@ -28,7 +30,7 @@ extension HubResponder {
             }
             _ = try await engine.write(.putInstallation(hub: hub, stored))
             var headers = HTTPFields()
-            headers[HTTPField.Name("Content-Location")!] = "\(baseURL(r))/\(hub)/installations/\(id)"
+            headers[Self.contentLocation] = "\(baseURL(r))/\(hub)/installations/\(id)"
             return HubReply.empty(.ok, trackingId: r.trackingId, headers: headers)
         case .get:
             guard let installation = engine.installation(hub: hub, id: id) else {

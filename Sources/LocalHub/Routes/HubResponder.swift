@@ -52,7 +52,7 @@ struct HubResponder: Sendable {
         guard let verifier = verifiers[hub.lowercased()] else { throw HubRefusal(.notFound, "Unknown hub \(hub)") }
         let rule: AuthorizationRule
         do {
-            rule = try verifier.verify(header: r.header("Authorization"), host: r.authority, path: audiencePath ?? r.rawPath)
+            rule = try verifier.verify(header: r.header(.authorization), host: r.authority, path: audiencePath ?? r.rawPath)
         } catch {
             throw HubRefusal(.unauthorized, error.description)
         }
@@ -79,7 +79,7 @@ struct HubResponder: Sendable {
     /// Reads the body, refusing more than the configured maximum with 413.
     func body(_ r: HubRequest) async throws -> [UInt8] {
         let limit = configuration.maximumBodyBytes
-        if let length = r.header("Content-Length").flatMap(Int.init), length > limit {
+        if let length = r.header(.contentLength).flatMap(Int.init), length > limit {
             throw HubRefusal(.contentTooLarge, "The request body is \(length) bytes; at most \(limit) are accepted")
         }
         do {

@@ -230,21 +230,23 @@ public final class SQLiteHubStore: HubStore {
         try await pool.write { db in
             for mutation in mutations {
                 switch mutation {
+                // Statements prepared once per connection (GRDB's cache), not once per change.
                 case .upsertInstallation(let hub, let installation):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO installation (hub, id, json) VALUES (?, ?, ?)",
-                        arguments: [hub, installation.installationId, installation.json.text])
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO installation (hub, id, json) VALUES (?, ?, ?)")
+                        .execute(arguments: [hub, installation.installationId, installation.json.text])
                 case .deleteInstallation(let hub, let id):
-                    try db.execute(sql: "DELETE FROM installation WHERE hub = ? AND id = ?", arguments: [hub, id])
+                    try db.cachedStatement(sql: "DELETE FROM installation WHERE hub = ? AND id = ?")
+                        .execute(arguments: [hub, id])
                 case .upsertRegistration(let stored):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO registration (hub, id, xml, created, updated) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [
-                            stored.hub, stored.id, stored.registration.descriptionXML, stored.created.timeIntervalSince1970,
-                            stored.updated.timeIntervalSince1970,
-                        ])
+                    try db.cachedStatement(
+                        sql: "INSERT OR REPLACE INTO registration (hub, id, xml, created, updated) VALUES (?, ?, ?, ?, ?)"
+                    ).execute(arguments: [
+                        stored.hub, stored.id, stored.registration.descriptionXML, stored.created.timeIntervalSince1970,
+                        stored.updated.timeIntervalSince1970,
+                    ])
                 case .deleteRegistration(let hub, let id):
-                    try db.execute(sql: "DELETE FROM registration WHERE hub = ? AND id = ?", arguments: [hub, id])
+                    try db.cachedStatement(sql: "DELETE FROM registration WHERE hub = ? AND id = ?")
+                        .execute(arguments: [hub, id])
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """
