@@ -109,7 +109,7 @@ public final class HubEngine: Sendable {
 
     struct PendingWrite: Sendable {
         let request: WriteRequest
-        let continuation: CheckedContinuation<WriteResult, Error>
+        let continuation: UnsafeContinuation<WriteResult, Error>
     }
 
     struct DispatchJob: Sendable {
@@ -292,7 +292,10 @@ public final class HubEngine: Sendable {
 
     /// Applies a change; returns once it is durable and visible to reads.
     public func write(_ request: WriteRequest) async throws -> WriteResult {
-        try await withCheckedThrowingContinuation { continuation in
+        // Unchecked: the writer resumes each pending write exactly once (after its commit,
+        // on a failed commit, or when the queue closes), and a checked continuation costs an
+        // allocation per request.
+        try await withUnsafeThrowingContinuation { continuation in
             if !writes.push(PendingWrite(request: request, continuation: continuation)) {
                 continuation.resume(throwing: EngineStopped())
             }

@@ -117,12 +117,36 @@ public enum W3CDate {
             days -= 1
         }
         let (y, m, d) = civilFromDays(days)
+        if (0...9999).contains(y) {
+            let fields = [(y, 4), (m, 2), (d, 2), (rest / 3600, 2), (rest % 3600 / 60, 2), (rest % 60, 2), (ticks, 7)]
+            return fixedWidth(fields: fields)
+        }
         func pad(_ v: Int, _ w: Int) -> String {
             let s = String(v)
             return String(repeating: "0", count: max(0, w - s.count)) + s
         }
         return
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rest / 3600, 2)):\(pad(rest % 3600 / 60, 2)):\(pad(rest % 60, 2)).\(pad(ticks, 7))Z"
+    }
+
+    /// `format` for years 0 to 9999, every field a fixed number of digits: written into one
+    /// string's storage, without a string per field (a PUT stamps every installation).
+    private static func fixedWidth(fields: [(value: Int, width: Int)]) -> String {
+        String(unsafeUninitializedCapacity: 28) { buffer in
+            let separators: [UInt8] = Array("--T::.Z".utf8)
+            var at = 0
+            for (index, field) in fields.enumerated() {
+                var value = field.value
+                for position in stride(from: at + field.width - 1, through: at, by: -1) {
+                    buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                at += field.width
+                buffer[at] = separators[index]
+                at += 1
+            }
+            return at
+        }
     }
 
     static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
