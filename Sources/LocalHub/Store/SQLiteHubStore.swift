@@ -14,6 +14,10 @@ public final class SQLiteHubStore: HubStore {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // Again on the writer, after the pool has opened: GRDB's WAL set-up runs after
+        // `prepareDatabase` and sets `synchronous = NORMAL`, under which a commit is not
+        // synced to disk (only checkpoints are), so an answered write could be lost.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
     }
 
