@@ -1,3 +1,4 @@
+import Foundation
 import NotificationHubs
 import Testing
 
@@ -181,6 +182,17 @@ struct InstallationTests {
     ])
     func w3cDatesNormalise(text: String, expected: String) {
         #expect(W3CDate.normalize(text) == expected)
+    }
+
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00.0000000Z"),
+        (-1.5, "1969-12-31T23:59:58.5000000Z"),
+        (1_700_000_000.25, "2023-11-14T22:13:20.2500000Z"),
+        (-62_167_219_200.0, "0000-01-01T00:00:00.0000000Z"),
+        (253_402_300_800.0, "10000-01-01T00:00:00.0000000Z"),
+    ])
+    func w3cDatesFormat(seconds: Double, expected: String) {
+        #expect(W3CDate.format(Date(timeIntervalSince1970: seconds)) == expected)
     }
 
     @Test(arguments: ["soon", "2030-13-01", "2030-01-01T25:00", "2030-01-01T10:00:00Zjunk", ""])
