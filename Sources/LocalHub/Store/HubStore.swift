@@ -164,7 +164,9 @@ public struct QuarantinedRecord: Sendable, Hashable {
     public var reason: String
 }
 
-/// Durable storage of a hub. Every method returns only once its writes are durable.
+/// Durable storage of a hub. Every method returns only once its writes are durable, but
+/// `record` may leave a power loss (not a crash of the hub) to take its writes: the
+/// notifications it finished are then still enqueued and are dispatched again at restart.
 public protocol HubStore: Sendable {
     /// Installations and registrations, to rebuild the in-memory tables and tag index; rows
     /// that cannot be read are set aside and reported, never an error.

@@ -280,34 +280,50 @@ public final class SQLiteHubStore: HubStore {
         return Dictionary(members.compactMap { key, value in value.stringValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
     }
 
+    /// Committed without waiting for the disk (`synchronous = NORMAL` for this transaction):
+    /// WAL keeps it through a crash of the hub, and the next synced commit or checkpoint
+    /// syncs it. A record that a power loss takes leaves its notifications enqueued, and
+    /// they are dispatched again at restart (receivers dedupe): a send is never lost, and
+    /// a send's answer never waits for a second sync.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
-        return try await pool.write { db in
+        return try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
             var written: [Delivery] = []
-            let insert = try db.cachedStatement(
-                sql: """
-                    INSERT OR IGNORE INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-            let finish = try db.cachedStatement(
-                sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?")
-            for dispatch in dispatches {
-                for delivery in dispatch.deliveries {
-                    try insert.execute(arguments: [
-                        delivery.seq, delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
-                        delivery.delivered.timeIntervalSince1970, delivery.tags,
-                    ])
-                    if db.changesCount > 0 { written.append(delivery) }
-                }
-                let n = dispatch.notification
-                try finish.execute(
-                    arguments: [
-                        n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-                        Self.encode(n.outcomeCounts.mapValues(String.init)), n.id,
-                    ])
+            try db.inTransaction {
+                written = try Self.record(dispatches, in: db)
+                return .commit
             }
             return written
         }
+    }
+
+    private static func record(_ dispatches: [DispatchRecord], in db: Database) throws -> [Delivery] {
+        var written: [Delivery] = []
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        let finish = try db.cachedStatement(
+            sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?")
+        for dispatch in dispatches {
+            for delivery in dispatch.deliveries {
+                try insert.execute(arguments: [
+                    delivery.seq, delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
+                    delivery.delivered.timeIntervalSince1970, delivery.tags,
+                ])
+                if db.changesCount > 0 { written.append(delivery) }
+            }
+            let n = dispatch.notification
+            try finish.execute(
+                arguments: [
+                    n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
+                    Self.encode(n.outcomeCounts.mapValues(String.init)), n.id,
+                ])
+        }
+        return written
     }
 
     static func notification(from row: Row) -> StoredNotification {
