@@ -20,6 +20,7 @@ enum LogScreen {
             return
         }
         let page = state.visibleItems(state.log.top..<(state.log.top + state.logPageSize))
+        let time = DisplayTime.TimeColumn(now: state.now)
         for (offset, entry) in page.enumerated() {
             let row = top + offset
             let index = state.log.top + offset
@@ -29,7 +30,7 @@ enum LogScreen {
             // The category has its column: the text does not say it again.
             let text = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
             let line =
-                (unread ? " ● " : "   ") + DisplayTime.column(entry.receivedAt, now: state.now) + "  "
+                (unread ? " ● " : "   ") + time.text(entry.receivedAt) + "  "
                 + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
             let style = Style(bold: unread || match, reverse: selected, color: match ? .warning : .normal)
             c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)
