@@ -22,6 +22,11 @@ struct BreakingNews: AsyncParsableCommand {
     }
 
     static func main() async {
+        // The UI, the common case, goes to its lean program before anything is parsed here:
+        // that program parses and checks the same flags, and this one's parse is half its
+        // launch (the runtime's first look-ups of commands and conformances in a large binary).
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.isEmpty || arguments.first == "ui" { UICommand.execLeanProgram(arguments) }
         await runAsProgram(help: "breaking-news help")
     }
 }

@@ -13,7 +13,7 @@ struct UICommand: AsyncParsableCommand {
 
     func run() async throws {
         try flags.requireTerminal { TerminalType.problem() }
-        execLeanProgram()
+        Self.execLeanProgram(flags.arguments)
         let profile = try openProfile(printingWarning: false)
         let status = await TerminalApp(profile: profile, hubOptions: flags.hub.options).run(mouse: flags.mouse)
         if status != 0 { throw ExitCode(status) }
@@ -23,12 +23,13 @@ struct UICommand: AsyncParsableCommand {
 extension UICommand {
     /// Replaces this process with `breaking-news-ui` when it sits beside this binary: the
     /// same screen, from a program that does not link the hub, so it keeps less resident all
-    /// day. Without it, the UI runs here.
-    func execLeanProgram() {
+    /// day. Without it, the UI runs here. `arguments` are the UI's (a leading `ui` may stay:
+    /// that program skips it).
+    static func execLeanProgram(_ arguments: [String]) {
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let lean = me.deletingLastPathComponent().appendingPathComponent("breaking-news-ui").path
         guard FileManager.default.isExecutableFile(atPath: lean) else { return }
-        let cArguments = ([lean] + flags.arguments).map { strdup($0) } + [nil]
+        let cArguments = ([lean] + arguments).map { strdup($0) } + [nil]
         execv(lean, cArguments)
         // execv returns only on failure: fall back to running the UI in this process.
         cArguments.forEach { free($0) }
