@@ -174,7 +174,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NewsTerminalTests",
-            dependencies: ["NewsTerminal", "BreakingNewsKit", "NotificationHubs"]
+            dependencies: [
+                "NewsTerminal", "BreakingNewsKit", "NotificationHubs",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "NewsCommandLineTests",

@@ -14,6 +14,7 @@ public enum TextWidth {
 
     /// Cells one character takes.
     public static func of(_ character: Character) -> Int {
+        if let ascii = character.asciiValue { return ascii >= 0x20 && ascii < 0x7F ? 1 : 0 }
         _ = locale
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
@@ -37,7 +38,37 @@ public enum TextWidth {
     /// Cells a string takes.
     public static func of(_ text: String) -> Int {
         if isPlainASCII(text) { return text.utf8.count }
-        return text.reduce(0) { $0 + of($1) }
+        var cells = 0
+        for (_, width) in CellSequence(text) { cells += width }
+        return cells
+    }
+
+    /// The characters of `text` with the cells each takes. A printable ASCII byte that no
+    /// other scalar follows is a character of its own, so mostly-ASCII text (a log row with
+    /// its unread dot) skips the grapheme breaking that only its other characters need.
+    struct CellSequence: Sequence, IteratorProtocol {
+        private let text: String
+        private var index: String.Index
+
+        init(_ text: String) {
+            self.text = text
+            index = text.startIndex
+        }
+
+        mutating func next() -> (character: String, width: Int)? {
+            let utf8 = text.utf8
+            guard index < utf8.endIndex else { return nil }
+            let byte = utf8[index]
+            let after = utf8.index(after: index)
+            if byte >= 0x20, byte < 0x7F, after == utf8.endIndex || utf8[after] < 0x80 {
+                index = after
+                return (String(UnicodeScalar(byte)), 1)
+            }
+            // A character boundary: the text's start, or just after a character.
+            guard let character = text[index...].first else { return nil }
+            index = utf8.index(index, offsetBy: character.utf8.count)
+            return (String(character), TextWidth.of(character))
+        }
     }
 
     /// The longest prefix of `text` that fits in `width` cells.
@@ -67,7 +98,10 @@ public enum TextWidth {
 
     /// `text` padded with spaces (or clipped) to exactly `width` cells.
     public static func pad(_ text: String, to width: Int) -> String {
-        let clipped = truncate(text, to: width)
+        let used = of(text)
+        if used == width { return text }
+        if used < width { return text + String(repeating: " ", count: width - used) }
+        let clipped = width > 1 ? prefix(text, fitting: width - 1) + "…" : prefix(text, fitting: width)
         return clipped + String(repeating: " ", count: max(0, width - of(clipped)))
     }
 

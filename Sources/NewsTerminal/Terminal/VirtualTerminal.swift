@@ -32,32 +32,42 @@ public final class VirtualTerminal: Terminal {
 
     public func draw(_ text: String, row: Int, column: Int, style: Style) {
         guard row >= 0, row < size.rows else { return }
-        if TextWidth.isPlainASCII(text), column >= 0, column + text.utf8.count <= size.columns {
+        // The row is taken out while it is written: one access to the arrays per call, and
+        // no copy of the row (it is left empty meanwhile).
+        var line: [String] = []
+        var lineStyles: [Style] = []
+        swap(&line, &cells[row])
+        swap(&lineStyles, &styles[row])
+        defer {
+            swap(&line, &cells[row])
+            swap(&lineStyles, &styles[row])
+        }
+        let columns = size.columns
+        if TextWidth.isPlainASCII(text), column >= 0, column + text.utf8.count <= columns {
             // One byte, one cell.
-            if column > 0, cells[row][column] == "" { cells[row][column - 1] = " " }
+            if column > 0, line[column] == "" { line[column - 1] = " " }
             let end = column + text.utf8.count
-            if end < size.columns, cells[row][end] == "" { cells[row][end] = " " }
+            if end < columns, line[end] == "" { line[end] = " " }
             var col = column
             for byte in text.utf8 {
-                cells[row][col] = String(UnicodeScalar(byte))
-                styles[row][col] = style
+                line[col] = String(UnicodeScalar(byte))
+                lineStyles[col] = style
                 col += 1
             }
             return
         }
         var col = column
-        for character in text {
-            let width = TextWidth.of(character)
+        for (character, width) in TextWidth.CellSequence(text) {
             guard width > 0 else { continue }
-            guard col >= 0, col + width <= size.columns else { break }
+            guard col >= 0, col + width <= columns else { break }
             // Overwriting half of a wide character blanks its other half.
-            if cells[row][col] == "", col > 0 { cells[row][col - 1] = " " }
-            if col + width < size.columns, cells[row][col + width] == "" { cells[row][col + width] = " " }
-            cells[row][col] = String(character)
-            styles[row][col] = style
+            if line[col] == "", col > 0 { line[col - 1] = " " }
+            if col + width < columns, line[col + width] == "" { line[col + width] = " " }
+            line[col] = character
+            lineStyles[col] = style
             if width == 2 {
-                cells[row][col + 1] = ""
-                styles[row][col + 1] = style
+                line[col + 1] = ""
+                lineStyles[col + 1] = style
             }
             col += width
         }

@@ -8,7 +8,10 @@ public enum W3CDate {
 
     /// Parses the forms above; `nil` when the text is none of them.
     public static func parse(_ text: String) -> Date? {
-        let s = Array(text.trimmingCharacters(in: .whitespaces).utf8)
+        // Foundation's trimming (bridged through NSString) only when an end could be blank.
+        let bytes = text.utf8
+        let plain = bytes.first.map { $0 > 0x20 && $0 < 0x80 } == true && bytes.last.map { $0 > 0x20 && $0 < 0x80 } == true
+        let s = Array(plain ? bytes : text.trimmingCharacters(in: .whitespaces).utf8)
         if s.count >= 10, s[2] == UInt8(ascii: "/"), s[5] == UInt8(ascii: "/") {
             return parseDotNet(s)
         }
