@@ -195,7 +195,15 @@ struct InstallationTests {
         #expect(W3CDate.format(Date(timeIntervalSince1970: seconds)) == expected)
     }
 
-    @Test(arguments: ["soon", "2030-13-01", "2030-01-01T25:00", "2030-01-01T10:00:00Zjunk", ""])
+    @Test(arguments: [
+        "2030-01-01T10:00:00Z", " 2030-01-01T10:00:00Z", "2030-01-01T10:00:00Z\t", "\u{A0}2030-01-01T10:00:00Z\u{2003}",
+        "  2030-01-01T10:00:00.000Z ",
+    ])
+    func datesParseWithBlankEnds(text: String) {
+        #expect(W3CDate.parse(text) == Date(timeIntervalSince1970: 1_893_492_000))
+    }
+
+    @Test(arguments: ["soon", "2030-13-01", "2030-01-01T25:00", "2030-01-01T10:00:00Zjunk", "", " ", "\u{A0}"])
     func badDatesDoNotParse(text: String) {
         #expect(W3CDate.parse(text) == nil)
     }
