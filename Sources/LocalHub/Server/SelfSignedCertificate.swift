@@ -5,12 +5,12 @@ import NotificationHubs
 
 /// A self-signed certificate for `localhost` and `127.0.0.1`, made once beside the keys with
 /// the `openssl` command, for clients that insist on https.
-enum SelfSignedCertificate {
-    static let certificateFile = "tls-certificate.pem"
+public enum SelfSignedCertificate {
+    public static let certificateFile = "tls-certificate.pem"
     static let keyFile = "tls-key.pem"
 
     /// Loads the certificate and key from `directory`, making them first if needed.
-    static func serverConfiguration(in directory: URL) throws -> TLSConfiguration {
+    public static func serverConfiguration(in directory: URL) throws -> TLSConfiguration {
         let certificateURL = directory.appendingPathComponent(certificateFile)
         let keyURL = directory.appendingPathComponent(keyFile)
         if !FileManager.default.fileExists(atPath: certificateURL.path) || !FileManager.default.fileExists(atPath: keyURL.path) {

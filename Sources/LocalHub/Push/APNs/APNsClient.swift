@@ -1,0 +1,158 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NotificationHubs
+import Synchronization
+
+/// What APNs answered for one notification (wire spec §11.4).
+public enum APNsAnswer: Sendable, Equatable {
+    case delivered(apnsId: String?)
+    /// Refused with `status` and APNs' `reason` (`Unregistered`, `BadDeviceToken`…).
+    case refused(status: Int, reason: String)
+    /// No answer: the connection could not be made or broke, or APNs kept failing.
+    case unreachable(String)
+}
+
+/// Sends notifications to APNs (or a peer speaking its protocol) over HTTP/2 with token
+/// authentication: one connection per endpoint, its streams multiplexed, at most
+/// `maximumStreams` requests in flight. `apns-topic` comes from the credentials only;
+/// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id` and `apns-id`
+/// from the sender's headers (the push type inferred from the payload when absent).
+/// Retries: once with a new token after 403 ExpiredProviderToken; 429 and 5xx with the
+/// shared jittered backoff, honouring `Retry-After`, at most `retries` times.
+public final class APNsClient: Sendable {
+    public let credentials: ProviderCredentials.APNs
+    private let http: HTTPClient
+    private let streams: StreamLimit
+    private let backoff: Backoff
+    private let retries: Int
+
+    /// The headers a sender may set; anything else it sent is not passed on.
+    static let passedHeaders = ["apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
+
+    public init(
+        _ credentials: ProviderCredentials.APNs, maximumStreams: Int = 500, backoff: Backoff = Backoff(base: 0.5, maximum: 30),
+        retries: Int = 3
+    ) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let ca = credentials.caFile { tls.additionalTrustRoots = [.file(ca)] }
+        // HTTP/2 only (APNs speaks nothing else); AsyncHTTPClient multiplexes one connection.
+        tls.applicationProtocols = ["h2"]
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        configuration.timeout.connect = .seconds(10)
+        configuration.timeout.read = .seconds(30)
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.credentials = credentials
+        streams = StreamLimit(maximumStreams)
+        self.backoff = backoff
+        self.retries = retries
+    }
+
+    /// Closes the connection; the client cannot send after.
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    /// Sends `payload` to the device `token` (hex) with the sender's `headers` (lower-cased
+    /// names).
+    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> APNsAnswer {
+        await streams.acquire()
+        defer { streams.release() }
+        var backoff = backoff
+        var renewed = false
+        var attempt = 0
+        while true {
+            let jwt = credentials.token.token()
+            var request = HTTPClientRequest(url: "\(credentials.endpoint)/3/device/\(token)")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(jwt)")
+            request.headers.add(name: "apns-topic", value: credentials.topic)
+            for name in Self.passedHeaders { if let value = headers[name] { request.headers.add(name: name, value: value) } }
+            if headers["apns-push-type"] == nil { request.headers.add(name: "apns-push-type", value: Self.pushType(of: payload)) }
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: payload))
+            let status: Int
+            let reason: String
+            let retryAfter: Double?
+            do {
+                let response = try await http.execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 64 << 10)
+                status = Int(response.status.code)
+                if status == 200 { return .delivered(apnsId: response.headers.first(name: "apns-id")) }
+                reason = Self.reason(in: Array(body.readableBytesView)) ?? "HTTP \(status)"
+                retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+            } catch {
+                if attempt < retries {
+                    attempt += 1
+                    try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1e9))
+                    continue
+                }
+                return .unreachable("\(error)")
+            }
+            if status == 403, reason == "ExpiredProviderToken", !renewed, credentials.token.expired(jwt) {
+                renewed = true
+                continue
+            }
+            if status == 429 || status >= 500, attempt < retries {
+                attempt += 1
+                let wait = max(backoff.fail(), min(retryAfter ?? 0, backoff.maximum))
+                try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+                continue
+            }
+            return .refused(status: status, reason: reason)
+        }
+    }
+
+    /// `alert` when the payload shows something (an alert, a badge or a sound), otherwise
+    /// `background` (APNs refuses a push type that does not match the payload).
+    static func pushType(of payload: [UInt8]) -> String {
+        guard let aps = (try? JSONValue(parsing: payload))?["aps"]?.objectMembers else { return "alert" }
+        let shows = aps.contains { ["alert", "badge", "sound"].contains($0.0) }
+        return shows || !aps.contains(where: { $0.0 == "content-available" }) ? "alert" : "background"
+    }
+
+    /// The `reason` of APNs' error body `{"reason": "…"}`.
+    static func reason(in body: [UInt8]) -> String? {
+        guard let text = (try? JSONValue(parsing: body))?["reason"]?.stringValue else { return nil }
+        return String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(64).map(Character.init))
+    }
+}
+
+/// At most `limit` holders at once; the rest wait in order.
+final class StreamLimit: Sendable {
+    private struct State {
+        var free: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state: Mutex<State>
+
+    init(_ limit: Int) { state = Mutex(State(free: max(1, limit))) }
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state -> Bool in
+                if state.free > 0 {
+                    state.free -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}

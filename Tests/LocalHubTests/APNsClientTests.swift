@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+import HubTestSupport
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// The APNs client against a loopback APNs (issue 14, item 2): HTTP/2 over TLS, a provider
+/// token the peer verifies, the topic from the credentials only, the sender's headers passed
+/// on, and APNs' answers turned into outcomes and retries as the wire spec says.
+struct APNsClientTests {
+    static let device = String(repeating: "ab", count: 32)
+    static let alert = Array(#"{"aps":{"alert":"Breaking World News : hi"}}"#.utf8)
+
+    /// A client for `peer`'s key and a peer, serving while `body` runs.
+    static func withPeer<T>(
+        _ behaviours: [String: APNsPeer.Behaviour] = [:], peerKey: P256.Signing.PublicKey? = nil,
+        _ body: (APNsClient, APNsPeer) async throws -> T
+    ) async throws -> T {
+        let key = P256.Signing.PrivateKey()
+        let peer = APNsPeer(
+            key: peerKey ?? key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news",
+            behaviours: behaviours)
+        return try await peer.serve { url in
+            let credentials = ProviderCredentials.APNs(
+                token: try APNsProviderToken(key: key.pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
+                topic: "com.example.news", endpoint: url, caFile: peer.certificateFile)
+            let client = try APNsClient(credentials, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
+            do {
+                let result = try await body(client, peer)
+                await client.shutdown()
+                return result
+            } catch {
+                await client.shutdown()
+                throw error
+            }
+        }
+    }
+
+    @Test func aNotificationArrivesOverHTTP2WithTheTopicOfTheCredentials() async throws {
+        try await Self.withPeer { client, peer in
+            let answer = await client.send(
+                device: Self.device, payload: Self.alert,
+                headers: ["apns-priority": "5", "apns-topic": "com.evil.app", "apns-collapse-id": "c1", "x-other": "no"])
+            guard case .delivered = answer else {
+                Issue.record("\(answer)")
+                return
+            }
+            let received = try #require(peer.received.first)
+            #expect(received.scheme == "https", "HTTP/2 (its :scheme), not HTTP/1.1")
+            #expect(received.device == Self.device && received.body == String(decoding: Self.alert, as: UTF8.self))
+            #expect(received.headers["apns-topic"] == "com.example.news", "the sender cannot choose the topic")
+            #expect(received.headers["apns-priority"] == "5" && received.headers["apns-collapse-id"] == "c1")
+            #expect(received.headers["apns-push-type"] == "alert" && received.headers["x-other"] == nil)
+            let background = await client.send(
+                device: Self.device, payload: Array(#"{"aps":{"content-available":1}}"#.utf8), headers: [:])
+            guard case .delivered = background else {
+                Issue.record("\(background)")
+                return
+            }
+            #expect(peer.received.last?.headers["apns-push-type"] == "background")
+        }
+    }
+
+    @Test func refusalsComeBackWithAPNsReason() async throws {
+        let gone = String(repeating: "cd", count: 32)
+        try await Self.withPeer([gone: .refuse(status: 410, reason: "Unregistered")]) { client, peer in
+            #expect(
+                await client.send(device: gone, payload: Self.alert, headers: [:])
+                    == .refused(status: 410, reason: "Unregistered"))
+            #expect(
+                await client.send(device: "abc", payload: Self.alert, headers: [:])
+                    == .refused(status: 400, reason: "BadDeviceToken"))
+            #expect(peer.received.count == 2, "refusals are not retried")
+        }
+        // A token signed with another key than the one APNs holds.
+        try await Self.withPeer(peerKey: P256.Signing.PrivateKey().publicKey) { client, peer in
+            #expect(
+                await client.send(device: Self.device, payload: Self.alert, headers: [:])
+                    == .refused(status: 403, reason: "InvalidProviderToken"))
+            #expect(peer.received.count == 1)
+        }
+    }
+
+    @Test func anExpiredTokenIsRenewedOnceAndTheNotificationSent() async throws {
+        try await Self.withPeer([Self.device: .expireFirstToken]) { client, peer in
+            guard case .delivered = await client.send(device: Self.device, payload: Self.alert, headers: [:]) else {
+                Issue.record("not delivered: \(peer.received.map(\.answered))")
+                return
+            }
+            let tokens = peer.received.map { $0.headers["authorization"] ?? "" }
+            #expect(peer.received.map(\.answered) == [403, 200] && tokens[0] != tokens[1])
+        }
+    }
+
+    @Test func throttlingAndServerErrorsAreRetriedWithinBounds() async throws {
+        let busy = String(repeating: "ef", count: 32)
+        let broken = String(repeating: "01", count: 32)
+        try await Self.withPeer([
+            busy: .fail(status: 429, times: 2, retryAfter: "0"), broken: .fail(status: 500, times: 10, retryAfter: nil),
+        ]) { client, peer in
+            guard case .delivered = await client.send(device: busy, payload: Self.alert, headers: [:]) else {
+                Issue.record("throttled twice, then accepted: \(peer.received.map(\.answered))")
+                return
+            }
+            #expect(
+                await client.send(device: broken, payload: Self.alert, headers: [:])
+                    == .refused(status: 500, reason: "InternalServerError"))
+            #expect(peer.received.filter { $0.device == busy }.map(\.answered) == [429, 429, 200])
+            #expect(peer.received.filter { $0.device == broken }.count == 4, "the first try and three retries")
+        }
+    }
+
+    @Test func manySendsAtOnceAllArrive() async throws {
+        try await Self.withPeer { client, peer in
+            let answers = await withTaskGroup(of: APNsAnswer.self) { group in
+                for i in 0..<200 {
+                    group.addTask {
+                        await client.send(device: String(format: "%064x", i), payload: Self.alert, headers: [:])
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { if case .delivered = $0 { true } else { false } })
+            #expect(Set(peer.received.map(\.device)).count == 200)
+        }
+    }
+}
