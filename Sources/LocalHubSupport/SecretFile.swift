@@ -6,10 +6,11 @@ public enum SecretFile {
     /// Larger than any key or service account; a bigger file is not one.
     public static let maximumBytes = 64 << 10
 
-    /// The file's bytes, or why it is refused: missing, not a regular file, readable or
-    /// writable by others than its owner (anything but 0600 or 0400), or too large.
-    public static func read(_ path: String) throws(SecretFileError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// The file's bytes, or why it is refused: missing, a link, not a regular file (a FIFO
+    /// is refused without waiting on it), or too large; and with `ownerOnly`, not owned by
+    /// this process's user or readable or writable by others (anything but 0600 or 0400).
+    public static func read(_ path: String, ownerOnly: Bool = true) throws(SecretFileError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             if code == ELOOP { throw SecretFileError(path: path, problem: "is a symbolic link; name the file itself") }
@@ -22,13 +23,17 @@ public enum SecretFile {
         }
         guard status.st_mode & S_IFMT == S_IFREG else { throw SecretFileError(path: path, problem: "is not a regular file") }
         let permissions = status.st_mode & 0o777
-        guard permissions & 0o077 == 0 else {
+        guard !ownerOnly || status.st_uid == geteuid() else {
+            throw SecretFileError(
+                path: path, problem: "belongs to another user (uid \(status.st_uid)); the hub's user must own it")
+        }
+        guard !ownerOnly || permissions & 0o077 == 0 else {
             throw SecretFileError(
                 path: path,
                 problem: "may be read or written by others (mode \(String(permissions, radix: 8))); run chmod 600 on it")
         }
         guard Int(status.st_size) <= maximumBytes else {
-            throw SecretFileError(path: path, problem: "is larger than \(maximumBytes >> 10) KB, so it is no key")
+            throw SecretFileError(path: path, problem: "is larger than \(maximumBytes >> 10) KB")
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         var filled = 0
@@ -36,7 +41,7 @@ public enum SecretFile {
             let n = bytes.withUnsafeMutableBytes { buffer in
                 Foundation.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
             }
-            if n < 0, errno == EINTR { continue }
+            if n < 0, errno == EINTR || errno == EAGAIN { continue }
             guard n > 0 else { throw SecretFileError(path: path, problem: "could not be read to its end") }
             filled += n
         }

@@ -42,9 +42,15 @@ public final class APNsPeer: Sendable {
     private let log = Mutex<[Received]>([])
     private let expiredTokens = Mutex<Set<String>>([])
     private let folder: URL
+    private let delay: Duration
+    private let concurrency = Mutex<(now: Int, peak: Int)>((0, 0))
 
-    public init(key: P256.Signing.PublicKey, keyId: String, teamId: String, topic: String, behaviours: [String: Behaviour] = [:])
-    {
+    /// `delay`: how long each answer takes (so that requests overlap).
+    public init(
+        key: P256.Signing.PublicKey, keyId: String, teamId: String, topic: String, behaviours: [String: Behaviour] = [:],
+        delay: Duration = .zero
+    ) {
+        self.delay = delay
         self.key = key
         self.keyId = keyId
         self.teamId = teamId
@@ -52,6 +58,9 @@ public final class APNsPeer: Sendable {
         self.behaviours = Mutex(behaviours)
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-peer-\(UUID().uuidString)")
     }
+
+    /// The most requests it was answering at once.
+    public var peakConcurrency: Int { concurrency.withLock { $0.peak } }
 
     /// Every request so far, in order.
     public var received: [Received] { log.withLock { $0 } }
@@ -82,6 +91,12 @@ public final class APNsPeer: Sendable {
     }
 
     private func answer(_ request: Request, device: String) async throws -> Response {
+        concurrency.withLock {
+            $0.now += 1
+            $0.peak = max($0.peak, $0.now)
+        }
+        defer { concurrency.withLock { $0.now -= 1 } }
+        if delay > .zero { try await Task.sleep(for: delay) }
         let body = try await request.body.collect(upTo: 8192)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }

@@ -15,18 +15,19 @@ struct APNsClientTests {
 
     /// A client for `peer`'s key and a peer, serving while `body` runs.
     static func withPeer<T>(
-        _ behaviours: [String: APNsPeer.Behaviour] = [:], peerKey: P256.Signing.PublicKey? = nil,
-        _ body: (APNsClient, APNsPeer) async throws -> T
+        _ behaviours: [String: APNsPeer.Behaviour] = [:], peerKey: P256.Signing.PublicKey? = nil, streams: Int = 500,
+        delay: Duration = .zero, _ body: (APNsClient, APNsPeer) async throws -> T
     ) async throws -> T {
         let key = P256.Signing.PrivateKey()
         let peer = APNsPeer(
             key: peerKey ?? key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news",
-            behaviours: behaviours)
+            behaviours: behaviours, delay: delay)
         return try await peer.serve { url in
             let credentials = ProviderCredentials.APNs(
                 token: try APNsProviderToken(key: key.pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
                 topic: "com.example.news", endpoint: url, caFile: peer.certificateFile)
-            let client = try APNsClient(credentials, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
+            let client = try APNsClient(
+                credentials, maximumStreams: streams, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
             do {
                 let result = try await body(client, peer)
                 await client.shutdown()
@@ -60,6 +61,7 @@ struct APNsClientTests {
                 return
             }
             #expect(peer.received.last?.headers["apns-push-type"] == "background")
+            #expect(peer.received.last?.headers["apns-priority"] == "5", "APNs takes background pushes at priority 5 only")
         }
     }
 
@@ -112,18 +114,42 @@ struct APNsClientTests {
         }
     }
 
-    @Test func manySendsAtOnceAllArrive() async throws {
-        try await Self.withPeer { client, peer in
-            let answers = await withTaskGroup(of: APNsAnswer.self) { group in
-                for i in 0..<200 {
-                    group.addTask {
-                        await client.send(device: String(format: "%064x", i), payload: Self.alert, headers: [:])
-                    }
-                }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
+    @Test func manySendsShareTheStreamCapAndAllArrive() async throws {
+        try await Self.withPeer(streams: 4, delay: .milliseconds(20)) { client, peer in
+            let answers = await Self.sendAll(client, devices: (0..<60).map { String(format: "%064x", $0) })
             #expect(answers.allSatisfy { if case .delivered = $0 { true } else { false } })
-            #expect(Set(peer.received.map(\.device)).count == 200)
+            #expect(Set(peer.received.map(\.device)).count == 60)
+            #expect(peer.peakConcurrency <= 4, "at most 4 requests in flight: \(peer.peakConcurrency)")
+        }
+    }
+
+    @Test func requestsInFlightWhenTheTokenExpiresAllGetThrough() async throws {
+        let devices = (0..<40).map { String(format: "%064x", $0 + 1000) }
+        let behaviours = Dictionary(uniqueKeysWithValues: devices.map { ($0, APNsPeer.Behaviour.expireFirstToken) })
+        try await Self.withPeer(behaviours, delay: .milliseconds(5)) { client, peer in
+            let answers = await Self.sendAll(client, devices: devices)
+            #expect(answers.allSatisfy { if case .delivered = $0 { true } else { false } }, "\(answers)")
+            #expect(Set(peer.received.compactMap { $0.headers["authorization"] }).count == 2, "one renewal for all")
+        }
+    }
+
+    @Test func retryAfterIsWaitedFor() async throws {
+        try await Self.withPeer([Self.device: .fail(status: 429, times: 1, retryAfter: "1")]) { client, peer in
+            let start = ContinuousClock.now
+            guard case .delivered = await client.send(device: Self.device, payload: Self.alert, headers: [:]) else {
+                Issue.record("not delivered: \(peer.received.map(\.answered))")
+                return
+            }
+            #expect(ContinuousClock.now - start >= .seconds(1), "Retry-After: 1 was honoured")
+        }
+    }
+
+    static func sendAll(_ client: APNsClient, devices: [String]) async -> [APNsAnswer] {
+        await withTaskGroup(of: APNsAnswer.self) { group in
+            for device in devices {
+                group.addTask { await client.send(device: device, payload: Self.alert, headers: [:]) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
         }
     }
 }

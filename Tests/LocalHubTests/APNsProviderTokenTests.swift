@@ -66,8 +66,9 @@ struct APNsProviderTokenTests {
         // The early token called expired too: no second early renewal (APNs would answer 429).
         #expect(!maker.expired(early, now: Self.start + 120))
         #expect(maker.token(now: Self.start + 121) == early)
-        // An answer about a token no longer in use changes nothing.
-        #expect(!maker.expired(first, now: Self.start + 130))
+        // An answer about a token already replaced: try again with the current one, unchanged.
+        #expect(maker.expired(first, now: Self.start + 130))
+        #expect(maker.token(now: Self.start + 131) == early)
         // The regular renewal comes 50 minutes after the early one, and may be renewed early again.
         let regular = maker.token(now: Self.start + 60 + 50 * 60)
         #expect(regular != early)
@@ -142,5 +143,16 @@ struct SecretFileTests {
         try Data(repeating: 65, count: SecretFile.maximumBytes + 1).write(to: big)
         chmod(big.path, 0o600)
         #expect(throws: SecretFileError.self) { try SecretFile.read(big.path) }
+        // A FIFO is refused at once, not waited on.
+        let fifo = dir.appendingPathComponent("fifo.p8")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: SecretFileError.self) { try SecretFile.read(fifo.path) }
+        // Another user's file, however private: only as root can the test give one away.
+        if geteuid() == 0 {
+            chown(file.path, 65534, 65534)
+            let error = #expect(throws: SecretFileError.self) { try SecretFile.read(file.path) }
+            #expect(error?.description.contains("another user") == true)
+            #expect(try SecretFile.read(file.path, ownerOnly: false) == Array(secret.utf8))
+        }
     }
 }

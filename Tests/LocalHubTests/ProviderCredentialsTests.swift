@@ -67,6 +67,14 @@ struct ProviderCredentialsTests {
         // A platform left out keeps the sandbox behaviour; another hub is not configured.
         #expect(try folder.load("{\(Self.web)}").hub("BREAKINGNEWS")?.apns == nil)
         #expect(loaded.hub("other") == nil)
+        // The service's own endpoint form (…/3/device) is taken too; printing never shows a key.
+        let own = try folder.load(
+            "{" + Self.apns.replacingOccurrences(of: #""sandbox""#, with: #""https://127.0.0.1:9445/3/device""#) + "}")
+        #expect(own.hub("breakingnews")?.apns?.endpoint == "https://127.0.0.1:9445")
+        #expect(!"\(fcm)".contains("PRIVATE KEY") && !String(reflecting: fcm).contains("PRIVATE KEY"))
+        var dumped = ""
+        dump(fcm, to: &dumped)
+        #expect(!dumped.contains("PRIVATE KEY"))
     }
 
     /// An APNs entry with the key named and `rest` after it.
@@ -89,6 +97,7 @@ struct ProviderCredentialsTests {
         (#"{"webPush": {"vapidKeyFile": "vapid.pem", "subject": "http://example.com"}}"#, "mailto: or https:"),
         (#"{"apns": 5}"#, "apns must be an object"),
         ("7", "hubs.BreakingNews must be an object"),
+        (#"{"apns": {"a\u001b[2Jb": 1}}"#, "unknown field hubs.BreakingNews.apns.a?[2Jb"),
         ("{", "is not JSON"),
     ])
     func aBadEntryIsRefusedNamingTheField(entry: String, says: String) throws {

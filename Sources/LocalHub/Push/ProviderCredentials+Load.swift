@@ -31,7 +31,10 @@ extension ProviderCredentials {
         switch try fields.required("endpoint") {
         case "production": endpoint = appleProduction
         case "sandbox": endpoint = appleSandbox
-        case let url: endpoint = try httpsURL(url, at: "\(path).endpoint", file)
+        case let url:
+            // The service's own form ends in /3/device, which requests add themselves.
+            let given = try httpsURL(url, at: "\(path).endpoint", file)
+            endpoint = given.hasSuffix("/3/device") ? String(given.dropLast("/3/device".count)) : given
         }
         let ca = try caFile(&fields, at: path, folder, file)
         return APNs(token: token, topic: topic, endpoint: endpoint, caFile: ca)
@@ -176,7 +179,11 @@ struct Fields {
 public struct ProviderConfigError: Error, CustomStringConvertible, Sendable {
     public let description: String
 
+    /// Control characters (from a hostile or broken file's names and values) are shown as `?`.
     init(_ file: String, _ problem: String) {
-        description = "\(file) \(problem)"
+        let text = file.isEmpty ? problem : "\(file) \(problem)"
+        description = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0 }))
     }
 }

@@ -27,7 +27,7 @@ public struct ProviderCredentials: Sendable {
         public let caFile: String?
     }
 
-    public struct FCMv1: Sendable {
+    public struct FCMv1: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public let projectId: String
         public let clientEmail: String
         /// The service account's RSA key, PEM; signs the token endpoint's assertions.
@@ -36,6 +36,11 @@ public struct ProviderCredentials: Sendable {
         /// `https://fcm.googleapis.com` unless given.
         public let endpoint: String
         public let caFile: String?
+
+        /// Never the key: printing or dumping the credentials shows where they lead.
+        public var description: String { "FCM v1 \(projectId) as \(clientEmail) at \(endpoint)" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
     }
 
     public struct WebPush: Sendable {
@@ -62,18 +67,15 @@ public struct ProviderCredentials: Sendable {
     /// Reads and checks `url`, and every key file it names.
     public static func load(_ url: URL) throws(ProviderConfigError) -> ProviderCredentials {
         let folder = url.deletingLastPathComponent()
-        let text: String
+        let bytes: [UInt8]
         do {
-            let data = try Data(contentsOf: url)
-            guard data.count <= 64 << 10 else { throw ProviderConfigError(url.path, "is larger than 64 KB") }
-            text = String(decoding: data, as: UTF8.self)
-        } catch let error as ProviderConfigError {
-            throw error
+            // Bounded, and never waiting on a FIFO; it holds no secret, so any mode will do.
+            bytes = try SecretFile.read(url.path, ownerOnly: false)
         } catch {
-            throw ProviderConfigError(url.path, "cannot be read (\(error.localizedDescription))")
+            throw ProviderConfigError("", error.description)
         }
         let root: JSONValue
-        do { root = try JSONValue(parsing: Array(text.utf8)) } catch {
+        do { root = try JSONValue(parsing: bytes) } catch {
             throw ProviderConfigError(url.path, "is not JSON: \(error)")
         }
         var fields = Fields(root, at: "", file: url.path)

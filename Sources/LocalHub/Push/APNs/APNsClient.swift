@@ -21,13 +21,17 @@ public enum APNsAnswer: Sendable, Equatable {
 /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id` and `apns-id`
 /// from the sender's headers (the push type inferred from the payload when absent).
 /// Retries: once with a new token after 403 ExpiredProviderToken; 429 and 5xx with the
-/// shared jittered backoff, honouring `Retry-After`, at most `retries` times.
+/// shared jittered backoff, honouring `Retry-After` (up to a minute), at most `retries`
+/// times. A broken connection is not retried (the push may have been shown).
 public final class APNsClient: Sendable {
     public let credentials: ProviderCredentials.APNs
     private let http: HTTPClient
     private let streams: StreamLimit
     private let backoff: Backoff
     private let retries: Int
+
+    /// The longest `Retry-After` honoured, in seconds.
+    static let longestRetryAfter = 60.0
 
     /// The headers a sender may set; anything else it sent is not passed on.
     static let passedHeaders = ["apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
@@ -38,8 +42,8 @@ public final class APNsClient: Sendable {
     ) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let ca = credentials.caFile { tls.additionalTrustRoots = [.file(ca)] }
-        // HTTP/2 only (APNs speaks nothing else); AsyncHTTPClient multiplexes one connection.
-        tls.applicationProtocols = ["h2"]
+        // AsyncHTTPClient offers h2 and http/1.1; APNs picks h2, and one connection is
+        // multiplexed (the tests check their peer was spoken to over HTTP/2).
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
         configuration.timeout.connect = .seconds(10)
@@ -71,7 +75,14 @@ public final class APNsClient: Sendable {
             request.headers.add(name: "authorization", value: "bearer \(jwt)")
             request.headers.add(name: "apns-topic", value: credentials.topic)
             for name in Self.passedHeaders { if let value = headers[name] { request.headers.add(name: name, value: value) } }
-            if headers["apns-push-type"] == nil { request.headers.add(name: "apns-push-type", value: Self.pushType(of: payload)) }
+            if headers["apns-push-type"] == nil {
+                let type = Self.pushType(of: payload)
+                request.headers.add(name: "apns-push-type", value: type)
+                // APNs takes a background push only at priority 5.
+                if type == "background", headers["apns-priority"] == nil {
+                    request.headers.add(name: "apns-priority", value: "5")
+                }
+            }
             request.headers.add(name: "content-type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: payload))
             let status: Int
@@ -79,18 +90,20 @@ public final class APNsClient: Sendable {
             let retryAfter: Double?
             do {
                 let response = try await http.execute(request, timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 64 << 10)
                 status = Int(response.status.code)
-                if status == 200 { return .delivered(apnsId: response.headers.first(name: "apns-id")) }
-                reason = Self.reason(in: Array(body.readableBytesView)) ?? "HTTP \(status)"
+                if status == 200 {
+                    // Delivered, whatever becomes of the (empty) body.
+                    _ = try? await response.body.collect(upTo: 64 << 10)
+                    return .delivered(apnsId: response.headers.first(name: "apns-id"))
+                }
+                let body = (try? await response.body.collect(upTo: 64 << 10)).map { Array($0.readableBytesView) } ?? []
+                reason = Self.reason(in: body) ?? "HTTP \(status)"
                 retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
             } catch {
-                if attempt < retries {
-                    attempt += 1
-                    try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1e9))
-                    continue
-                }
-                return .unreachable("\(error)")
+                // Not retried here: the request may have reached APNs before the connection
+                // failed, and a retry could show the notification twice. (The HTTP client
+                // already retries making a connection until the request's deadline.)
+                return .unreachable(String(describing: error).prefix(200).description)
             }
             if status == 403, reason == "ExpiredProviderToken", !renewed, credentials.token.expired(jwt) {
                 renewed = true
@@ -98,7 +111,7 @@ public final class APNsClient: Sendable {
             }
             if status == 429 || status >= 500, attempt < retries {
                 attempt += 1
-                let wait = max(backoff.fail(), min(retryAfter ?? 0, backoff.maximum))
+                let wait = max(backoff.fail(), min(retryAfter ?? 0, Self.longestRetryAfter))
                 try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
                 continue
             }

@@ -61,13 +61,16 @@ public final class APNsProviderToken: Sendable {
         }
     }
 
-    /// APNs answered 403 ExpiredProviderToken to `token`. Makes the next token at once when
-    /// `token` is the one in use and was not itself made early; true when it did (the
-    /// request is worth one more try).
+    /// APNs answered 403 ExpiredProviderToken to `token`: true when the request is worth one
+    /// more try with `token(now:)`. Makes the next token at once when `token` is the one in
+    /// use and was not itself made early; when another request already replaced it, the
+    /// current one is simply tried (many requests in flight share one token).
     @discardableResult
     public func expired(_ token: String, now: Date = Date()) -> Bool {
         issued.withLock { issued in
-            guard let current = issued, current.token == token, !current.early else { return false }
+            guard let current = issued else { return false }
+            if current.token != token { return true }
+            guard !current.early else { return false }
             issued = Issued(token: make(at: now), at: now, early: true)
             return true
         }
