@@ -90,19 +90,22 @@ public enum TextWidth {
 
     /// `text` clipped to `width` cells, with `…` when it was cut.
     public static func truncate(_ text: String, to width: Int) -> String {
-        if isPlainASCII(text), text.utf8.count <= width { return text }
-        guard of(text) > width else { return text }
-        guard width > 1 else { return prefix(text, fitting: width) }
-        return prefix(text, fitting: width - 1) + "…"
+        of(text) > width ? cut(text, to: width) : text
     }
 
-    /// `text` padded with spaces (or clipped) to exactly `width` cells.
+    /// `text` padded with spaces (or clipped) to exactly `width` cells; measured once when it
+    /// fits.
     public static func pad(_ text: String, to width: Int) -> String {
         let used = of(text)
         if used == width { return text }
         if used < width { return text + String(repeating: " ", count: width - used) }
-        let clipped = width > 1 ? prefix(text, fitting: width - 1) + "…" : prefix(text, fitting: width)
+        let clipped = cut(text, to: width)
         return clipped + String(repeating: " ", count: max(0, width - of(clipped)))
+    }
+
+    /// `text`, known to be wider than `width`, cut to fit with `…` (when there is room for it).
+    private static func cut(_ text: String, to width: Int) -> String {
+        width > 1 ? prefix(text, fitting: width - 1) + "…" : prefix(text, fitting: width)
     }
 
     /// Printable form, one line (`TerminalText.line`): a message's newlines and tabs become
