@@ -47,12 +47,19 @@ import Testing
                 pid: getpid(), url: "http://127.0.0.1:\(port)", hubs: ["breakingnews"], tls: false, started: "",
                 secret: LocalHubProof.makeSecret())
             let (paths, embedded) = try home(state: state)
-            do throws(LocalHubTrust.Distrust) {
-                _ = try await embedded.verified()
-                Issue.record("an impostor was trusted")
-            } catch {
-                #expect(error.kind == .impostor, "\(error)")
+            // On a machine whose cores are busy the squatter may not answer within the probe's
+            // 2 s ("silent": starting or busy); asked again, it must be found out, never trusted.
+            var verdict: LocalHubTrust.Distrust.Kind = .silent
+            for _ in 0..<10 where verdict == .silent {
+                do throws(LocalHubTrust.Distrust) {
+                    _ = try await embedded.verified()
+                    Issue.record("an impostor was trusted")
+                    break
+                } catch {
+                    verdict = error.kind
+                }
             }
+            #expect(verdict == .impostor)
             // A subscriber of that home registers nowhere rather than with the squatter.
             try Data(
                 #"{"hubs":{"breakingnews":{"DefaultListenSharedAccessSignature":"a2V5","DefaultFullSharedAccessSignature":"a2V5"}}}"#
