@@ -144,8 +144,8 @@ struct APNsClientTests {
         }
     }
 
-    static func sendAll(_ client: APNsClient, devices: [String]) async -> [APNsAnswer] {
-        await withTaskGroup(of: APNsAnswer.self) { group in
+    static func sendAll(_ client: APNsClient, devices: [String]) async -> [ProviderAnswer] {
+        await withTaskGroup(of: ProviderAnswer.self) { group in
             for device in devices {
                 group.addTask { await client.send(device: device, payload: Self.alert, headers: [:]) }
             }

@@ -6,15 +6,6 @@ import NIOSSL
 import NotificationHubs
 import Synchronization
 
-/// What APNs answered for one notification (wire spec §11.4).
-public enum APNsAnswer: Sendable, Equatable {
-    case delivered(apnsId: String?)
-    /// Refused with `status` and APNs' `reason` (`Unregistered`, `BadDeviceToken`…).
-    case refused(status: Int, reason: String)
-    /// No answer: the connection could not be made or broke, or APNs kept failing.
-    case unreachable(String)
-}
-
 /// Sends notifications to APNs (or a peer speaking its protocol) over HTTP/2 with token
 /// authentication: one connection per endpoint, its streams multiplexed, at most
 /// `maximumStreams` requests in flight. `apns-topic` comes from the credentials only;
@@ -62,7 +53,7 @@ public final class APNsClient: Sendable {
 
     /// Sends `payload` to the device `token` (hex) with the sender's `headers` (lower-cased
     /// names).
-    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> APNsAnswer {
+    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
         await streams.acquire()
         defer { streams.release() }
         var backoff = backoff
@@ -94,7 +85,7 @@ public final class APNsClient: Sendable {
                 if status == 200 {
                     // Delivered, whatever becomes of the (empty) body.
                     _ = try? await response.body.collect(upTo: 64 << 10)
-                    return .delivered(apnsId: response.headers.first(name: "apns-id"))
+                    return .delivered(id: response.headers.first(name: "apns-id"))
                 }
                 let body = (try? await response.body.collect(upTo: 64 << 10)).map { Array($0.readableBytesView) } ?? []
                 reason = Self.reason(in: body) ?? "HTTP \(status)"
