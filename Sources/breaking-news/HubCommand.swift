@@ -65,6 +65,13 @@ struct HubCommand: AsyncParsableCommand {
             help: "Megabytes one hub's installations and registrations may take in all.")
         var maximumHubMegabytes: Int = 256
 
+        @Option(
+            name: .customLong("config"),
+            help: ArgumentHelp(
+                "The push services' credentials (providers.json); default: the data folder's, when there.",
+                valueName: "file"))
+        var providersFile: String?
+
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
@@ -91,7 +98,8 @@ struct HubCommand: AsyncParsableCommand {
                 dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
                 hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
                 idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
-                maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20)
+                maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20,
+                providersFile: providersFile.map { URL(fileURLWithPath: $0) })
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)

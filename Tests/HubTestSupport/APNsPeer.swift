@@ -59,6 +59,11 @@ public final class APNsPeer: Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-peer-\(UUID().uuidString)")
     }
 
+    /// From now on, answers `device` (hex, lower-case) so; `nil` accepts it again.
+    public func behave(_ device: String, _ behaviour: Behaviour?) {
+        behaviours.withLock { $0[device] = behaviour }
+    }
+
     /// The most requests it was answering at once.
     public var peakConcurrency: Int { concurrency.withLock { $0.peak } }
 

@@ -73,7 +73,7 @@ import Testing
     /// need, rendered and checked by it, and what it reports is what the send counts; only
     /// the sandbox's deliveries go to the delivery log.
     @Test func eachPlatformIsSentThroughItsPushServiceAndItsOutcomesCount() async throws {
-        let google = RecordingPushService(platform: .gcm, refusing: "bad-handle")
+        let google = RecordingPushService(.fcmV1, platform: .fcmV1, refusing: "Bad-Handle")
         let store = MemoryHubStore()
         let engine = HubEngine(store: store, hubs: ["news"], pushServices: [google])
         try await engine.start()
@@ -81,7 +81,7 @@ import Testing
         defer { running.cancel() }
         func android(_ id: String) throws -> Installation {
             try Installation(
-                installationId: id, platform: .gcm, pushChannel: "\(id)-handle", tags: ["World"],
+                installationId: id, platform: .fcmV1, pushChannel: "\(id.capitalized)-Handle", tags: ["World"],
                 templates: ["t": InstallationTemplate(body: #"{"data":{"message":"$(messageParam)"}}"#)]
             ).validatedForStorage(lastUpdate: "x")
         }
@@ -97,7 +97,8 @@ import Testing
         #expect(outcome.success == 2 && outcome.failure == 1)
         #expect(Set(outcome.results.map(\.outcome)) == [NotificationOutcome.sent, "refused by the test service"])
         let sent = google.received
-        #expect(Set(sent.map(\.device)) == ["good-handle", "bad-handle"])
+        // FCM tokens are case-sensitive: handed over as registered.
+        #expect(Set(sent.map(\.device)) == ["Good-Handle", "Bad-Handle"])
         #expect(sent.allSatisfy { $0.payload == #"{"data":{"message":"hi"}}"# && $0.seq == 0 })
         #expect(try await store.devices(hub: "news").map(\.device) == ["ab12"])
     }
@@ -118,7 +119,7 @@ import Testing
             StoredNotification(
                 hub: "news", id: "x", format: .template, tagExpression: "World", body: #"{"messageParam":"hi \"you\""}"#))
         // Ten messages for the sandbox push service; nothing refused while planning.
-        let messages = plan.messages[.apns] ?? []
+        let messages = plan.messages[.sandbox] ?? []
         #expect(plan.messageCount == 10 && messages.count == 10)
         #expect(Set(messages.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
         #expect(plan.counts.isEmpty)
@@ -311,17 +312,20 @@ import Testing
 /// A push service for a platform whose real service cannot run here: it records what it
 /// was given and refuses one handle, as a provider reports a bad channel.
 final class RecordingPushService: PushService, @unchecked Sendable {
+    let kind: PushServiceKind
     let platform: Platform
     let refusedHandle: String
     private let lock = NSLock()
     private var messages: [Delivery] = []
 
-    init(platform: Platform, refusing handle: String) {
+    init(_ kind: PushServiceKind, platform: Platform, refusing handle: String) {
+        self.kind = kind
         self.platform = platform
         self.refusedHandle = handle
     }
 
     var keepsDeliveryLog: Bool { false }
+    func serves(hub: String) -> Bool { true }
     var received: [Delivery] { lock.withLock { messages } }
 
     func check(_ payload: [UInt8]) -> PushOutcome? { nil }

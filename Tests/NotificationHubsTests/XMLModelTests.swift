@@ -87,8 +87,10 @@ struct XMLModelTests {
         let details = NotificationDetails(
             notificationId: "n1", location: "https://h/hub/messages/n1", state: .completed, enqueueTime: "e", startTime: "s",
             endTime: "f", notificationBody: #"{"messageParam":"<&>"}"#, tags: "World", targetPlatforms: "apple",
-            apnsOutcomeCounts: ["Success": 2, "InvalidNotificationSize": 1])
+            outcomeCounts: [.apns: ["Success": 2, "InvalidNotificationSize": 1], .fcmV1: ["ExpiredChannel": 1]])
         #expect(try NotificationDetails(xml: details.xml) == details)
+        // In the order .NET reads them.
+        #expect(details.xml.contains("</ApnsOutcomeCounts><FcmV1OutcomeCounts><Outcome><Name>ExpiredChannel</Name>"))
     }
 
     @Test func errorBodyShape() {

@@ -73,8 +73,11 @@ public struct Subscriber: Sendable {
         var error: HubError?
         do throws(HubError) {
             let current = try await endpoint.current()
-            try await current.listenClient(retry: retry)
-                .createOrUpdateInstallation(installation(categories))
+            let client = current.listenClient(retry: retry)
+            // A terminal's token is the built-in push service's: claimed first, so that a hub
+            // delivering to Apple never sends it there, even while this terminal is away.
+            _ = try await client.claimSandboxDevice(identity.deviceToken)
+            try await client.createOrUpdateInstallation(installation(categories))
             await afterRegistration(current)
         } catch let hubError {
             error = hubError

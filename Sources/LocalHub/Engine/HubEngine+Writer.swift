@@ -19,6 +19,7 @@ extension HubEngine {
     enum Changed {
         case installation(hub: String, id: String)
         case registration(hub: String, id: String)
+        case sandboxDevice(hub: String, device: String)
     }
 
     /// What a batch changed so far, consulted before memory by the batch's later writes.
@@ -32,6 +33,9 @@ extension HubEngine {
         var installationDelta: [String: Int] = [:]
         var registrationDelta: [String: Int] = [:]
         var bytesDelta: [String: Int] = [:]
+        /// Devices claimed for the sandbox in this batch (`key`), and how many by hub.
+        var sandboxDevices: Set<String> = []
+        var claimDelta: [String: Int] = [:]
 
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
@@ -89,6 +93,8 @@ extension HubEngine {
                 case .registration(let hub, let id):
                     let stored = overlay.registrations[Overlay.key(hub, id)] ?? nil
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
+                case .sandboxDevice(let hub, let device):
+                    directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
                 }
             }
         }
@@ -219,6 +225,47 @@ extension HubEngine {
             return .done
         case .enqueue(let notification):
             mutations.append(.insertNotification(notification))
+            return .done
+        case .claimSandboxDevice(let hub, let device):
+            let claimed = directory.withLock { $0[hub]?.sandboxDevices }
+            guard let claimed else { return .notFound("The hub '\(hub)' is not served") }
+            if claimed.contains(device) || overlay.sandboxDevices.contains(Overlay.key(hub, device)) { return .done }
+            guard claimed.count + (overlay.claimDelta[hub.lowercased()] ?? 0) < maximumPerHub else {
+                return .quotaExceeded("the hub's built-in push service holds \(claimed.count) devices, the most it may")
+            }
+            overlay.sandboxDevices.insert(Overlay.key(hub, device))
+            overlay.claimDelta[hub.lowercased(), default: 0] += 1
+            mutations.append(.claimSandboxDevice(hub: hub, device: device))
+            published.append(.sandboxDevice(hub: hub, device: device))
+            return .done
+        case .channelGone(let gone):
+            let (owners, claimed) = directory.withLock {
+                ($0[gone.hub]?.ownersByDevice[gone.device] ?? [], $0[gone.hub]?.sandboxDevices.contains(gone.device) ?? false)
+            }
+            // A terminal's channel is never marked: a claim made since the send wins.
+            guard !claimed else { return .done }
+            for owner in owners.sorted() {
+                let id = String(owner.dropFirst(2))
+                if owner.hasPrefix("i:") {
+                    guard var installation = currentInstallation(gone.hub, id), installation.platform == gone.platform,
+                        let handle = installation.pushChannel?.handle,
+                        TagIndex.device(handle, platform: gone.platform) == gone.device, installation.pushChannelExpired != true
+                    else { continue }
+                    installation.pushChannelExpired = true
+                    overlay.installations[Overlay.key(gone.hub, id)] = .some(installation)
+                    mutations.append(.upsertInstallation(hub: gone.hub, installation))
+                    published.append(.installation(hub: gone.hub, id: id))
+                } else if gone.platform == .apns, let existing = currentRegistration(gone.hub, id),
+                    existing.registration.deviceToken.lowercased() == gone.device
+                {
+                    _ = fits(gone.hub, -existing.registration.storedSize)
+                    overlay.registrations[Overlay.key(gone.hub, id)] = .some(nil)
+                    overlay.foldedRegistrations[Overlay.key(gone.hub, id.lowercased())] = .some(nil)
+                    overlay.registrationDelta[gone.hub.lowercased(), default: 0] -= 1
+                    mutations.append(.deleteRegistration(hub: gone.hub, id: id))
+                    published.append(.registration(hub: gone.hub, id: id))
+                }
+            }
             return .done
         }
     }

@@ -3,72 +3,16 @@ import Logging
 import NotificationHubs
 import Synchronization
 
-/// A change the hub is asked to make. The writer applies changes one batch at a time, in the
-/// order they arrived, each batch in one durable commit (group commit).
-public enum WriteRequest: Sendable {
-    /// Create or overwrite; the installation is already validated.
-    case putInstallation(hub: String, Installation)
-    case patchInstallation(hub: String, id: String, [InstallationPatchOperation])
-    case deleteInstallation(hub: String, id: String)
-    /// Create (`id == nil`, a new id is made) or create-or-update a registration, optionally
-    /// only if its ETag matches.
-    case putRegistration(hub: String, id: String?, Registration, ifMatch: String?)
-    case deleteRegistration(hub: String, id: String, ifMatch: String?)
-    case enqueue(StoredNotification)
-}
-
-/// What an accepted write came to.
-public enum WriteResult: Sendable {
-    case done
-    case installation(Installation)
-    case registration(StoredRegistration)
-}
-
-/// Why a write was refused; `HubEngine.write` throws it, and the routes answer it with the
-/// matching status in one place.
-public struct WriteRefusal: Error, Sendable, CustomStringConvertible {
-    public enum Reason: Sendable {
-        case notFound
-        /// `If-Match` names another version.
-        case preconditionFailed
-        case invalid
-        /// An id that differs from a stored one only in case.
-        case conflict
-        /// The hub holds as many, or as many bytes, as it may.
-        case quotaExceeded
-    }
-
-    public let reason: Reason
-    public let detail: String
-    public var description: String { detail }
-}
-
-/// A write's outcome inside the writer, built with the shorthands below.
-typealias WriteResolution = Result<WriteResult, WriteRefusal>
-
-extension Result where Success == WriteResult, Failure == WriteRefusal {
-    static var done: Self { .success(.done) }
-    static func installation(_ installation: Installation) -> Self { .success(.installation(installation)) }
-    static func registration(_ stored: StoredRegistration) -> Self { .success(.registration(stored)) }
-    static func notFound(_ detail: String) -> Self { .failure(WriteRefusal(reason: .notFound, detail: detail)) }
-    static func preconditionFailed(_ detail: String) -> Self {
-        .failure(WriteRefusal(reason: .preconditionFailed, detail: detail))
-    }
-    static func invalid(_ detail: String) -> Self { .failure(WriteRefusal(reason: .invalid, detail: detail)) }
-    static func conflict(_ detail: String) -> Self { .failure(WriteRefusal(reason: .conflict, detail: detail)) }
-    static func quotaExceeded(_ detail: String) -> Self { .failure(WriteRefusal(reason: .quotaExceeded, detail: detail)) }
-}
-
 /// The hub without HTTP: in-memory tables and tag index, the writer that makes changes
 /// durable before they are visible, the dispatcher that renders and delivers notifications,
 /// and the live device streams of the sandbox push service.
 public final class HubEngine: Sendable {
     let store: any HubStore
     let streams: DeviceStreams
-    /// The push service of each platform served; a platform without one is `Skipped`.
-    let pushServices: [Platform: any PushService]
-    /// The same services in a fixed order (by platform), the order a dispatch numbers and
-    /// hands out messages in.
+    /// The push services, by kind: the sandbox always, real ones when given.
+    let pushServices: [PushServiceKind: any PushService]
+    /// The same services in their kinds' order (the sandbox first), the order a dispatch
+    /// numbers and hands out messages in.
     let pushOrder: [any PushService]
     public let metrics = HubMetrics()
     /// Installations, and legacy registrations, one hub may hold.
@@ -142,14 +86,14 @@ public final class HubEngine: Sendable {
         self.logger = logger
     }
 
-    /// The built-in sandbox serves APNs-shaped devices; a service given for a platform takes
-    /// that platform. Returns them by platform, and in a fixed order (by platform).
+    /// The built-in sandbox, and each service given (a later one of a kind replaces an
+    /// earlier); by kind, and in the kinds' order.
     private static func services(sandbox: SandboxPushService, others: [any PushService]) -> (
-        [Platform: any PushService], [any PushService]
+        [PushServiceKind: any PushService], [any PushService]
     ) {
-        var services: [Platform: any PushService] = [.apns: sandbox]
-        for service in others { services[service.platform] = service }
-        return (services, services.values.sorted { $0.platform.rawValue < $1.platform.rawValue })
+        var services: [PushServiceKind: any PushService] = [.sandbox: sandbox]
+        for service in others { services[service.kind] = service }
+        return (services, services.values.sorted { $0.kind < $1.kind })
     }
 
     /// Each name by its lower-cased form; of two differing only in case, the last, as in
@@ -181,6 +125,9 @@ public final class HubEngine: Sendable {
             }
             for stored in snapshot.registrations {
                 directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
+            }
+            for (hub, device) in snapshot.sandboxDevices {
+                directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
             }
         }
         let unfinished = try await store.unfinishedNotifications()

@@ -16,6 +16,11 @@ struct HubTables: Sendable {
     /// What the installations and registrations take as stored (`storedSize`): the budget
     /// that bounds what a hub holds in memory.
     var storedBytes = 0
+    /// APNs tokens of terminals, claimed for the built-in push service: never sent to Apple.
+    var sandboxDevices: Set<String> = []
+    /// Installation and registration ids by device handle (`TagIndex.device`), keyed as the
+    /// tag index keys owners: where a push service's feedback about a handle lands.
+    var ownersByDevice: [String: Set<String>] = [:]
 
     init(name: String) {
         self.name = name
@@ -23,6 +28,13 @@ struct HubTables: Sendable {
 
     mutating func setInstallation(_ installation: Installation?, id: String) {
         storedBytes += (installation?.storedSize ?? 0) - (installations[id]?.storedSize ?? 0)
+        let owner = TagIndex.ownerKey(installation: id)
+        if let old = installations[id], let handle = old.pushChannel?.handle {
+            untrack(owner, device: TagIndex.device(handle, platform: old.platform))
+        }
+        if let installation, let handle = installation.pushChannel?.handle {
+            ownersByDevice[TagIndex.device(handle, platform: installation.platform), default: []].insert(owner)
+        }
         installations[id] = installation
         Self.track(id, present: installation != nil, in: &installationIdsByFolded)
         index.setInstallation(installation, id: id, hub: name)
@@ -30,9 +42,18 @@ struct HubTables: Sendable {
 
     mutating func setRegistration(_ stored: StoredRegistration?, id: String) {
         storedBytes += (stored?.registration.storedSize ?? 0) - (registrations[id]?.registration.storedSize ?? 0)
+        let owner = TagIndex.ownerKey(registration: id)
+        if let old = registrations[id] { untrack(owner, device: old.registration.deviceToken.lowercased()) }
+        if let stored { ownersByDevice[stored.registration.deviceToken.lowercased(), default: []].insert(owner) }
         registrations[id] = stored
         Self.track(id, present: stored != nil, in: &registrationIdsByFolded)
         index.setRegistration(stored?.registration, id: id)
+    }
+
+    private mutating func untrack(_ owner: String, device: String) {
+        guard var owners = ownersByDevice[device] else { return }
+        owners.remove(owner)
+        ownersByDevice[device] = owners.isEmpty ? nil : owners
     }
 
     private static func track(_ id: String, present: Bool, in folded: inout [String: String]) {

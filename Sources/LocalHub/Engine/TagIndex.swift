@@ -12,9 +12,13 @@ public final class DeliveryTarget: Sendable {
         guard owner.hasPrefix("i:") else { return String(owner.dropFirst(2)) }
         return TagIndex.projectedRegistrationId(hub: hub, owner: String(owner.dropFirst(2)), template: templateName ?? "")
     }
-    /// The device handle, lower-cased.
+    /// The device handle: lower-cased for APNs, as given otherwise (`Delivery.device`).
     public let device: String
     public let platform: Platform
+    /// The installation's `pushChannelExpired`: its push service said the channel is gone.
+    public let expired: Bool
+    /// A browser installation's Web Push keys.
+    public let webPushKeys: WebPushKeys?
     /// The template's name for template targets.
     public let templateName: String?
     /// The compiled template for template targets on JSON platforms.
@@ -24,8 +28,10 @@ public final class DeliveryTarget: Sendable {
 
     init(
         owner: String, hub: String, device: String, platform: Platform, templateName: String?, template: Template?,
-        templateNumber: Int32
+        templateNumber: Int32, expired: Bool = false, webPushKeys: WebPushKeys? = nil
     ) {
+        self.expired = expired
+        self.webPushKeys = webPushKeys
         self.owner = owner
         self.hub = hub
         self.device = device
@@ -77,21 +83,30 @@ public struct TagIndex: Sendable {
     public mutating func setInstallation(_ installation: Installation?, id: String, hub: String) {
         let owner = Self.ownerKey(installation: id)
         removeOwner(owner)
-        guard let installation, let handle = installation.pushChannel?.handle else { return }
-        let device = handle.lowercased()
+        guard let installation, let channel = installation.pushChannel else { return }
+        let device = Self.device(channel.handle, platform: installation.platform)
+        let expired = installation.pushChannelExpired == true
+        var keys: WebPushKeys?
+        if case .browser(_, let p256dh, let auth) = channel { keys = WebPushKeys(p256dh: p256dh, auth: auth) }
         let baseTags = installation.effectiveTags
         let native = DeliveryTarget(
             owner: owner, hub: hub, device: device, platform: installation.platform, templateName: nil, template: nil,
-            templateNumber: -1)
+            templateNumber: -1, expired: expired, webPushKeys: keys)
         add(native, tags: baseTags, isTemplate: false)
         for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let body = template.body else { continue }
             let (compiled, number) = number(body: body, platform: installation.platform)
             let target = DeliveryTarget(
                 owner: owner, hub: hub, device: device, platform: installation.platform, templateName: name, template: compiled,
-                templateNumber: number)
+                templateNumber: number, expired: expired, webPushKeys: keys)
             add(target, tags: baseTags + (template.tags ?? [name]), isTemplate: true)
         }
+    }
+
+    /// A handle as targets and deliveries name it: APNs tokens are hexadecimal and compared
+    /// ignoring case, so lower-cased; FCM tokens and Web Push endpoints are case-sensitive.
+    public static func device(_ handle: String, platform: Platform) -> String {
+        platform == .apns ? handle.lowercased() : handle
     }
 
     /// Indexes a legacy registration, replacing what it had; `nil` removes it.

@@ -8,8 +8,10 @@ import Synchronization
 struct SandboxPushService: PushService {
     let streams: DeviceStreams
 
+    var kind: PushServiceKind { .sandbox }
     var platform: Platform { .apns }
     var keepsDeliveryLog: Bool { true }
+    func serves(hub: String) -> Bool { true }
 
     func check(_ payload: [UInt8]) -> PushOutcome? {
         APNsPayloadRules.check(payload).map { .refused(name: $0.outcomeName, text: $0.outcomeText) }

@@ -28,9 +28,7 @@ extension HubResponder {
                 throw HubRefusal.badRequest(
                     "A direct send goes to one device handle; it cannot also have ServiceBusNotification-Tags")
             }
-            guard format == .apple, DeviceToken.isValid(handle) else {
-                throw HubRefusal.badRequest("The local hub sends direct only to APNs device tokens (hex) with format apple")
-            }
+            try Self.checkDirectHandle(handle, format: format, r)
         } else if handle != nil {
             throw HubRefusal.badRequest("ServiceBusNotification-DeviceHandle is only for direct sends (add ?direct)")
         }
@@ -65,8 +63,9 @@ extension HubResponder {
             }
         }
         var headers: [String: String] = [:]
-        for field in r.request.headers where field.name.canonicalName.hasPrefix("apns-") {
-            headers[field.name.canonicalName] = field.value
+        for field in r.request.headers {
+            let name = field.name.canonicalName
+            if name.hasPrefix("apns-") || Self.webPushHeaders.contains(name) { headers[name] = field.value }
         }
         let notification = StoredNotification(
             hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: expression.map { _ in tagsHeader! },
@@ -83,6 +82,36 @@ extension HubResponder {
         return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
     }
 
+    /// The headers a browser send passes on to its Web Push service (`P256DH` and `Auth`
+    /// name a direct send's keys).
+    static let webPushHeaders: Set<String> = ["ttl", "urgency", "topic", "p256dh", "auth"]
+
+    /// A direct send's handle: an APNs token in hexadecimal, an FCM registration token, or a
+    /// browser's https endpoint with its `P256DH` and `Auth` keys in headers.
+    static func checkDirectHandle(_ handle: String, format: NotificationFormat, _ r: HubRequest) throws {
+        switch format {
+        case .apple:
+            guard DeviceToken.isValid(handle) else {
+                throw HubRefusal.badRequest("'\(handle)' is not an APNs device token in hexadecimal")
+            }
+        case .fcmV1:
+            guard handle.utf8.count <= 4096, handle.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                throw HubRefusal.badRequest("An FCM registration token is up to 4096 printable ASCII characters")
+            }
+        case .browser:
+            guard handle.utf8.count <= 2048, handle.lowercased().hasPrefix("https://"),
+                handle.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+            else { throw HubRefusal.badRequest("A browser's handle is its push subscription's https endpoint") }
+            for name in ["P256DH", "Auth"] {
+                guard let value = r.header(name), !value.isEmpty, value.utf8.count <= 200,
+                    value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+                else { throw HubRefusal.badRequest("A direct send to a browser needs its subscription's \(name) header") }
+            }
+        default:
+            throw HubRefusal.badRequest("The local hub sends direct with format apple, fcmv1 or browser")
+        }
+    }
+
     /// `GET /{hub}/messages/{id}` (Send or Manage): the notification's state and outcomes.
     func notificationDetails(_ r: HubRequest, hub: String, id: String) async throws -> Response {
         try authorize(r, hub: hub, needs: .send)
@@ -94,7 +123,7 @@ extension HubResponder {
             enqueueTime: W3CDate.format(n.enqueued), startTime: n.started.map(W3CDate.format),
             endTime: n.ended.map(W3CDate.format),
             notificationBody: n.body, tags: n.tagExpression, targetPlatforms: n.format == .template ? "apple" : n.format.rawValue,
-            apnsOutcomeCounts: n.outcomeCounts)
+            outcomeCounts: OutcomeKey.byPlatform(n.outcomeCounts))
         return HubReply.body(.ok, details.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId)
     }
 }

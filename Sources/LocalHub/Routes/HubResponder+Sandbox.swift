@@ -11,6 +11,9 @@ extension HubResponder {
     /// reads a device's deliveries only by naming the device, and what would reveal or
     /// erase other devices' news needs Manage.
     ///
+    /// - `PUT …/devices/{token}` (Listen): claims the token for the built-in push service. A
+    ///   terminal does so before it registers: on a hub with APNs credentials every token not
+    ///   claimed goes to Apple, and a terminal's must never (204; Azure's hubs answer 404).
     /// - `GET …/devices/{token}/stream` (Listen): Server-Sent Events, resuming after `Last-Event-ID`.
     /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen): the same deliveries by polling.
     /// - `GET …/devices` (Manage): devices with deliveries and their counts.
@@ -41,6 +44,16 @@ extension HubResponder {
             let json = JSONValue.array(
                 devices.map { .object([("device", .string($0.device)), ("deliveries", .number(String($0.count)))]) })
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+        }
+        if s.count == 5 {
+            route = "/_sandbox/apns/{hub}/devices/{token}"
+            guard DeviceToken.isValid(s[4]) else {
+                throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
+            }
+            try authorize(r, hub: hub, needs: .listen, audiencePath: "/\(hub)/")
+            guard r.method == .put else { throw HubRefusal(.methodNotAllowed, "Use PUT to claim a device") }
+            _ = try await engine.write(.claimSandboxDevice(hub: hub, device: s[4]))
+            return HubReply.empty(.noContent, trackingId: r.trackingId)
         }
         guard s.count == 6 else {
             route = "/_sandbox"

@@ -41,14 +41,20 @@ public struct LocalHubConfiguration: Sendable {
     /// Bytes the strings of one hub's installations and registrations may take in all (403
     /// above): what bounds the memory a hub needs, whoever registers.
     public var maximumBytesPerHub: Int
+    /// The push services' credentials (`ProviderCredentials`): this file when given, else the
+    /// data folder's `providers.json` when there is one; without, every hub delivers only
+    /// through the built-in push service.
+    public var providersFile: URL?
 
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
         hubs: [String] = [LocalHubConfiguration.defaultHubName], tls: Bool = false, logLevel: Logger.Level = .info,
         keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
         idleTimeout: Double = 30, requestTimeout: Double = 20, maximumConnections: Int = 4096,
-        maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20
+        maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20,
+        providersFile: URL? = nil
     ) {
+        self.providersFile = providersFile
         self.maximumBytesPerHub = maximumBytesPerHub
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
@@ -67,5 +73,12 @@ public struct LocalHubConfiguration: Sendable {
     }
 
     public var databaseURL: URL { dataDirectory.appendingPathComponent("hub.sqlite") }
+
+    /// The providers file this hub reads, if any.
+    public var effectiveProvidersFile: URL? {
+        if let providersFile { return providersFile }
+        let inFolder = dataDirectory.appendingPathComponent(ProviderCredentials.fileName)
+        return FileManager.default.fileExists(atPath: inFolder.path) ? inFolder : nil
+    }
     public var stateURL: URL { dataDirectory.appendingPathComponent(LocalHubState.fileName) }
 }

@@ -39,12 +39,25 @@ public enum LocalHubServer {
         let store = try SQLiteHubStore(path: configuration.databaseURL.path)
         try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
         let limits = ConnectionLimits(configuration: configuration, logger: logger)
+        let providers: PushProviders
+        do {
+            providers = try PushProviders.load(
+                configuration.effectiveProvidersFile, hubs: configuration.hubs, logger: logger)
+        } catch {
+            throw LocalHubStartError(description: error.description)
+        }
         let engine = HubEngine(
             store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
             maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
             maximumBytesPerHub: configuration.maximumBytesPerHub,
-            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams, logger: logger)
-        try await engine.start()
+            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams,
+            pushServices: providers.services, logger: logger)
+        do {
+            try await engine.start()
+        } catch {
+            await providers.shutdown()
+            throw error
+        }
 
         let channel = HTTP1Channel.Configuration(
             additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.requestTimeout)],
@@ -100,7 +113,10 @@ public enum LocalHubServer {
         await shutdown.attach(group)
         do {
             try await group.run()
-        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            await providers.shutdown()
+        } catch {
+            await providers.shutdown()
+            guard let error = error as? IOError, error.errnoCode == EADDRINUSE else { throw error }
             throw LocalHubStartError(
                 description: "port \(configuration.port) on \(configuration.host) is already in use; pick another with --port")
         }

@@ -58,12 +58,23 @@ public struct StoredNotification: Sendable, Hashable {
     }
 }
 
-/// A notification delivered to one device by the sandbox push service.
+extension StoredNotification {
+    /// A direct browser send's keys, from its `P256DH` and `Auth` headers.
+    public var webPushKeys: WebPushKeys? {
+        guard let p256dh = headers["p256dh"], let auth = headers["auth"] else { return nil }
+        return WebPushKeys(p256dh: p256dh, auth: auth)
+    }
+}
+
+/// A message for one device: as the dispatcher hands it to a push service, and as the
+/// sandbox push service's delivery log keeps it.
 public struct Delivery: Sendable, Hashable {
-    /// Position in the hub's delivery log; the stream's event id.
+    /// Position in the hub's delivery log; the stream's event id (0 for services that keep
+    /// no log).
     public var seq: Int64
     public var hub: String
-    /// The device token, lower-cased.
+    /// The device handle: an APNs token lower-cased, other handles as given (FCM tokens and
+    /// Web Push endpoints are case-sensitive).
     public var device: String
     public var notificationId: String
     /// The template that rendered it; empty for native sends.
@@ -73,11 +84,14 @@ public struct Delivery: Sendable, Hashable {
     public var delivered: Date
     /// The send's tag expression, when it had one.
     public var tags: String?
+    /// A browser's keys, for Web Push (never stored).
+    public var webPushKeys: WebPushKeys?
 
     public init(
         seq: Int64, hub: String, device: String, notificationId: String, template: String, payload: String, delivered: Date,
-        tags: String?
+        tags: String?, webPushKeys: WebPushKeys? = nil
     ) {
+        self.webPushKeys = webPushKeys
         self.seq = seq
         self.hub = hub
         self.device = device
@@ -129,6 +143,8 @@ public enum HubMutation: Sendable {
     case upsertRegistration(StoredRegistration)
     case deleteRegistration(hub: String, id: String)
     case insertNotification(StoredNotification)
+    /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`).
+    case claimSandboxDevice(hub: String, device: String)
 }
 
 /// The outcome of dispatching one notification, written in one step.
@@ -147,6 +163,8 @@ public struct DispatchRecord: Sendable {
 public struct HubSnapshot: Sendable {
     public var installations: [(hub: String, installation: Installation)] = []
     public var registrations: [StoredRegistration] = []
+    /// The APNs tokens terminals claimed for the built-in push service, by hub.
+    public var sandboxDevices: [(hub: String, device: String)] = []
     /// Rows this load could not read and moved aside.
     public var quarantined: [QuarantinedRecord] = []
     /// Rows kept aside in all, from this load and earlier ones.

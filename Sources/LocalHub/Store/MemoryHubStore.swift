@@ -10,6 +10,7 @@ public actor MemoryHubStore: HubStore {
     private var notificationOrder: [String] = []
     private var deliveryLog: [Delivery] = []
     private var deliverySeqs: Set<Int64> = []
+    private var sandboxDevices: [(hub: String, device: String)] = []
 
     private let madeEpoch = UUID().uuidString.lowercased()
 
@@ -31,6 +32,7 @@ public actor MemoryHubStore: HubStore {
             snapshot.installations.append((installationHubs[key] ?? "", installation))
         }
         snapshot.registrations = Array(registrations.values)
+        snapshot.sandboxDevices = sandboxDevices
         return snapshot
     }
 
@@ -50,6 +52,8 @@ public actor MemoryHubStore: HubStore {
             case .insertNotification(let notification):
                 notifications[notification.id] = notification
                 notificationOrder.append(notification.id)
+            case .claimSandboxDevice(let hub, let device):
+                if !sandboxDevices.contains(where: { $0 == (hub, device) }) { sandboxDevices.append((hub, device)) }
             }
         }
     }

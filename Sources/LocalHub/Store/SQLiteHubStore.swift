@@ -21,104 +21,6 @@ public final class SQLiteHubStore: HubStore {
         try Self.migrator.migrate(pool)
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: installations, registrations, notifications, deliveries") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE installation (
-                        hub TEXT NOT NULL,
-                        id TEXT NOT NULL,
-                        json TEXT NOT NULL,
-                        PRIMARY KEY (hub, id)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE registration (
-                        hub TEXT NOT NULL,
-                        id TEXT NOT NULL,
-                        xml TEXT NOT NULL,
-                        created REAL NOT NULL,
-                        updated REAL NOT NULL,
-                        PRIMARY KEY (hub, id)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE notification (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        hub TEXT NOT NULL,
-                        id TEXT NOT NULL UNIQUE,
-                        format TEXT NOT NULL,
-                        tags TEXT,
-                        body TEXT NOT NULL,
-                        headers TEXT NOT NULL,
-                        direct_handle TEXT,
-                        test INTEGER NOT NULL,
-                        enqueued REAL NOT NULL,
-                        state TEXT NOT NULL,
-                        started REAL,
-                        ended REAL,
-                        outcome TEXT NOT NULL
-                    );
-                    CREATE INDEX notification_unfinished ON notification(state) WHERE state IN ('Enqueued', 'Processing');
-                    CREATE TABLE delivery (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        hub TEXT NOT NULL,
-                        device TEXT NOT NULL,
-                        notification_id TEXT NOT NULL,
-                        template TEXT NOT NULL,
-                        payload TEXT NOT NULL,
-                        delivered REAL NOT NULL,
-                        tags TEXT,
-                        UNIQUE (hub, device, notification_id, template)
-                    );
-                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
-                    """)
-        }
-        migrator.registerMigration("v2: epoch of the delivery log") { db in
-            try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
-            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [UUID().uuidString.lowercased()])
-        }
-        migrator.registerMigration("v3: sequence reservations") { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO meta (key, value) VALUES ('seq_reserved', '0')")
-        }
-        // A notification's deliveries and its final state are written in one transaction, and
-        // only notifications without that state are dispatched again: the wide unique index
-        // on (hub, device, notification, template) guarded nothing and cost every insert.
-        migrator.registerMigration("v4: deliveries without the redundant unique index") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE delivery_v4 (
-                        seq INTEGER PRIMARY KEY,
-                        hub TEXT NOT NULL,
-                        device TEXT NOT NULL,
-                        notification_id TEXT NOT NULL,
-                        template TEXT NOT NULL,
-                        payload TEXT NOT NULL,
-                        delivered REAL NOT NULL,
-                        tags TEXT
-                    );
-                    INSERT INTO delivery_v4 SELECT seq, hub, device, notification_id, template, payload, delivered, tags FROM delivery;
-                    DROP TABLE delivery;
-                    ALTER TABLE delivery_v4 RENAME TO delivery;
-                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
-                    """)
-        }
-        // A stored row that no longer loads is moved here, whole, instead of keeping the hub
-        // from starting.
-        migrator.registerMigration("v5: quarantine of rows that cannot be loaded") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE quarantine (
-                        seq INTEGER PRIMARY KEY,
-                        kind TEXT NOT NULL,
-                        hub BLOB NOT NULL,
-                        id BLOB NOT NULL,
-                        body BLOB,
-                        reason TEXT NOT NULL,
-                        at REAL NOT NULL
-                    )
-                    """)
-        }
-        return migrator
-    }
-
     public func sequenceHighWater() async throws -> Int64 {
         try await pool.read { db in
             let reserved = try Int64(String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seq_reserved'") ?? "0") ?? 0
@@ -209,6 +111,17 @@ public final class SQLiteHubStore: HubStore {
                         ))
                 }
             }
+            // A row that is not a token is left out: it could only have been written by hand.
+            let claims = try Row.fetchCursor(
+                db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(device AS BLOB) AS device FROM sandbox_device")
+            while let row = try claims.next() {
+                let hub: Data = row["hub"]
+                let device: Data = row["device"]
+                guard let hubName = String(validating: hub, as: UTF8.self), let token = String(validating: device, as: UTF8.self),
+                    DeviceToken.isValid(token)
+                else { continue }
+                snapshot.sandboxDevices.append((hubName, token.lowercased()))
+            }
             let now = Date().timeIntervalSince1970
             for entry in rejected {
                 let body = entry.table == "installation" ? "json" : "xml"
@@ -251,6 +164,9 @@ public final class SQLiteHubStore: HubStore {
                 case .deleteRegistration(let hub, let id):
                     try db.cachedStatement(sql: "DELETE FROM registration WHERE hub = ? AND id = ?")
                         .execute(arguments: [hub, id])
+                case .claimSandboxDevice(let hub, let device):
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)")
+                        .execute(arguments: [hub, device, Date().timeIntervalSince1970])
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """

@@ -274,7 +274,9 @@ public struct HubClient: Sendable {
         _ method: HTTPMethod, _ path: String, query: [String], headers: [String: String], body: String?, contentType: String?,
         expect: Set<Int>
     ) async throws(HubError) -> Response {
-        let url = "\(hubURL)/\(path)?" + (query + ["api-version=\(apiVersion)"]).joined(separator: "&")
+        // A path from the namespace's root (the local hub's sandbox), or one under the hub.
+        let base = path.hasPrefix("/") ? String(connectionString.serviceRoot.dropLast()) + path : "\(hubURL)/\(path)"
+        let url = "\(base)?" + (query + ["api-version=\(apiVersion)"]).joined(separator: "&")
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Authorization", value: await authorizationHeader())

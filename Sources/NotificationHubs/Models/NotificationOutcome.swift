@@ -90,12 +90,21 @@ public struct NotificationDetails: Sendable, Hashable {
     public var notificationBody: String
     public var tags: String?
     public var targetPlatforms: String
-    /// Outcome counts of APNs deliveries: name (`Success`, `InvalidNotificationSize`…) → count.
-    public var apnsOutcomeCounts: [String: Int]
+    /// Outcome counts by platform: name (`Success`, `InvalidNotificationSize`…) → count.
+    public var outcomeCounts: [Platform: [String: Int]]
+    /// Outcome counts of APNs deliveries.
+    public var apnsOutcomeCounts: [String: Int] { outcomeCounts[.apns] ?? [:] }
+
+    /// The platforms with counts, and their elements, in the order .NET reads them (a
+    /// browser's last: .NET has no element for it and skips what it does not know).
+    static let countElements: [(Platform, String)] = [
+        (.apns, "ApnsOutcomeCounts"), (.mpns, "MpnsOutcomeCounts"), (.wns, "WnsOutcomeCounts"), (.gcm, "GcmOutcomeCounts"),
+        (.adm, "AdmOutcomeCounts"), (.fcmV1, "FcmV1OutcomeCounts"), (.browser, "BrowserOutcomeCounts"),
+    ]
 
     public init(
         notificationId: String, location: String, state: State, enqueueTime: String, startTime: String?, endTime: String?,
-        notificationBody: String, tags: String?, targetPlatforms: String, apnsOutcomeCounts: [String: Int]
+        notificationBody: String, tags: String?, targetPlatforms: String, outcomeCounts: [Platform: [String: Int]]
     ) {
         self.notificationId = notificationId
         self.location = location
@@ -106,7 +115,7 @@ public struct NotificationDetails: Sendable, Hashable {
         self.notificationBody = notificationBody
         self.tags = tags
         self.targetPlatforms = targetPlatforms
-        self.apnsOutcomeCounts = apnsOutcomeCounts
+        self.outcomeCounts = outcomeCounts
     }
 
     /// The XML the service returns, elements in the order .NET parses them.
@@ -121,12 +130,13 @@ public struct NotificationDetails: Sendable, Hashable {
         xml += element("EnqueueTime", enqueueTime) + element("StartTime", startTime) + element("EndTime", endTime)
         xml += "<NotificationBody>\(XMLNode.cdata(notificationBody))</NotificationBody>"
         xml += element("Tags", tags) + element("TargetPlatforms", targetPlatforms)
-        if !apnsOutcomeCounts.isEmpty {
-            xml += "<ApnsOutcomeCounts>"
-            for (name, count) in apnsOutcomeCounts.sorted(by: { $0.key < $1.key }) {
+        for (platform, element) in Self.countElements {
+            guard let counts = outcomeCounts[platform], !counts.isEmpty else { continue }
+            xml += "<\(element)>"
+            for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
                 xml += "<Outcome><Name>\(XMLNode.escape(name))</Name><Count>\(count)</Count></Outcome>"
             }
-            xml += "</ApnsOutcomeCounts>"
+            xml += "</\(element)>"
         }
         return xml + "</NotificationDetails>"
     }
@@ -144,13 +154,15 @@ public struct NotificationDetails: Sendable, Hashable {
         notificationBody = root.child("NotificationBody")?.text ?? ""
         tags = text("Tags")
         targetPlatforms = text("TargetPlatforms") ?? ""
-        var counts: [String: Int] = [:]
-        for outcome in root.child("ApnsOutcomeCounts")?.children("Outcome") ?? [] {
-            if let name = outcome.child("Name")?.text, let count = Int(outcome.child("Count")?.text ?? "") {
-                counts[name] = count
+        var counts: [Platform: [String: Int]] = [:]
+        for (platform, element) in Self.countElements {
+            for outcome in root.child(element)?.children("Outcome") ?? [] {
+                if let name = outcome.child("Name")?.text, let count = Int(outcome.child("Count")?.text ?? "") {
+                    counts[platform, default: [:]][name] = count
+                }
             }
         }
-        apnsOutcomeCounts = counts
+        outcomeCounts = counts
     }
 }
 

@@ -107,7 +107,12 @@ public struct SandboxDelivery: Sendable, Hashable {
 
     /// The sandbox path of a device's resource (`stream`, `inbox`, `deliveries`).
     public static func path(hub: String, device: String, resource: String) -> String {
-        "/_sandbox/apns/\(PercentEncoding.encode(hub))/devices/\(device.lowercased())/\(resource)"
+        path(hub: hub, device: device) + "/\(resource)"
+    }
+
+    /// The device itself, which a terminal claims (`PUT`).
+    public static func path(hub: String, device: String) -> String {
+        "/_sandbox/apns/\(PercentEncoding.encode(hub))/devices/\(device.lowercased())"
     }
 }
 

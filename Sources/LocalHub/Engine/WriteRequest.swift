@@ -1,0 +1,72 @@
+import NotificationHubs
+
+/// A change the hub is asked to make. The writer applies changes one batch at a time, in the
+/// order they arrived, each batch in one durable commit (group commit).
+public enum WriteRequest: Sendable {
+    /// Create or overwrite; the installation is already validated.
+    case putInstallation(hub: String, Installation)
+    case patchInstallation(hub: String, id: String, [InstallationPatchOperation])
+    case deleteInstallation(hub: String, id: String)
+    /// Create (`id == nil`, a new id is made) or create-or-update a registration, optionally
+    /// only if its ETag matches.
+    case putRegistration(hub: String, id: String?, Registration, ifMatch: String?)
+    case deleteRegistration(hub: String, id: String, ifMatch: String?)
+    case enqueue(StoredNotification)
+    /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
+    case claimSandboxDevice(hub: String, device: String)
+    /// A push service said a channel is gone: its installations are marked
+    /// `pushChannelExpired` and its legacy registrations removed.
+    case channelGone(ChannelGone)
+}
+
+/// A push service's word that a device's channel cannot be used again.
+public struct ChannelGone: Sendable, Hashable {
+    public var hub: String
+    /// The handle as deliveries name it (`TagIndex.device`).
+    public var device: String
+    public var platform: Platform
+    /// The outcome that said so (`ExpiredChannel`, `BadChannel`).
+    public var reason: String
+}
+
+/// What an accepted write came to.
+public enum WriteResult: Sendable {
+    case done
+    case installation(Installation)
+    case registration(StoredRegistration)
+}
+
+/// Why a write was refused; `HubEngine.write` throws it, and the routes answer it with the
+/// matching status in one place.
+public struct WriteRefusal: Error, Sendable, CustomStringConvertible {
+    public enum Reason: Sendable {
+        case notFound
+        /// `If-Match` names another version.
+        case preconditionFailed
+        case invalid
+        /// An id that differs from a stored one only in case.
+        case conflict
+        /// The hub holds as many, or as many bytes, as it may.
+        case quotaExceeded
+    }
+
+    public let reason: Reason
+    public let detail: String
+    public var description: String { detail }
+}
+
+/// A write's outcome inside the writer, built with the shorthands below.
+typealias WriteResolution = Result<WriteResult, WriteRefusal>
+
+extension Result where Success == WriteResult, Failure == WriteRefusal {
+    static var done: Self { .success(.done) }
+    static func installation(_ installation: Installation) -> Self { .success(.installation(installation)) }
+    static func registration(_ stored: StoredRegistration) -> Self { .success(.registration(stored)) }
+    static func notFound(_ detail: String) -> Self { .failure(WriteRefusal(reason: .notFound, detail: detail)) }
+    static func preconditionFailed(_ detail: String) -> Self {
+        .failure(WriteRefusal(reason: .preconditionFailed, detail: detail))
+    }
+    static func invalid(_ detail: String) -> Self { .failure(WriteRefusal(reason: .invalid, detail: detail)) }
+    static func conflict(_ detail: String) -> Self { .failure(WriteRefusal(reason: .conflict, detail: detail)) }
+    static func quotaExceeded(_ detail: String) -> Self { .failure(WriteRefusal(reason: .quotaExceeded, detail: detail)) }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+
+/// The database's schema, as named migrations that are only ever appended.
+extension SQLiteHubStore {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: installations, registrations, notifications, deliveries") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE installation (
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        json TEXT NOT NULL,
+                        PRIMARY KEY (hub, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE registration (
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        xml TEXT NOT NULL,
+                        created REAL NOT NULL,
+                        updated REAL NOT NULL,
+                        PRIMARY KEY (hub, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE notification (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        hub TEXT NOT NULL,
+                        id TEXT NOT NULL UNIQUE,
+                        format TEXT NOT NULL,
+                        tags TEXT,
+                        body TEXT NOT NULL,
+                        headers TEXT NOT NULL,
+                        direct_handle TEXT,
+                        test INTEGER NOT NULL,
+                        enqueued REAL NOT NULL,
+                        state TEXT NOT NULL,
+                        started REAL,
+                        ended REAL,
+                        outcome TEXT NOT NULL
+                    );
+                    CREATE INDEX notification_unfinished ON notification(state) WHERE state IN ('Enqueued', 'Processing');
+                    CREATE TABLE delivery (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        template TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        delivered REAL NOT NULL,
+                        tags TEXT,
+                        UNIQUE (hub, device, notification_id, template)
+                    );
+                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
+                    """)
+        }
+        migrator.registerMigration("v2: epoch of the delivery log") { db in
+            try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [UUID().uuidString.lowercased()])
+        }
+        migrator.registerMigration("v3: sequence reservations") { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO meta (key, value) VALUES ('seq_reserved', '0')")
+        }
+        // A notification's deliveries and its final state are written in one transaction, and
+        // only notifications without that state are dispatched again: the wide unique index
+        // on (hub, device, notification, template) guarded nothing and cost every insert.
+        migrator.registerMigration("v4: deliveries without the redundant unique index") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE delivery_v4 (
+                        seq INTEGER PRIMARY KEY,
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        template TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        delivered REAL NOT NULL,
+                        tags TEXT
+                    );
+                    INSERT INTO delivery_v4 SELECT seq, hub, device, notification_id, template, payload, delivered, tags FROM delivery;
+                    DROP TABLE delivery;
+                    ALTER TABLE delivery_v4 RENAME TO delivery;
+                    CREATE INDEX delivery_device ON delivery(hub, device, seq);
+                    """)
+        }
+        // A stored row that no longer loads is moved here, whole, instead of keeping the hub
+        // from starting.
+        migrator.registerMigration("v5: quarantine of rows that cannot be loaded") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE quarantine (
+                        seq INTEGER PRIMARY KEY,
+                        kind TEXT NOT NULL,
+                        hub BLOB NOT NULL,
+                        id BLOB NOT NULL,
+                        body BLOB,
+                        reason TEXT NOT NULL,
+                        at REAL NOT NULL
+                    )
+                    """)
+        }
+        // Tokens terminals claimed for the built-in push service: a hub with APNs credentials
+        // sends every other APNs token to Apple.
+        migrator.registerMigration("v6: devices of the built-in push service") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sandbox_device (
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        claimed REAL NOT NULL,
+                        PRIMARY KEY (hub, device)
+                    ) WITHOUT ROWID
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,169 @@
+import Crypto
+import Foundation
+import HubTestSupport
+import NIOHTTP1
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// A hub with APNs credentials (issue 14, items 1, 5 and 6), against a loopback APNs: iPhones
+/// get their pushes from Apple's side, terminals from the built-in push service, and what
+/// APNs says about a device changes its installation and the send's telemetry.
+struct RealDeliveryTests {
+    static let template = #"{"aps":{"alert":"$(messageParam)"}}"#
+
+    /// A hub whose `providers.json` (in its data folder, found without flags) names `peer`.
+    static func withHub<T>(_ body: (TestHub, APNsPeer) async throws -> T) async throws -> T {
+        let key = P256.Signing.PrivateKey()
+        let peer = APNsPeer(key: key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news")
+        return try await peer.serve { url in
+            let directory = TestHub.temporaryDirectory()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let keyFile = directory.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+            try Data(key.pemRepresentation.utf8).write(to: keyFile)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+            let providers = JSONValue.object([
+                (
+                    "hubs",
+                    .object([
+                        (
+                            "news",
+                            .object([
+                                (
+                                    "apns",
+                                    .object([
+                                        ("keyFile", .string(keyFile.lastPathComponent)), ("keyId", .string("ABC123DEFG")),
+                                        ("teamId", .string("DEF123GHIJ")), ("topic", .string("com.example.news")),
+                                        ("endpoint", .string(url)), ("caFile", .string(peer.certificateFile)),
+                                    ])
+                                )
+                            ])
+                        )
+                    ])
+                )
+            ])
+            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+            let hub = try await TestHub.start(directory: directory)
+            do {
+                let result = try await body(hub, peer)
+                await hub.stop()
+                return result
+            } catch {
+                await hub.stop()
+                throw error
+            }
+        }
+    }
+
+    static func register(_ client: HubClient, _ id: String, device: String, claim: Bool = false) async throws {
+        if claim { #expect(try await client.claimSandboxDevice(device)) }
+        try await client.createOrUpdateInstallation(newsInstallation(id, device: device, tags: ["World"]))
+    }
+
+    /// Sends to World and waits until the hub has finished with the send; its details.
+    static func send(_ hub: TestHub, _ text: String) async throws -> NotificationDetails {
+        let client = try hub.client(hub.full)
+        let receipt = try await client.send(.template(["messageParam": text]), tagExpression: "World")
+        let id = try #require(receipt.notificationId)
+        return try await eventually {
+            let details = try? await client.notificationDetails(id: id)
+            return details.flatMap { [.completed, .noTargetFound].contains($0.state) ? $0 : nil }
+        }
+    }
+
+    /// Polls `probe` until it gives a value (every 20 ms, for at most 20 s).
+    static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            if let value = try await probe() { return value }
+            guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func anIPhoneAndATerminalOnOneTagEachGetTheSendOnceAndTheTerminalsTokenNeverReachesApple() async throws {
+        try await Self.withHub { hub, peer in
+            let listen = try hub.client(hub.listen)
+            let phone = randomDevice()
+            let terminal = randomDevice()
+            let offline = randomDevice()
+            try await Self.register(listen, "phone", device: phone)
+            try await Self.register(listen, "terminal", device: terminal, claim: true)
+            // A terminal that registered and went away: nobody streams its news now.
+            try await Self.register(listen, "offline", device: offline, claim: true)
+            let details = try await Self.send(hub, "hello")
+            #expect(details.apnsOutcomeCounts == ["Success": 3])
+            #expect(peer.received.map(\.device) == [phone])
+            #expect(peer.received.first?.body == #"{"aps":{"alert":"hello"}}"#)
+            for device in [terminal, offline] {
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                #expect(inbox.map(\.notificationId) == [details.notificationId], "resumed from the sandbox when it comes back")
+            }
+            #expect(try await listen.inbox(device: phone, after: 0, epoch: nil).isEmpty, "an iPhone's pushes went to Apple")
+            let away = try await listen.installation(id: "offline")
+            #expect(away.pushChannelExpired != true)
+        }
+    }
+
+    @Test func aGoneDeviceIsMarkedExpiredSkippedAfterAndServedAgainOnceItRegisters() async throws {
+        try await Self.withHub { hub, peer in
+            let listen = try hub.client(hub.listen)
+            let gone = randomDevice()
+            let wrong = randomDevice()
+            let fine = randomDevice()
+            peer.behave(gone, .refuse(status: 410, reason: "Unregistered"))
+            peer.behave(wrong, .refuse(status: 400, reason: "BadDeviceToken"))
+            for (id, device) in [("gone", gone), ("wrong", wrong), ("fine", fine)] {
+                try await Self.register(listen, id, device: device)
+            }
+            let first = try await Self.send(hub, "one")
+            #expect(first.apnsOutcomeCounts == ["Success": 1, "ExpiredChannel": 1, "BadChannel": 1])
+            for id in ["gone", "wrong"] {
+                _ = try await Self.eventually { try await listen.installation(id: id).pushChannelExpired == true ? true : nil }
+            }
+            #expect(try await listen.installation(id: "fine").pushChannelExpired == false)
+            let asked = peer.received.count
+            let second = try await Self.send(hub, "two")
+            #expect(second.apnsOutcomeCounts == ["Success": 1, "ExpiredChannel": 2], "not sent to the gone channels")
+            #expect(peer.received.count == asked + 1 && peer.received.last?.device == fine)
+            // The app came back with the same token: registered again, it is served again.
+            peer.behave(gone, nil)
+            try await Self.register(listen, "gone", device: gone)
+            #expect(try await listen.installation(id: "gone").pushChannelExpired == false)
+            let third = try await Self.send(hub, "three")
+            #expect(third.apnsOutcomeCounts == ["Success": 2, "ExpiredChannel": 1])
+            #expect(Set(peer.received.suffix(2).map(\.device)) == [gone, fine])
+        }
+    }
+
+    @Test func aLegacyRegistrationOfAGoneDeviceIsRemoved() async throws {
+        try await Self.withHub { hub, peer in
+            let full = try hub.client(hub.full)
+            let device = randomDevice()
+            peer.behave(device, .refuse(status: 410, reason: "Unregistered"))
+            let registration = try await full.createOrUpdateRegistration(
+                Registration(kind: .appleTemplate, deviceToken: device, tags: ["World"], bodyTemplate: Self.template))
+            let id = try #require(registration.registrationId)
+            let details = try await Self.send(hub, "one")
+            #expect(details.apnsOutcomeCounts == ["ExpiredChannel": 1])
+            _ = try await Self.eventually { () -> Bool? in
+                do {
+                    _ = try await full.registration(id: id)
+                    return nil
+                } catch let error as HubError where error.status == 404 {
+                    return true
+                }
+            }
+        }
+    }
+
+    @Test func aClaimNeedsAToken() async throws {
+        try await Self.withHub { hub, _ in
+            let response = try await raw(.PUT, "\(hub.baseURL)/_sandbox/apns/news/devices/\(randomDevice())")
+            #expect(response.status == 401)
+            let listen = try hub.client(hub.listen)
+            await #expect(throws: HubError.self) { try await listen.claimSandboxDevice("not-hex") }
+        }
+    }
+}
