@@ -36,6 +36,10 @@ extension HubEngine {
         /// Devices claimed for the sandbox in this batch (`key`), and how many by hub.
         var sandboxDevices: Set<String> = []
         var claimDelta: [String: Int] = [:]
+        /// Notifications accepted (to dispatch, or to schedule), and scheduled ones taken out
+        /// of the book (fired or cancelled), in order.
+        var enqueued: [StoredNotification] = []
+        var unscheduled: [StoredNotification] = []
 
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
@@ -70,17 +74,16 @@ extension HubEngine {
         var mutations: [HubMutation] = []
         var results: [WriteResolution] = []
         var published: [Changed] = []
-        var enqueued: [StoredNotification] = []
         let now = Date()
         for pending in batch {
-            let result = resolve(pending.request, overlay: &overlay, mutations: &mutations, published: &published, now: now)
-            if case .enqueue(let notification) = pending.request { enqueued.append(notification) }
-            results.append(result)
+            results.append(resolve(pending.request, overlay: &overlay, mutations: &mutations, published: &published, now: now))
         }
         do {
             try await store.apply(mutations)
         } catch {
             logger.error("commit of \(mutations.count) changes failed: \(error)")
+            // Scheduled sends this batch took out of the book are still scheduled in the store.
+            schedule.withLock { book in for notification in overlay.unscheduled { book.add(notification) } }
             for pending in batch { pending.continuation.resume(throwing: error) }
             return
         }
@@ -98,7 +101,11 @@ extension HubEngine {
                 }
             }
         }
-        for notification in enqueued {
+        for notification in overlay.enqueued {
+            if notification.state == .scheduled {
+                schedule.withLock { $0.add(notification) }
+                continue
+            }
             let waiting = notification.isTest ? waitingOutcomes.withLock { $0.removeValue(forKey: notification.id) } : nil
             if !dispatches.push(DispatchJob(notification: notification, outcome: waiting)) {
                 waiting?.fulfil(NotificationOutcome(success: 0, failure: 0, results: []))
@@ -225,6 +232,23 @@ extension HubEngine {
             return .done
         case .enqueue(let notification):
             mutations.append(.insertNotification(notification))
+            overlay.enqueued.append(notification)
+            return .done
+        case .fireScheduled(let hub, let id):
+            guard var notification = schedule.withLock({ $0.remove(hub: hub, id: id) }) else {
+                return .notFound("The scheduled notification '\(id)' is not waiting")
+            }
+            overlay.unscheduled.append(notification)
+            notification.state = .enqueued
+            mutations.append(.fireScheduled(hub: hub, id: id))
+            overlay.enqueued.append(notification)
+            return .done
+        case .cancelScheduled(let hub, let id):
+            guard let notification = schedule.withLock({ $0.remove(hub: hub, id: id) }) else {
+                return .notFound("No scheduled notification '\(id)' is waiting: it was sent, cancelled, or never scheduled")
+            }
+            overlay.unscheduled.append(notification)
+            mutations.append(.cancelScheduled(hub: hub, id: id, at: now))
             return .done
         case .claimSandboxDevice(let hub, let device):
             let claimed = directory.withLock { $0[hub]?.sandboxDevices }

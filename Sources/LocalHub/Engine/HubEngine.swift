@@ -27,6 +27,8 @@ public final class HubEngine: Sendable {
     let canonicalNames: [String: String]
     let writes = WorkQueue<PendingWrite>()
     let dispatches = WorkQueue<DispatchJob>()
+    /// Scheduled notifications waiting to fire.
+    let schedule = Mutex(ScheduleBook())
     let logger: Logger
     private let notificationCounter = Mutex<UInt64>(0)
     /// The next delivery number and the end of the reserved block (dispatcher only).
@@ -130,6 +132,8 @@ public final class HubEngine: Sendable {
                 directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
             }
         }
+        let scheduled = try await store.scheduledNotifications()
+        schedule.withLock { book in for notification in scheduled { book.add(notification) } }
         let unfinished = try await store.unfinishedNotifications()
         for notification in unfinished { dispatches.push(DispatchJob(notification: notification, outcome: nil)) }
         if !unfinished.isEmpty { logger.info("resuming \(unfinished.count) undispatched notifications") }
@@ -142,6 +146,10 @@ public final class HubEngine: Sendable {
             group.addTask { await self.runDispatcher() }
             let ticker = Task { await self.streams.runKeepAlive(every: self.keepAliveInterval) }
             keepAliveTicker.withLock { $0 = ticker }
+            // Not in the group: stopping ends the writer and the dispatcher by closing their
+            // queues, and the scheduler by cancelling it.
+            let scheduler = Task { await self.runScheduler() }
+            schedulerTask.withLock { $0 = scheduler }
             await withTaskCancellationHandler {
                 await group.waitForAll()
             } onCancel: {
@@ -151,10 +159,12 @@ public final class HubEngine: Sendable {
     }
 
     private let keepAliveTicker = Mutex<Task<Void, Never>?>(nil)
+    private let schedulerTask = Mutex<Task<Void, Never>?>(nil)
 
     /// Stops taking work; waiting writers get an error.
     public func stop() {
         keepAliveTicker.withLock { $0?.cancel() }
+        schedulerTask.withLock { $0?.cancel() }
         for pending in writes.close() { pending.continuation.resume(throwing: EngineStopped()) }
         for job in dispatches.close() { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
     }

@@ -14,6 +14,10 @@ public enum WriteRequest: Sendable {
     case enqueue(StoredNotification)
     /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
     case claimSandboxDevice(hub: String, device: String)
+    /// Fires a scheduled notification that is due: enqueued for dispatch.
+    case fireScheduled(hub: String, id: String)
+    /// Cancels a scheduled notification that has not fired.
+    case cancelScheduled(hub: String, id: String)
     /// A push service said a channel is gone: its installations are marked
     /// `pushChannelExpired` and its legacy registrations removed.
     case channelGone(ChannelGone)

@@ -9,6 +9,67 @@ extension HubResponder {
     /// Every accepted send is durable before its 201.
     func send(_ r: HubRequest, hub: String) async throws -> Response {
         try authorize(r, hub: hub, needs: .send)
+        let notification = try await acceptedNotification(r, hub: hub, scheduled: false)
+        var fields = HTTPFields()
+        fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
+        if notification.isTest {
+            let outcome = try await engine.enqueueTest(notification)
+            return HubReply.body(
+                .created, outcome.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId, headers: fields)
+        }
+        try await engine.enqueue(notification)
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
+    }
+
+    /// `POST /{hub}/schedulednotifications` (Send): a send as to `messages`, fired at
+    /// `ServiceBusNotification-ScheduleTime` (UTC, .NET's `yyyy-MM-ddTHH:mm:ss` or JS's ISO
+    /// form with milliseconds and `Z`; any offset is honoured), at most 7 days ahead; a time
+    /// past fires at once. 201 with `Location` `…/schedulednotifications/{id}`; the id is also
+    /// the notification's for `GET …/messages/{id}` (state `Scheduled`, then as any send).
+    /// `DELETE …/schedulednotifications/{id}` cancels it (200; 404 once fired or cancelled).
+    func scheduled(_ r: HubRequest, hub: String, id: String?) async throws -> Response {
+        try authorize(r, hub: hub, needs: .send)
+        switch (r.method, id) {
+        case (.post, nil):
+            guard let timeText = r.header("ServiceBusNotification-ScheduleTime") else {
+                throw HubRefusal.badRequest("A scheduled send needs the ServiceBusNotification-ScheduleTime header (UTC)")
+            }
+            guard let at = Self.scheduleTime(timeText) else {
+                throw HubRefusal.badRequest(
+                    "The ServiceBusNotification-ScheduleTime '\(timeText)' is not a time such as 2026-11-25T18:00:00 (UTC)")
+            }
+            guard at.timeIntervalSinceNow <= HubEngine.longestSchedule else {
+                throw HubRefusal.badRequest("A send may be scheduled at most 7 days ahead")
+            }
+            var notification = try await acceptedNotification(r, hub: hub, scheduled: true)
+            notification.scheduledFor = at
+            try await engine.schedule(notification)
+            var fields = HTTPFields()
+            fields[.location] =
+                "\(baseURL(r))/\(hub)/schedulednotifications/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
+            fields[.contentType] = "application/xml; charset=utf-8"
+            return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
+        case (.delete, let id?):
+            try await engine.cancelScheduled(hub: hub, id: id)
+            return HubReply.empty(.ok, trackingId: r.trackingId)
+        default:
+            throw HubRefusal(
+                .methodNotAllowed, "Scheduled sends are made with POST …/schedulednotifications and cancelled with DELETE …/{id}")
+        }
+    }
+
+    /// A schedule time in either SDK's form; a time without a zone is UTC.
+    static func scheduleTime(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.count <= 40 else { return nil }
+        if let date = W3CDate.parse(trimmed) { return date }
+        return W3CDate.parse(trimmed + "Z")
+    }
+
+    /// A send's request checked and made a notification (not yet accepted): the format, a
+    /// direct handle (not for scheduled sends), the tags, and a body of the format's kind.
+    private func acceptedNotification(_ r: HubRequest, hub: String, scheduled: Bool) async throws -> StoredNotification {
         guard let formatText = r.header("ServiceBusNotification-Format") else {
             throw HubRefusal.badRequest("The ServiceBusNotification-Format header is missing (template, apple, gcm, fcmv1, …)")
         }
@@ -17,6 +78,9 @@ extension HubResponder {
         }
         let isDirect = r.flag("direct")
         let isTest = r.flag("test")
+        if scheduled, isDirect || isTest {
+            throw HubRefusal.badRequest("A scheduled send goes to tags or to everyone; it cannot be direct or a test")
+        }
         let handle = r.header("ServiceBusNotification-DeviceHandle")
         let tagsHeader = r.header("ServiceBusNotification-Tags")
         if isDirect {
@@ -67,19 +131,9 @@ extension HubResponder {
             let name = field.name.canonicalName
             if name.hasPrefix("apns-") || Self.webPushHeaders.contains(name) { headers[name] = field.value }
         }
-        let notification = StoredNotification(
+        return StoredNotification(
             hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: expression.map { _ in tagsHeader! },
             body: text, headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
-        var fields = HTTPFields()
-        fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
-        if isTest {
-            let outcome = try await engine.enqueueTest(notification)
-            return HubReply.body(
-                .created, outcome.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId, headers: fields)
-        }
-        try await engine.enqueue(notification)
-        fields[.contentType] = "application/xml; charset=utf-8"
-        return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
     }
 
     /// The headers a browser send passes on to its Web Push service (`P256DH` and `Auth`

@@ -78,12 +78,13 @@ extension HubResponder {
             let r = HubRequest(request, context)
             return try await self.notificationDetails(r, hub: context.hub, id: r.segments[2])
         }
-        for path: RouterPath in ["schedulednotifications", "schedulednotifications/**"] {
-            for method in [HTTPRequest.Method.post, .get, .delete] {
-                hub.on(path, method: method) { request, context -> Response in
-                    try self.authorize(HubRequest(request, context), hub: context.hub, needs: .send)
-                    throw HubRefusal.badRequest("Scheduled notifications are not supported by the local hub")
-                }
+        for method in [HTTPRequest.Method.post, .get, .delete] {
+            hub.on("schedulednotifications", method: method) { request, context in
+                try await self.scheduled(HubRequest(request, context), hub: context.hub, id: nil)
+            }
+            hub.on("schedulednotifications/:id", method: method) { request, context in
+                let r = HubRequest(request, context)
+                return try await self.scheduled(r, hub: context.hub, id: r.segments[2])
             }
         }
         return router

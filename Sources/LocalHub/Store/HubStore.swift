@@ -38,6 +38,8 @@ public struct StoredNotification: Sendable, Hashable {
     public var ended: Date?
     /// Outcome name (`Success`, `InvalidNotificationSize`…) → count.
     public var outcomeCounts: [String: Int]
+    /// When a scheduled notification is due (its state is `scheduled` until then).
+    public var scheduledFor: Date?
 
     public init(
         hub: String, id: String, format: NotificationFormat, tagExpression: String?, body: String,
@@ -145,6 +147,10 @@ public enum HubMutation: Sendable {
     case insertNotification(StoredNotification)
     /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`).
     case claimSandboxDevice(hub: String, device: String)
+    /// A scheduled notification is due: enqueued for dispatch.
+    case fireScheduled(hub: String, id: String)
+    /// A scheduled notification will not be sent.
+    case cancelScheduled(hub: String, id: String, at: Date)
 }
 
 /// The outcome of dispatching one notification, written in one step.
@@ -202,6 +208,8 @@ public protocol HubStore: Sendable {
     func reserveSequence(through seq: Int64) async throws
     /// Notifications accepted but not yet dispatched, oldest first.
     func unfinishedNotifications() async throws -> [StoredNotification]
+    /// Notifications scheduled and neither fired nor cancelled.
+    func scheduledNotifications() async throws -> [StoredNotification]
     func notification(hub: String, id: String) async throws -> StoredNotification?
     /// Deliveries to a device after `seq`, oldest first.
     func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery]

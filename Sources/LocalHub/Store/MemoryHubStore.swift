@@ -52,6 +52,15 @@ public actor MemoryHubStore: HubStore {
             case .insertNotification(let notification):
                 notifications[notification.id] = notification
                 notificationOrder.append(notification.id)
+            case .fireScheduled(let hub, let id):
+                if notifications[id]?.hub == hub, notifications[id]?.state == .scheduled {
+                    notifications[id]!.state = .enqueued
+                }
+            case .cancelScheduled(let hub, let id, let at):
+                if notifications[id]?.hub == hub, notifications[id]?.state == .scheduled {
+                    notifications[id]!.state = .cancelled
+                    notifications[id]!.ended = at
+                }
             case .claimSandboxDevice(let hub, let device):
                 if !sandboxDevices.contains(where: { $0 == (hub, device) }) { sandboxDevices.append((hub, device)) }
             }
@@ -73,6 +82,10 @@ public actor MemoryHubStore: HubStore {
 
     public func unfinishedNotifications() -> [StoredNotification] {
         notificationOrder.compactMap { notifications[$0] }.filter { $0.state == .enqueued || $0.state == .processing }
+    }
+
+    public func scheduledNotifications() -> [StoredNotification] {
+        notificationOrder.compactMap { notifications[$0] }.filter { $0.state == .scheduled }
     }
 
     public func notification(hub: String, id: String) -> StoredNotification? {

@@ -111,6 +111,14 @@ extension SQLiteHubStore {
                     ) WITHOUT ROWID
                     """)
         }
+        // Scheduled sends wait in the notification table, state 'Scheduled', until fire_at.
+        migrator.registerMigration("v7: scheduled notifications") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE notification ADD COLUMN fire_at REAL;
+                    CREATE INDEX notification_scheduled ON notification(fire_at) WHERE state = 'Scheduled';
+                    """)
+        }
         return migrator
     }
 }

@@ -164,14 +164,22 @@ public final class SQLiteHubStore: HubStore {
                 case .deleteRegistration(let hub, let id):
                     try db.cachedStatement(sql: "DELETE FROM registration WHERE hub = ? AND id = ?")
                         .execute(arguments: [hub, id])
+                case .fireScheduled(let hub, let id):
+                    try db.cachedStatement(
+                        sql: "UPDATE notification SET state = 'Enqueued' WHERE hub = ? AND id = ? AND state = 'Scheduled'"
+                    ).execute(arguments: [hub, id])
+                case .cancelScheduled(let hub, let id, let at):
+                    try db.cachedStatement(
+                        sql: "UPDATE notification SET state = ?, ended = ? WHERE hub = ? AND id = ? AND state = 'Scheduled'"
+                    ).execute(arguments: [NotificationDetails.State.cancelled.rawValue, at.timeIntervalSince1970, hub, id])
                 case .claimSandboxDevice(let hub, let device):
                     try db.cachedStatement(sql: "INSERT OR IGNORE INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)")
                         .execute(arguments: [hub, device, Date().timeIntervalSince1970])
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """
-                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome, fire_at)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """,
                         arguments: Self.notificationArguments(n))
                 }
@@ -183,7 +191,7 @@ public final class SQLiteHubStore: HubStore {
         [
             n.hub, n.id, n.format.rawValue, n.tagExpression, n.body, Self.encode(n.headers), n.directHandle, n.isTest,
             n.enqueued.timeIntervalSince1970, n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-            Self.encode(n.outcomeCounts.mapValues(String.init)),
+            Self.encode(n.outcomeCounts.mapValues(String.init)), n.scheduledFor?.timeIntervalSince1970,
         ]
     }
 
@@ -252,12 +260,20 @@ public final class SQLiteHubStore: HubStore {
         n.started = (row["started"] as Double?).map(Date.init(timeIntervalSince1970:))
         n.ended = (row["ended"] as Double?).map(Date.init(timeIntervalSince1970:))
         n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
+        n.scheduledFor = (row["fire_at"] as Double?).map(Date.init(timeIntervalSince1970:))
         return n
     }
 
     public func unfinishedNotifications() async throws -> [StoredNotification] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
+                .map(Self.notification(from:))
+        }
+    }
+
+    public func scheduledNotifications() async throws -> [StoredNotification] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at")
                 .map(Self.notification(from:))
         }
     }

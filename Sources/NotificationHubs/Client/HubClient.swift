@@ -218,8 +218,9 @@ public struct HubClient: Sendable {
         }
     }
 
-    private func send(
-        _ notification: HubNotification, tagExpression: String?, query: [String], extraHeaders: [String: String] = [:]
+    func send(
+        _ notification: HubNotification, tagExpression: String?, query: [String], extraHeaders: [String: String] = [:],
+        resource: String = "messages"
     ) async throws(HubError) -> SendReceipt {
         var headers = extraHeaders
         headers["ServiceBusNotification-Format"] = notification.format.rawValue
@@ -228,7 +229,7 @@ public struct HubClient: Sendable {
             for (name, value) in apnsHeaders { headers[name] = value }
         }
         let response = try await call(
-            .POST, "messages", query: query, headers: headers, body: notification.body,
+            .POST, resource, query: query, headers: headers, body: notification.body,
             contentType: "application/json;charset=utf-8", expect: [200, 201])
         var receipt = SendReceipt(location: response.location, trackingId: response.trackingId)
         receipt.notificationId = response.location.flatMap(Self.lastPathSegment)

@@ -70,15 +70,23 @@ public struct NotificationOutcome: Sendable, Hashable {
 
 /// Telemetry of one notification (`GET /{hub}/messages/{id}`, wire spec §7).
 public struct NotificationDetails: Sendable, Hashable {
-    public enum State: String, Sendable, Hashable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
         case enqueued = "Enqueued"
         case processing = "Processing"
         case completed = "Completed"
         case noTargetFound = "NoTargetFound"
         case abandoned = "Abandoned"
         case scheduled = "Scheduled"
-        case canceled = "Canceled"
+        /// Spelt as the .NET SDK's enum reads it; the service's documentation writes
+        /// `Canceled`, which that enum would read as Unknown (wire spec §7). Both are read.
+        case cancelled = "Cancelled"
         case unknown = "Unknown"
+
+        /// A state as the service or the hub spells it, in any case.
+        public init(wireValue: String) {
+            let lower = wireValue.lowercased()
+            self = lower == "canceled" ? .cancelled : (Self.allCases.first { $0.rawValue.lowercased() == lower } ?? .unknown)
+        }
     }
 
     public var notificationId: String
@@ -147,7 +155,7 @@ public struct NotificationDetails: Sendable, Hashable {
         func text(_ name: String) -> String? { root.child(name).map { $0.text.trimmingCharactersInWhitespace() } }
         notificationId = text("NotificationId") ?? ""
         location = text("Location") ?? ""
-        state = State(rawValue: text("State") ?? "") ?? .unknown
+        state = State(wireValue: text("State") ?? "")
         enqueueTime = text("EnqueueTime") ?? ""
         startTime = text("StartTime")
         endTime = text("EndTime")

@@ -1,0 +1,36 @@
+import Foundation
+import NotificationHubs
+
+/// The scheduled notifications not yet fired or cancelled, in memory; the store holds them
+/// too (state `Scheduled`), and the engine reloads them at start.
+struct ScheduleBook: Sendable {
+    private var waiting: [String: StoredNotification] = [:]
+
+    private static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
+
+    var count: Int { waiting.count }
+
+    mutating func add(_ notification: StoredNotification) {
+        waiting[Self.key(notification.hub, notification.id)] = notification
+    }
+
+    /// Takes a notification out (it fires, or is cancelled); nil when it is not waiting.
+    mutating func remove(hub: String, id: String) -> StoredNotification? {
+        waiting.removeValue(forKey: Self.key(hub, id))
+    }
+
+    /// Those due at `now`, earliest first, and when the next one after them is due.
+    func due(at now: Date) -> (due: [StoredNotification], next: Date?) {
+        var due: [StoredNotification] = []
+        var next: Date?
+        for notification in waiting.values {
+            let at = notification.scheduledFor ?? now
+            if at <= now {
+                due.append(notification)
+            } else if next.map({ at < $0 }) ?? true {
+                next = at
+            }
+        }
+        return (due.sorted { ($0.scheduledFor ?? now) < ($1.scheduledFor ?? now) }, next)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import HubTestSupport
+import NIOHTTP1
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// Scheduled sends (issue 14, item 7): accepted durably with 201 and a Location, fired when
+/// due and not before, cancelled before, each fired once even through a SIGKILL.
+@Suite struct ScheduledSendTests {
+    /// Polls `probe` until it gives a value (every 20 ms, for at most 20 s).
+    static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            if let value = try await probe() { return value }
+            guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            let full = try hub.client(hub.full)
+            let device = randomDevice()
+            try await listen.createOrUpdateInstallation(newsInstallation("t", device: device, tags: ["World"]))
+            // Whole seconds (the .NET form has no fraction), two ahead.
+            let at = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 2).rounded(.up))
+            let receipt = try await full.scheduleSend(.template(["messageParam": "later"]), tagExpression: "World", at: at)
+            let id = try #require(receipt.notificationId)
+            #expect(receipt.location?.contains("/news/schedulednotifications/\(id)") == true)
+            let waiting = try await full.notificationDetails(id: id)
+            if Date() < at {
+                #expect(waiting.state == .scheduled)
+                #expect(try await listen.inbox(device: device, after: 0, epoch: nil).isEmpty)
+            }
+            let delivered = try await Self.eventually {
+                try await listen.inbox(device: device, after: 0, epoch: nil).first
+            }
+            #expect(delivered.notificationId == id && delivered.alertText == "later")
+            let sentAt = try #require(W3CDate.parse(delivered.deliveredAt))
+            #expect(sentAt >= at, "not before its time")
+            let done = try await Self.eventually { () -> NotificationDetails? in
+                let details = try await full.notificationDetails(id: id)
+                return details.state == .completed ? details : nil
+            }
+            #expect(done.apnsOutcomeCounts == ["Success": 1])
+        }
+    }
+
+    @Test func aCancelledSendIsNeverSentAndSaysSo() async throws {
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            let full = try hub.client(hub.full)
+            let device = randomDevice()
+            try await listen.createOrUpdateInstallation(newsInstallation("t", device: device, tags: ["World"]))
+            let now = Date().timeIntervalSince1970.rounded(.up)
+            let cancelled = try #require(
+                try await full.scheduleSend(
+                    .template(["messageParam": "never"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
+                ).notificationId)
+            // Due after the cancelled one: once it arrived, the cancelled one's time has passed.
+            let after = try #require(
+                try await full.scheduleSend(
+                    .template(["messageParam": "after"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 3)
+                ).notificationId)
+            try await full.cancelScheduledSend(id: cancelled)
+            await #expect(throws: HubError.self, "a second cancel finds nothing waiting") {
+                try await full.cancelScheduledSend(id: cancelled)
+            }
+            let inbox = try await Self.eventually { () -> [SandboxDelivery]? in
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                return inbox.isEmpty ? nil : inbox
+            }
+            #expect(inbox.map(\.notificationId) == [after])
+            let details = try await full.notificationDetails(id: cancelled)
+            #expect(details.state == .cancelled)
+            let raw = try await raw(
+                .GET, "\(hub.baseURL)/news/messages/\(cancelled)?api-version=2020-06",
+                headers: [("Authorization", hub.token(hub.full))])
+            #expect(raw.body.contains("<State>Cancelled</State>"), "spelt as .NET's enum reads it")
+            await #expect(throws: HubError.self, "a fired send cannot be cancelled") {
+                try await full.cancelScheduledSend(id: after)
+            }
+        }
+    }
+
+    @Test func scheduleTimesInBothSDKFormsAndBadOnesRefused() async throws {
+        #expect(HubResponder.scheduleTime("2026-11-25T18:00:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        #expect(HubResponder.scheduleTime("2026-11-25T18:00:00.250Z") == W3CDate.parse("2026-11-25T18:00:00.25Z"))
+        #expect(HubResponder.scheduleTime("2026-11-25T19:00:00+01:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        #expect(HubResponder.scheduleTime("tomorrow") == nil)
+        try await TestHub.with { hub in
+            func schedule(_ time: String?, query: String = "") async throws -> RawResponse {
+                var headers = [
+                    ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
+                    ("Content-Type", "application/json"),
+                ]
+                if let time { headers.append(("ServiceBusNotification-ScheduleTime", time)) }
+                return try await raw(
+                    .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06\(query)", headers: headers,
+                    body: #"{"messageParam":"x"}"#)
+            }
+            #expect(try await schedule(nil).status == 400)
+            #expect(try await schedule("next tuesday").status == 400)
+            #expect(try await schedule(W3CDate.format(Date().addingTimeInterval(8 * 86_400))).status == 400)
+            #expect(try await schedule(W3CDate.format(Date().addingTimeInterval(60)), query: "&test").status == 400)
+            let accepted = try await schedule(W3CDate.format(Date().addingTimeInterval(3600)))
+            #expect(accepted.status == 201)
+            let listen = try await raw(
+                .POST, "\(hub.baseURL)/news/schedulednotifications?api-version=2020-06",
+                headers: [
+                    ("Authorization", hub.token(hub.listen)), ("ServiceBusNotification-Format", "template"),
+                    ("ServiceBusNotification-ScheduleTime", "2030-01-01T00:00:00"),
+                ], body: "{}")
+            #expect(listen.status == 403, "scheduling needs Send")
+        }
+    }
+
+    /// The hub is killed right after accepting; restarted, it sends the scheduled send once
+    /// and never the cancelled one.
+    @Test func aScheduledSendSurvivesASIGKILLAndIsSentOnce() async throws {
+        let directory = TestHub.temporaryDirectory()
+        let first = try await HubProcess.start(directory: directory)
+        let device = randomDevice()
+        let listen = try HubClient(connectionString: first.listen, retryPolicy: .none)
+        try await listen.createOrUpdateInstallation(newsInstallation("t", device: device, tags: ["World"]))
+        let full = try HubClient(connectionString: first.full, retryPolicy: .none)
+        let now = Date().timeIntervalSince1970.rounded(.up)
+        let kept = try #require(
+            try await full.scheduleSend(
+                .template(["messageParam": "kept"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
+            ).notificationId)
+        let cancelled = try #require(
+            try await full.scheduleSend(
+                .template(["messageParam": "cancelled"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
+            ).notificationId)
+        let last = try #require(
+            try await full.scheduleSend(
+                .template(["messageParam": "last"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 3)
+            ).notificationId)
+        try await full.cancelScheduledSend(id: cancelled)
+        first.kill()
+
+        let second = try await HubProcess.start(directory: directory)
+        defer { second.stop() }
+        let token = SharedAccessSignature.make(
+            resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
+        let stream = try await readStream(
+            baseURL: second.state.url, hub: "news", device: device, token: token, count: 2, timeout: 20)
+        // Read without deduping: each was sent once.
+        #expect(stream.map(\.notificationId) == [kept, last])
+        let again = try HubClient(connectionString: second.full, retryPolicy: .none)
+        #expect(try await again.notificationDetails(id: cancelled).state == .cancelled)
+    }
+}
