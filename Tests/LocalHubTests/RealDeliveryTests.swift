@@ -13,47 +13,63 @@ import Testing
 struct RealDeliveryTests {
     static let template = #"{"aps":{"alert":"$(messageParam)"}}"#
 
-    /// A hub whose `providers.json` (in its data folder, found without flags) names `peer`.
-    static func withHub<T>(_ body: (TestHub, APNsPeer) async throws -> T) async throws -> T {
-        let key = P256.Signing.PrivateKey()
-        let peer = APNsPeer(key: key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news")
-        return try await peer.serve { url in
-            let directory = TestHub.temporaryDirectory()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let keyFile = directory.appendingPathComponent("AuthKey_ABC123DEFG.p8")
-            try Data(key.pemRepresentation.utf8).write(to: keyFile)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
-            let providers = JSONValue.object([
-                (
-                    "hubs",
-                    .object([
-                        (
-                            "news",
-                            .object([
-                                (
-                                    "apns",
-                                    .object([
-                                        ("keyFile", .string(keyFile.lastPathComponent)), ("keyId", .string("ABC123DEFG")),
-                                        ("teamId", .string("DEF123GHIJ")), ("topic", .string("com.example.news")),
-                                        ("endpoint", .string(url)), ("caFile", .string(peer.certificateFile)),
-                                    ])
-                                )
-                            ])
-                        )
-                    ])
-                )
-            ])
-            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
-            let hub = try await TestHub.start(directory: directory)
-            do {
-                let result = try await body(hub, peer)
-                await hub.stop()
-                return result
-            } catch {
-                await hub.stop()
-                throw error
+    /// The loopback push services a test hub delivers through.
+    struct Peers {
+        let apns: APNsPeer
+        let web: WebPushPeer
+    }
+
+    /// A hub whose `providers.json` (in its data folder, found without flags) names the peers.
+    static func withHub<T>(_ body: (TestHub, Peers) async throws -> T) async throws -> T {
+        let apnsKey = P256.Signing.PrivateKey()
+        let vapidKey = P256.Signing.PrivateKey()
+        let peers = Peers(
+            apns: APNsPeer(key: apnsKey.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news"),
+            web: WebPushPeer(vapidKey: vapidKey.publicKey))
+        return try await peers.apns.serve { apnsURL in
+            try await peers.web.serve { _ in
+                let directory = TestHub.temporaryDirectory()
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                func secret(_ name: String, _ text: String) throws -> JSONValue {
+                    let file = directory.appendingPathComponent(name)
+                    try Data(text.utf8).write(to: file)
+                    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+                    return .string(name)
+                }
+                let apns = JSONValue.object([
+                    ("keyFile", try secret("AuthKey_ABC123DEFG.p8", apnsKey.pemRepresentation)),
+                    ("keyId", .string("ABC123DEFG")), ("teamId", .string("DEF123GHIJ")), ("topic", .string("com.example.news")),
+                    ("endpoint", .string(apnsURL)), ("caFile", .string(peers.apns.certificateFile)),
+                ])
+                let web = JSONValue.object([
+                    ("vapidKeyFile", try secret("vapid.pem", vapidKey.pemRepresentation)),
+                    ("subject", .string("mailto:news@example.com")), ("caFile", .string(peers.web.certificateFile)),
+                ])
+                let providers = JSONValue.object([
+                    ("hubs", .object([("news", .object([("apns", apns), ("webPush", web)]))]))
+                ])
+                try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+                let hub = try await TestHub.start(directory: directory)
+                do {
+                    let result = try await body(hub, peers)
+                    await hub.stop()
+                    return result
+                } catch {
+                    await hub.stop()
+                    throw error
+                }
             }
         }
+    }
+
+    /// A browser's installation for `subscription`, with a template for the web.
+    static func browser(_ id: String, _ subscription: WebPushPeer.Subscription) throws -> Installation {
+        var installation = Installation(
+            installationId: id, platform: .browser, pushChannel: nil, tags: ["World"],
+            templates: ["web": InstallationTemplate(body: #"{"title":"News","body":"$(messageParam)"}"#)])
+        installation.pushChannel = .browser(
+            endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
+        return installation
     }
 
     static func register(_ client: HubClient, _ id: String, device: String, claim: Bool = false) async throws {
@@ -83,7 +99,8 @@ struct RealDeliveryTests {
     }
 
     @Test func anIPhoneAndATerminalOnOneTagEachGetTheSendOnceAndTheTerminalsTokenNeverReachesApple() async throws {
-        try await Self.withHub { hub, peer in
+        try await Self.withHub { hub, peers in
+            let peer = peers.apns
             let listen = try hub.client(hub.listen)
             let phone = randomDevice()
             let terminal = randomDevice()
@@ -107,7 +124,8 @@ struct RealDeliveryTests {
     }
 
     @Test func aGoneDeviceIsMarkedExpiredSkippedAfterAndServedAgainOnceItRegisters() async throws {
-        try await Self.withHub { hub, peer in
+        try await Self.withHub { hub, peers in
+            let peer = peers.apns
             let listen = try hub.client(hub.listen)
             let gone = randomDevice()
             let wrong = randomDevice()
@@ -138,7 +156,8 @@ struct RealDeliveryTests {
     }
 
     @Test func aLegacyRegistrationOfAGoneDeviceIsRemoved() async throws {
-        try await Self.withHub { hub, peer in
+        try await Self.withHub { hub, peers in
+            let peer = peers.apns
             let full = try hub.client(hub.full)
             let device = randomDevice()
             peer.behave(device, .refuse(status: 410, reason: "Unregistered"))
@@ -155,6 +174,25 @@ struct RealDeliveryTests {
                     return true
                 }
             }
+        }
+    }
+
+    @Test func aBrowserGetsItsPushEncryptedAndAGoneSubscriptionExpires() async throws {
+        try await Self.withHub { hub, peers in
+            let listen = try hub.client(hub.listen)
+            let reader = peers.web.subscribe()
+            let gone = peers.web.subscribe(.refuse(status: 410, reason: nil))
+            try await listen.createOrUpdateInstallation(try Self.browser("reader", reader))
+            try await listen.createOrUpdateInstallation(try Self.browser("gone", gone))
+            let first = try await Self.send(hub, "hello web")
+            #expect(first.outcomeCounts[.browser] == ["Success": 1, "ExpiredChannel": 1])
+            let received = try #require(peers.web.received.first { $0.subscription == reader.id })
+            #expect(received.plaintext.map { String(decoding: $0, as: UTF8.self) } == #"{"title":"News","body":"hello web"}"#)
+            _ = try await Self.eventually { try await listen.installation(id: "gone").pushChannelExpired == true ? true : nil }
+            let asked = peers.web.received.count
+            let second = try await Self.send(hub, "again")
+            #expect(second.outcomeCounts[.browser] == ["Success": 1, "ExpiredChannel": 1])
+            #expect(peers.web.received.count == asked + 1, "the gone subscription is not asked again")
         }
     }
 

@@ -41,7 +41,7 @@ public enum LocalHubServer {
         let limits = ConnectionLimits(configuration: configuration, logger: logger)
         let providers: PushProviders
         do {
-            providers = try PushProviders.load(
+            providers = try await PushProviders.load(
                 configuration.effectiveProvidersFile, hubs: configuration.hubs, logger: logger)
         } catch {
             throw LocalHubStartError(description: error.description)
