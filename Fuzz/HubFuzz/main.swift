@@ -16,6 +16,7 @@ enum FuzzTarget: String, CaseIterable {
     case atom
     case sse
     case installation
+    case directBatch = "direct-batch"
 }
 
 let fuzzTarget: FuzzTarget = {
@@ -142,6 +143,20 @@ func fuzzSSE(_ bytes: [UInt8]) {
     }
 }
 
+func fuzzDirectBatch(_ bytes: [UInt8]) {
+    // The first line is the Content-Type, the rest the body.
+    let newline = bytes.firstIndex(of: 0x0A) ?? bytes.endIndex
+    let contentType = String(decoding: bytes[..<newline], as: UTF8.self)
+    let body = Array(bytes[min(newline + 1, bytes.endIndex)...])
+    guard let batch = try? DirectBatch(parsing: body, contentType: contentType) else { return }
+    check(!batch.devices.isEmpty && batch.devices.count <= DirectBatch.maximumDevices, "a batch's devices are out of bounds")
+    // What was read, written again, reads back the same (a payload ending in a line break
+    // loses it, as any multipart part does).
+    guard !batch.payload.hasSuffix("\n"), !batch.payload.hasSuffix("\r"), !batch.payload.contains("--b") else { return }
+    let (writtenType, written) = batch.multipart(boundary: "b")
+    check((try? DirectBatch(parsing: Array(written.utf8), contentType: writtenType)) == batch, "a batch does not read back")
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let bytes = start.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
@@ -156,6 +171,7 @@ public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     case .atom: fuzzAtom(text)
     case .sse: fuzzSSE(bytes)
     case .installation: fuzzInstallation(bytes)
+    case .directBatch: fuzzDirectBatch(bytes)
     }
     return 0
 }

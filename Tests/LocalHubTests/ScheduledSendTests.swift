@@ -155,3 +155,59 @@ import Testing
         #expect(try await again.notificationDetails(id: cancelled).state == .cancelled)
     }
 }
+
+/// Direct batch sends (issue 14, item 7): one payload to up to 1,000 handles.
+@Suite struct DirectBatchSendTests {
+    @Test func aBatchOfAThousandHandlesReachesEachOnce() async throws {
+        try await TestHub.with { hub in
+            let full = try hub.client(hub.full)
+            let devices = (0..<1000).map { _ in randomDevice() }
+            let receipt = try await full.sendDirectBatch(.apple(payload: #"{"aps":{"alert":"all"}}"#), deviceHandles: devices)
+            let id = try #require(receipt.notificationId)
+            let details = try await ScheduledSendTests.eventually { () -> NotificationDetails? in
+                let details = try await full.notificationDetails(id: id)
+                return details.state == .completed ? details : nil
+            }
+            #expect(details.apnsOutcomeCounts == ["Success": 1000])
+            let listing = try await raw(
+                .GET, "\(hub.baseURL)/_sandbox/apns/news/devices", headers: [("Authorization", hub.token(hub.full))])
+            let reached = try #require(try JSONValue(parsing: listing.body).arrayValue)
+            var counts: [String: String] = [:]
+            for entry in reached {
+                counts[entry["device"]?.stringValue ?? ""] = entry["deliveries"].flatMap {
+                    if case .number(let n) = $0 { n } else { nil }
+                }
+            }
+            #expect(Set(counts.keys) == Set(devices) && counts.values.allSatisfy { $0 == "1" })
+        }
+    }
+
+    @Test func aBatchIsRefusedWhenItIsNotOne() async throws {
+        try await TestHub.with { hub throws in
+            func post(_ query: String, _ contentType: String, _ body: String, format: String = "apple") async throws -> Int {
+                try await raw(
+                    .POST, "\(hub.baseURL)/news/messages/$batch?api-version=2020-06\(query)",
+                    headers: [
+                        ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", format),
+                        ("Content-Type", contentType),
+                    ], body: body
+                ).status
+            }
+            let good = DirectBatch(payload: #"{"aps":{"alert":"x"}}"#, devices: [randomDevice()]).multipart()
+            let status1 = try await post("&direct", good.contentType, good.body)
+            #expect(status1 == 201)
+            let status2 = try await post("", good.contentType, good.body)
+            #expect(status2 == 400, "a batch is direct")
+            let status3 = try await post("&direct", "application/json", good.body)
+            #expect(status3 == 400)
+            let status4 = try await post("&direct", good.contentType, good.body, format: "template")
+            #expect(status4 == 400)
+            let notHex = DirectBatch(payload: #"{"aps":{"alert":"x"}}"#, devices: ["not-hex"]).multipart()
+            let status5 = try await post("&direct", notHex.contentType, notHex.body)
+            #expect(status5 == 400)
+            let notJSON = DirectBatch(payload: "hello", devices: [randomDevice()]).multipart()
+            let status6 = try await post("&direct", notJSON.contentType, notJSON.body)
+            #expect(status6 == 400)
+        }
+    }
+}

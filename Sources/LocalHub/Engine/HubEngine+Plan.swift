@@ -155,27 +155,33 @@ extension HubEngine {
             ("Skipped", "The local hub has no push service for \(platform) in this hub")
         }
 
-        if let handle = n.directHandle {
+        if let handles = n.batchHandles ?? n.directHandle.map({ [$0] }) {
+            // Direct sends: one handle, or a batch's; the payload checked once.
             let platform = n.format.platform ?? .apns
-            let device = TagIndex.device(handle, platform: platform)
             let keys = n.webPushKeys
-            guard
-                let kind = route(platform, hub: n.hub, providers: providers).service(for: device, sandboxDevices: sandboxDevices),
-                let provider = providers[kind], platform != .browser || keys != nil
-            else {
-                let (name, text) =
-                    platform == .browser && n.webPushKeys == nil
-                    ? ("BadChannel", "A direct send to a browser needs its P256DH and Auth headers") : unserved(platform)
-                refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
-                return plan
-            }
-            if case .refused(let name, let text)? = provider.check(Array(n.body.utf8)) {
-                refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
-            } else {
-                let compact = (try? JSONValue(parsing: n.body))?.text ?? n.body
-                deliver(
-                    kind, platform: platform, device: device, template: "", payload: compact, registrationId: "", handle: handle,
-                    keys: keys)
+            let route = Self.route(platform, hub: n.hub, providers: providers)
+            let compact = (try? JSONValue(parsing: n.body))?.text ?? n.body
+            var checks: [PushServiceKind: PushOutcome?] = [:]
+            for handle in handles {
+                let device = TagIndex.device(handle, platform: platform)
+                guard let kind = route.service(for: device, sandboxDevices: sandboxDevices), let provider = providers[kind],
+                    platform != .browser || keys != nil
+                else {
+                    let (name, text) =
+                        platform == .browser && keys == nil
+                        ? ("BadChannel", "A direct send to a browser needs its P256DH and Auth headers") : unserved(platform)
+                    refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
+                    continue
+                }
+                let refusal = checks[kind] ?? provider.check(Array(n.body.utf8))
+                checks[kind] = .some(refusal)
+                if case .refused(let name, let text)? = refusal {
+                    refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
+                } else {
+                    deliver(
+                        kind, platform: platform, device: device, template: "", payload: compact, registrationId: "",
+                        handle: handle, keys: keys)
+                }
             }
         } else if let tables {
             let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }

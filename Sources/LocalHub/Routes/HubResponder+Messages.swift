@@ -108,15 +108,7 @@ extension HubResponder {
             throw HubRefusal.badRequest("A \(format.rawValue) send needs a JSON body, but Content-Type is '\(contentType)'")
         }
         let bytes = try await body(r)
-        // Kept as text and handed to push services as it is: it must be UTF-8 and free of
-        // NUL, which no store and no push service keeps intact.
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw HubRefusal.badRequest("The notification body is not UTF-8 text")
-        }
-        if let bad = StoredText.forbidden(in: text, body: true) {
-            throw HubRefusal.badRequest(
-                "The notification body holds \(StoredText.describe(bad)), which no payload may carry")
-        }
+        let text = try Self.payloadText(bytes)
         if format == .template {
             do {
                 _ = try TemplateProperties(json: JSONValue(parsing: bytes))
@@ -134,6 +126,63 @@ extension HubResponder {
         return StoredNotification(
             hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: expression.map { _ in tagsHeader! },
             body: text, headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
+    }
+
+    /// A payload as the hub keeps it and hands it to push services: UTF-8 text free of NUL,
+    /// which no store and no push service keeps intact.
+    static func payloadText(_ bytes: some Collection<UInt8>) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw HubRefusal.badRequest("The notification body is not UTF-8 text")
+        }
+        if let bad = StoredText.forbidden(in: text, body: true) {
+            throw HubRefusal.badRequest("The notification body holds \(StoredText.describe(bad)), which no payload may carry")
+        }
+        return text
+    }
+
+    /// `POST /{hub}/messages/$batch?direct` (Send): one native payload to up to 1,000 device
+    /// handles, as `multipart/mixed` (`DirectBatch`); APNs tokens or FCM registration tokens.
+    /// 201 with `Location` `…/messages/{id}` (the service writes `…/messages/$batch/{id}`,
+    /// which the JS SDK misreads; this form both SDKs read, and it answers for telemetry).
+    func batchSend(_ r: HubRequest, hub: String) async throws -> Response {
+        try authorize(r, hub: hub, needs: .send)
+        guard r.flag("direct") else {
+            throw HubRefusal.badRequest("A batch send is direct: add ?direct (sends to tags go to …/messages)")
+        }
+        guard let formatText = r.header("ServiceBusNotification-Format"), let format = NotificationFormat(wireValue: formatText),
+            format == .apple || format == .fcmV1
+        else {
+            throw HubRefusal.badRequest("The local hub sends direct batches with ServiceBusNotification-Format apple or fcmv1")
+        }
+        guard let contentType = r.contentType else {
+            throw HubRefusal.badRequest("A batch send's Content-Type is multipart/mixed with a boundary")
+        }
+        // Room for the handles besides the payload: 1,000 of up to a kilobyte each.
+        let bytes = try await body(r, extra: DirectBatch.maximumDevices * 1024)
+        let batch: DirectBatch
+        do {
+            batch = try DirectBatch(parsing: bytes, contentType: contentType)
+        } catch {
+            throw HubRefusal.badRequest("The batch is not readable: \(error)")
+        }
+        guard batch.payload.utf8.count <= configuration.maximumBodyBytes else {
+            throw HubRefusal(.contentTooLarge, "The batch's notification is larger than \(configuration.maximumBodyBytes) bytes")
+        }
+        let text = try Self.payloadText(batch.payload.utf8)
+        guard (try? JSONValue(parsing: text)) != nil else { throw HubRefusal.badRequest("The batch's notification is not JSON") }
+        for handle in batch.devices { try Self.checkDirectHandle(handle, format: format, r) }
+        var headers: [String: String] = [:]
+        for field in r.request.headers where field.name.canonicalName.hasPrefix("apns-") {
+            headers[field.name.canonicalName] = field.value
+        }
+        var notification = StoredNotification(
+            hub: hub, id: engine.makeNotificationId(), format: format, tagExpression: nil, body: text, headers: headers)
+        notification.batchHandles = batch.devices
+        try await engine.enqueue(notification)
+        var fields = HTTPFields()
+        fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
     }
 
     /// The headers a browser send passes on to its Web Push service (`P256DH` and `Auth`

@@ -76,9 +76,9 @@ struct HubResponder: Sendable {
         return value
     }
 
-    /// Reads the body, refusing more than the configured maximum with 413.
-    func body(_ r: HubRequest) async throws -> [UInt8] {
-        let limit = configuration.maximumBodyBytes
+    /// Reads the body, refusing more than the configured maximum (and `extra` bytes) with 413.
+    func body(_ r: HubRequest, extra: Int = 0) async throws -> [UInt8] {
+        let limit = configuration.maximumBodyBytes + extra
         if let length = r.header(.contentLength).flatMap(Int.init), length > limit {
             throw HubRefusal(.contentTooLarge, "The request body is \(length) bytes; at most \(limit) are accepted")
         }

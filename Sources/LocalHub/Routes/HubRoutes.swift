@@ -70,9 +70,7 @@ extension HubResponder {
             return try self.registrationFeed(r, hub: context.hub, tag: r.segments[2], deviceToken: nil)
         }
         hub.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
-        hub.post("messages/$batch") { request, context -> Response in
-            try self.authorize(HubRequest(request, context), hub: context.hub, needs: .send)
-            throw HubRefusal.badRequest("Direct batch sends are not supported by the local hub; send to each handle with direct")
+        hub.post("messages/$batch") { request, context in try await self.batchSend(HubRequest(request, context), hub: context.hub)
         }
         hub.get("messages/:id") { request, context in
             let r = HubRequest(request, context)

@@ -31,6 +31,8 @@ public struct StoredNotification: Sendable, Hashable {
     public var headers: [String: String]
     /// The device handle of a direct send.
     public var directHandle: String?
+    /// The device handles of a direct batch send (`DirectBatch`).
+    public var batchHandles: [String]?
     public var isTest: Bool
     public var enqueued: Date
     public var state: NotificationDetails.State

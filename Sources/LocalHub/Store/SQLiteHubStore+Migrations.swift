@@ -112,10 +112,12 @@ extension SQLiteHubStore {
                     """)
         }
         // Scheduled sends wait in the notification table, state 'Scheduled', until fire_at.
-        migrator.registerMigration("v7: scheduled notifications") { db in
+        // A direct batch's handles, as a JSON array.
+        migrator.registerMigration("v7: scheduled notifications and direct batches") { db in
             try db.execute(
                 sql: """
                     ALTER TABLE notification ADD COLUMN fire_at REAL;
+                    ALTER TABLE notification ADD COLUMN direct_handles TEXT;
                     CREATE INDEX notification_scheduled ON notification(fire_at) WHERE state = 'Scheduled';
                     """)
         }

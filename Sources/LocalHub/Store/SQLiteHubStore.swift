@@ -178,8 +178,8 @@ public final class SQLiteHubStore: HubStore {
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """
-                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome, fire_at)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome, fire_at, direct_handles)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """,
                         arguments: Self.notificationArguments(n))
                 }
@@ -192,6 +192,7 @@ public final class SQLiteHubStore: HubStore {
             n.hub, n.id, n.format.rawValue, n.tagExpression, n.body, Self.encode(n.headers), n.directHandle, n.isTest,
             n.enqueued.timeIntervalSince1970, n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
             Self.encode(n.outcomeCounts.mapValues(String.init)), n.scheduledFor?.timeIntervalSince1970,
+            n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text },
         ]
     }
 
@@ -261,6 +262,8 @@ public final class SQLiteHubStore: HubStore {
         n.ended = (row["ended"] as Double?).map(Date.init(timeIntervalSince1970:))
         n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
         n.scheduledFor = (row["fire_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        n.batchHandles = (row["direct_handles"] as String?).flatMap { try? JSONValue(parsing: $0) }?.arrayValue?
+            .compactMap(\.stringValue)
         return n
     }
 
