@@ -15,7 +15,7 @@ struct BreakingNews: AsyncParsableCommand {
             subcommands: [
                 UICommand.self, SubscribeCommand.self, CategoriesCommand.self, SendCommand.self, LogCommand.self,
                 InstallationCommand.self,
-                TokenCommand.self, HubCommand.self,
+                TokenCommand.self, ExplainCommand.self, HubCommand.self,
             ],
             defaultSubcommand: UICommand.self
         )

@@ -140,6 +140,32 @@ import Testing
         #expect(installation.stdout.contains(#""Technology""#))
     }
 
+    /// `explain` says why a send reached nobody, as text and as JSON; an unknown id is
+    /// refused with its exit code and one line.
+    @Test func explainSaysWhyASendReachedNobody() async throws {
+        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
+        defer { hub.stop() }
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let sent = try await user.run(["send", "nobody reads this", "--category", "Sports"])
+        let id = try #require(sent.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        var explained = try await user.run(["explain", id])
+        for _ in 0..<100 where explained.stdout.hasPrefix("It is accepted") {
+            try await Task.sleep(for: .milliseconds(50))
+            explained = try await user.run(["explain", id])
+        }
+        #expect(explained.status == 0, "\(explained.stderr)")
+        #expect(
+            explained.stdout.hasPrefix(
+                "Nothing matched: no installation or registration of hub 'news' holds tags that satisfy 'Sports'."),
+            "\(explained.stdout)")
+        let json = try await user.run(["explain", id, "--json"])
+        let parsed = try SendExplanation(json: JSONValue(parsing: json.stdout))
+        #expect(parsed.notificationId == id && parsed.matchCount == 0)
+        let unknown = try await user.run(["explain", "no-such-send"])
+        #expect(unknown.status == 5 && unknown.stderr.split(separator: "\n").count == 1, "\(unknown.stderr)")
+    }
+
     /// Every bad input: its exit code and one line on standard error, never a stack trace.
     @Test func badInputGetsItsExitCodeAndOneLine() async throws {
         let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())

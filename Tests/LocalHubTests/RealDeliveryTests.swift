@@ -17,46 +17,55 @@ struct RealDeliveryTests {
     struct Peers {
         let apns: APNsPeer
         let web: WebPushPeer
+        let fcm: FCMPeer
     }
 
     /// A hub whose `providers.json` (in its data folder, found without flags) names the peers.
     static func withHub<T>(_ body: (TestHub, Peers) async throws -> T) async throws -> T {
         let apnsKey = P256.Signing.PrivateKey()
         let vapidKey = P256.Signing.PrivateKey()
+        let account = try FCMPeer.ServiceAccount()
         let peers = Peers(
             apns: APNsPeer(key: apnsKey.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news"),
-            web: WebPushPeer(vapidKey: vapidKey.publicKey))
+            web: WebPushPeer(vapidKey: vapidKey.publicKey), fcm: FCMPeer(account: account))
         return try await peers.apns.serve { apnsURL in
             try await peers.web.serve { _ in
-                let directory = TestHub.temporaryDirectory()
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                func secret(_ name: String, _ text: String) throws -> JSONValue {
-                    let file = directory.appendingPathComponent(name)
-                    try Data(text.utf8).write(to: file)
-                    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
-                    return .string(name)
-                }
-                let apns = JSONValue.object([
-                    ("keyFile", try secret("AuthKey_ABC123DEFG.p8", apnsKey.pemRepresentation)),
-                    ("keyId", .string("ABC123DEFG")), ("teamId", .string("DEF123GHIJ")), ("topic", .string("com.example.news")),
-                    ("endpoint", .string(apnsURL)), ("caFile", .string(peers.apns.certificateFile)),
-                ])
-                let web = JSONValue.object([
-                    ("vapidKeyFile", try secret("vapid.pem", vapidKey.pemRepresentation)),
-                    ("subject", .string("mailto:news@example.com")), ("caFile", .string(peers.web.certificateFile)),
-                ])
-                let providers = JSONValue.object([
-                    ("hubs", .object([("news", .object([("apns", apns), ("webPush", web)]))]))
-                ])
-                try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
-                let hub = try await TestHub.start(directory: directory)
-                do {
-                    let result = try await body(hub, peers)
-                    await hub.stop()
-                    return result
-                } catch {
-                    await hub.stop()
-                    throw error
+                try await peers.fcm.serve { fcmURL in
+                    let directory = TestHub.temporaryDirectory()
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                    func secret(_ name: String, _ text: String) throws -> JSONValue {
+                        let file = directory.appendingPathComponent(name)
+                        try Data(text.utf8).write(to: file)
+                        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+                        return .string(name)
+                    }
+                    let apns = JSONValue.object([
+                        ("keyFile", try secret("AuthKey_ABC123DEFG.p8", apnsKey.pemRepresentation)),
+                        ("keyId", .string("ABC123DEFG")), ("teamId", .string("DEF123GHIJ")),
+                        ("topic", .string("com.example.news")),
+                        ("endpoint", .string(apnsURL)), ("caFile", .string(peers.apns.certificateFile)),
+                    ])
+                    let web = JSONValue.object([
+                        ("vapidKeyFile", try secret("vapid.pem", vapidKey.pemRepresentation)),
+                        ("subject", .string("mailto:news@example.com")), ("caFile", .string(peers.web.certificateFile)),
+                    ])
+                    let fcm = JSONValue.object([
+                        ("serviceAccountFile", try secret("service-account.json", account.json(tokenURI: "\(fcmURL)/token"))),
+                        ("endpoint", .string(fcmURL)), ("caFile", .string(peers.fcm.certificateFile)),
+                    ])
+                    let providers = JSONValue.object([
+                        ("hubs", .object([("news", .object([("apns", apns), ("webPush", web), ("fcmV1", fcm)]))]))
+                    ])
+                    try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+                    let hub = try await TestHub.start(directory: directory)
+                    do {
+                        let result = try await body(hub, peers)
+                        await hub.stop()
+                        return result
+                    } catch {
+                        await hub.stop()
+                        throw error
+                    }
                 }
             }
         }
@@ -78,9 +87,9 @@ struct RealDeliveryTests {
     }
 
     /// Sends to World and waits until the hub has finished with the send; its details.
-    static func send(_ hub: TestHub, _ text: String) async throws -> NotificationDetails {
+    static func send(_ hub: TestHub, _ text: String, tags: String = "World") async throws -> NotificationDetails {
         let client = try hub.client(hub.full)
-        let receipt = try await client.send(.template(["messageParam": text]), tagExpression: "World")
+        let receipt = try await client.send(.template(["messageParam": text]), tagExpression: tags)
         let id = try #require(receipt.notificationId)
         return try await eventually {
             let details = try? await client.notificationDetails(id: id)
@@ -193,6 +202,47 @@ struct RealDeliveryTests {
             let second = try await Self.send(hub, "again")
             #expect(second.outcomeCounts[.browser] == ["Success": 1, "ExpiredChannel": 1])
             #expect(peers.web.received.count == asked + 1, "the gone subscription is not asked again")
+        }
+    }
+
+    /// Issue 14's four platforms: one send to a tag reaches an iPhone, an Android phone, a
+    /// browser and a terminal, each once, each through its own push service.
+    @Test func oneSendReachesAnIPhoneAnAndroidPhoneABrowserAndATerminalOnceEach() async throws {
+        try await Self.withHub { hub, peers in
+            let listen = try hub.client(hub.listen)
+            let phone = randomDevice()
+            let terminal = randomDevice()
+            let android = "dTq3-Example_FCM:Token" + String(UUID().uuidString.prefix(8))
+            try await Self.register(listen, "iphone", device: phone)
+            try await Self.register(listen, "terminal", device: terminal, claim: true)
+            try await listen.createOrUpdateInstallation(
+                Installation(
+                    installationId: "android", platform: .fcmV1, pushChannel: android, tags: ["World"],
+                    templates: ["fcm": InstallationTemplate(body: #"{"message":{"notification":{"body":"$(messageParam)"}}}"#)]))
+            let browser = peers.web.subscribe()
+            try await listen.createOrUpdateInstallation(try Self.browser("browser", browser))
+            let details = try await Self.send(hub, "four")
+            #expect(details.outcomeCounts == [.apns: ["Success": 2], .fcmV1: ["Success": 1], .browser: ["Success": 1]])
+            #expect(peers.apns.received.map(\.device) == [phone])
+            #expect(peers.fcm.received.map(\.device) == [android], "the token as registered, case and all")
+            #expect(peers.fcm.received.first?.message?["notification"]?["body"]?.stringValue == "four")
+            #expect(peers.web.received.map(\.subscription) == [browser.id])
+            let inbox = try await listen.inbox(device: terminal, after: 0, epoch: nil)
+            #expect(inbox.map(\.notificationId) == [details.notificationId])
+        }
+    }
+
+    @Test func anAndroidAppThatIsGoneExpiresItsChannel() async throws {
+        try await Self.withHub { hub, peers in
+            let listen = try hub.client(hub.listen)
+            peers.fcm.script("gone-token", .unregistered)
+            try await listen.createOrUpdateInstallation(
+                Installation(
+                    installationId: "android", platform: .fcmV1, pushChannel: "gone-token", tags: ["World"],
+                    templates: ["fcm": InstallationTemplate(body: #"{"message":{"data":{"m":"$(messageParam)"}}}"#)]))
+            let details = try await Self.send(hub, "x")
+            #expect(details.outcomeCounts[.fcmV1] == ["ExpiredChannel": 1])
+            _ = try await Self.eventually { try await listen.installation(id: "android").pushChannelExpired == true ? true : nil }
         }
     }
 

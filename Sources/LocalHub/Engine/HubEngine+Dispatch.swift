@@ -37,6 +37,11 @@ extension HubEngine {
             n.ended = Date()
             n.outcomeCounts = plan.counts
             n.state = plan.counts.isEmpty ? .noTargetFound : .completed
+            n.report = zip(plan.results, plan.resultNames).map { result, name in
+                SendExplanation.Line(
+                    platform: result.applicationPlatform, handle: result.pnsHandle, registrationId: result.registrationId,
+                    outcome: name, text: result.outcome)
+            }
             return DispatchRecord(notification: n, deliveries: plan.recorded)
         }
         var backoff = Self.storeBackoff
@@ -89,8 +94,12 @@ extension HubEngine {
             let outcomes = k < answers.count ? answers[k] : []
             let reportLines = plans[p].reportLines[kind]
             // The usual answer, every message delivered, is counted and recorded in bulk.
-            if outcomes.count == send.deliveries.count, reportLines == nil, outcomes.allSatisfy({ $0 == .delivered }) {
+            if outcomes.count == send.deliveries.count, outcomes.allSatisfy({ $0 == .delivered }) {
                 plans[p].counts[success, default: 0] += outcomes.count
+                for line in (reportLines ?? [:]).values {
+                    plans[p].results[line].outcome = NotificationOutcome.sent
+                    plans[p].resultNames[line] = "Success"
+                }
                 if provider.keepsDeliveryLog {
                     if plans[p].recorded.isEmpty {
                         plans[p].recorded = send.deliveries
@@ -104,21 +113,24 @@ extension HubEngine {
                 // A service that answered for fewer messages than it was given: the rest failed.
                 let outcome =
                     m < outcomes.count ? outcomes[m] : .refused(name: "PnsUnreachable", text: "The push service gave no outcome")
-                let text: String
+                let (name, text): (String, String)
                 switch outcome {
                 case .delivered:
                     plans[p].counts[success, default: 0] += 1
                     if provider.keepsDeliveryLog { plans[p].recorded.append(delivery) }
-                    text = NotificationOutcome.sent
-                case .refused(let name, let refusal):
-                    plans[p].counts[OutcomeKey.key(name, platform: platform), default: 0] += 1
-                    text = refusal
-                case .gone(let name, let refusal):
-                    plans[p].counts[OutcomeKey.key(name, platform: platform), default: 0] += 1
-                    gone.append(ChannelGone(hub: delivery.hub, device: delivery.device, platform: platform, reason: name))
-                    text = refusal
+                    (name, text) = ("Success", NotificationOutcome.sent)
+                case .refused(let refused, let refusal):
+                    plans[p].counts[OutcomeKey.key(refused, platform: platform), default: 0] += 1
+                    (name, text) = (refused, refusal)
+                case .gone(let goneName, let refusal):
+                    plans[p].counts[OutcomeKey.key(goneName, platform: platform), default: 0] += 1
+                    gone.append(ChannelGone(hub: delivery.hub, device: delivery.device, platform: platform, reason: goneName))
+                    (name, text) = (goneName, refusal)
                 }
-                if let line = reportLines?[m] { plans[p].results[line].outcome = text }
+                if let line = reportLines?[m] {
+                    plans[p].results[line].outcome = text
+                    plans[p].resultNames[line] = name
+                }
             }
         }
         return provider.keepsDeliveryLog ? sends.flatMap(\.deliveries) : []

@@ -17,6 +17,8 @@ public struct DispatchPlan: Sendable {
     /// Per-device lines for a test send (at most the test limit); a message's line is
     /// filled in when its service answers.
     public var results: [NotificationOutcome.Result] = []
+    /// The outcome counter of each line of `results` (empty until its service answers).
+    var resultNames: [String] = []
     /// What the hub's delivery log keeps of this notification, once numbered and pushed.
     var recorded: [Delivery] = []
 
@@ -97,7 +99,8 @@ extension HubEngine {
         var n = notification
         n.started = now
         var plan = DispatchPlan(notification: n)
-        let reportLimit = n.isTest ? testLimit : 0
+        // Every send keeps its first devices' outcomes, for `explain`; a test send reports them.
+        let reportLimit = n.isTest ? testLimit : SendExplanation.lineLimit
         let sandboxDevices = tables?.sandboxDevices ?? []
         // Messages gather in a bucket for the current service, moved into the plan when the
         // service changes and at the end: no dictionary work per device of a fan-out.
@@ -130,6 +133,7 @@ extension HubEngine {
             }
             if plan.results.count < reportLimit {
                 bucketReports[bucket.count] = plan.results.count
+                plan.resultNames.append("")
                 plan.results.append(
                     .init(
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle,
@@ -145,6 +149,7 @@ extension HubEngine {
         ) {
             plan.counts[OutcomeKey.key(outcomeName, platform: platform), default: 0] += 1
             if plan.results.count < reportLimit {
+                plan.resultNames.append(outcomeName)
                 plan.results.append(
                     .init(
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle, registrationId: registrationId(),

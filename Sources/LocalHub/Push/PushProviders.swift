@@ -18,6 +18,7 @@ struct PushProviders: Sendable {
         }
         var apns: [String: APNsClient] = [:]
         var webPush: [String: WebPushClient] = [:]
+        var fcm: [String: FCMv1Client] = [:]
         var closers: [@Sendable () async -> Void] = []
         var failure: ProviderConfigError?
         for (hub, entry) in credentials.hubs.sorted(by: { $0.key < $1.key }) where served.contains(hub) {
@@ -26,6 +27,12 @@ struct PushProviders: Sendable {
                 if let credential = entry.apns {
                     let client = try APNsClient(credential)
                     apns[hub] = client
+                    closers.append { await client.shutdown() }
+                }
+                what = "fcmV1"
+                if let credential = entry.fcmV1 {
+                    let client = try FCMv1Client(credential)
+                    fcm[hub] = client
                     closers.append { await client.shutdown() }
                 }
                 what = "webPush"
@@ -46,6 +53,7 @@ struct PushProviders: Sendable {
         }
         var services: [any PushService] = []
         if !apns.isEmpty { services.append(APNsPushService(clients: apns)) }
+        if !fcm.isEmpty { services.append(FCMv1PushService(clients: fcm)) }
         if !webPush.isEmpty { services.append(WebPushService(clients: webPush)) }
         for (hub, entry) in credentials.hubs where served.contains(hub) {
             let kinds = [

@@ -128,6 +128,20 @@ extension HubResponder {
             body: text, headers: headers, directHandle: isDirect ? handle : nil, isTest: isTest)
     }
 
+    /// `GET /_inspect/{hub}/messages/{id}` (Manage: it names installations): why the send
+    /// reached whom it reached (`SendExplanation`), as JSON.
+    func explain(_ r: HubRequest, hub name: String, id: String) async throws -> Response {
+        guard let hub = engine.hubName(name) else {
+            throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
+        }
+        try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
+        guard let explanation = try await engine.explain(hub: hub, id: id) else {
+            throw HubRefusal(.notFound, "The notification '\(id)' was not found")
+        }
+        return HubReply.body(
+            .ok, explanation.json.prettyText, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+    }
+
     /// A payload as the hub keeps it and hands it to push services: UTF-8 text free of NUL,
     /// which no store and no push service keeps intact.
     static func payloadText(_ bytes: some Collection<UInt8>) throws -> String {

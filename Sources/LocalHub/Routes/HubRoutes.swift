@@ -43,6 +43,11 @@ extension HubResponder {
             }
         }
 
+        router.get("_inspect/:hub/messages/:id") { request, context in
+            let r = HubRequest(request, context)
+            return try await self.explain(r, hub: r.segments[1], id: r.segments[3])
+        }
+
         let hub = router.group(":hub").add(middleware: HubScope(responder: self))
         for method in [HTTPRequest.Method.put, .get, .patch, .delete] {
             hub.on("installations/:id", method: method) { request, context in

@@ -40,6 +40,8 @@ public struct StoredNotification: Sendable, Hashable {
     public var ended: Date?
     /// Outcome name (`Success`, `InvalidNotificationSize`…) → count.
     public var outcomeCounts: [String: Int]
+    /// The first devices' outcomes, kept for `explain` (`SendExplanation.lineLimit`).
+    public var report: [SendExplanation.Line] = []
     /// When a scheduled notification is due (its state is `scheduled` until then).
     public var scheduledFor: Date?
 

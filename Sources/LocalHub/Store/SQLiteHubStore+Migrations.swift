@@ -112,12 +112,13 @@ extension SQLiteHubStore {
                     """)
         }
         // Scheduled sends wait in the notification table, state 'Scheduled', until fire_at.
-        // A direct batch's handles, as a JSON array.
-        migrator.registerMigration("v7: scheduled notifications and direct batches") { db in
+        // A direct batch's handles, as a JSON array; the first devices' outcomes of a send.
+        migrator.registerMigration("v7: scheduled notifications, direct batches, send reports") { db in
             try db.execute(
                 sql: """
                     ALTER TABLE notification ADD COLUMN fire_at REAL;
                     ALTER TABLE notification ADD COLUMN direct_handles TEXT;
+                    ALTER TABLE notification ADD COLUMN report TEXT;
                     CREATE INDEX notification_scheduled ON notification(fire_at) WHERE state = 'Scheduled';
                     """)
         }

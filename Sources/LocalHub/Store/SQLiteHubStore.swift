@@ -200,6 +200,25 @@ public final class SQLiteHubStore: HubStore {
         JSONValue.object(map.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).text
     }
 
+    /// A send's report as stored: what `SendExplanation` writes of its lines.
+    static func encode(_ report: [SendExplanation.Line]) -> String? {
+        guard !report.isEmpty else { return nil }
+        let partial = SendExplanation(
+            notificationId: "", hub: "", format: "", tagExpression: nil, state: "", enqueued: "", scheduledFor: nil, counts: [:],
+            matches: [], matchCount: 0, nearMisses: [], renderings: [], lines: report, findings: [])
+        return JSONValue.array(partial.json["lines"]?.arrayValue ?? []).text
+    }
+
+    static func decodeReport(_ text: String?) -> [SendExplanation.Line] {
+        guard let text, let lines = try? JSONValue(parsing: text) else { return [] }
+        return
+            (try? SendExplanation(
+                json: .object([
+                    ("notificationId", .string("")), ("hub", .string("")), ("format", .string("")), ("state", .string("")),
+                    ("lines", lines),
+                ])))?.lines ?? []
+    }
+
     static func decode(_ text: String) -> [String: String] {
         guard let members = (try? JSONValue(parsing: text))?.objectMembers else { return [:] }
         return Dictionary(members.compactMap { key, value in value.stringValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
@@ -232,7 +251,7 @@ public final class SQLiteHubStore: HubStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         let finish = try db.cachedStatement(
-            sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ? WHERE id = ?")
+            sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ?, report = ? WHERE id = ?")
         for dispatch in dispatches {
             for delivery in dispatch.deliveries {
                 try insert.execute(arguments: [
@@ -245,7 +264,7 @@ public final class SQLiteHubStore: HubStore {
             try finish.execute(
                 arguments: [
                     n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-                    Self.encode(n.outcomeCounts.mapValues(String.init)), n.id,
+                    Self.encode(n.outcomeCounts.mapValues(String.init)), Self.encode(n.report), n.id,
                 ])
         }
         return written
@@ -262,6 +281,7 @@ public final class SQLiteHubStore: HubStore {
         n.ended = (row["ended"] as Double?).map(Date.init(timeIntervalSince1970:))
         n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
         n.scheduledFor = (row["fire_at"] as Double?).map(Date.init(timeIntervalSince1970:))
+        n.report = decodeReport(row["report"])
         n.batchHandles = (row["direct_handles"] as String?).flatMap { try? JSONValue(parsing: $0) }?.arrayValue?
             .compactMap(\.stringValue)
         return n

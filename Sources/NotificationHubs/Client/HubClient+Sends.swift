@@ -35,4 +35,15 @@ extension HubClient {
     public func cancelScheduledSend(id: String) async throws(HubError) {
         _ = try await call(.DELETE, "schedulednotifications/\(Self.segment(id))", expect: [200, 204])
     }
+
+    /// The local hub's explanation of a send (Manage): what it matched and what became of
+    /// each device, in plain words. Azure has no such resource (404).
+    public func explain(id: String) async throws(HubError) -> SendExplanation {
+        let response = try await call(.GET, "/_inspect/\(Self.segment(hubName))/messages/\(Self.segment(id))", expect: [200])
+        do {
+            return try SendExplanation(json: JSONValue(parsing: response.body))
+        } catch {
+            throw HubError(.invalidResponse, detail: "the explanation is unreadable: \(error)", trackingId: response.trackingId)
+        }
+    }
 }

@@ -1,0 +1,160 @@
+import Foundation
+import NotificationHubs
+
+/// "Why didn't it arrive?": a send explained from what the hub recorded when it dispatched
+/// it (its outcome counts and its first devices' outcomes) and from its tables now (what the
+/// expression matches, the near misses, each template's rendering and the payload check).
+extension HubEngine {
+    /// Near misses listed at most.
+    static let nearMissLimit = 20
+    /// Distinct renderings shown at most.
+    static let renderingLimit = 10
+
+    /// The explanation of the notification `id` of `hub`, or nil when the hub has none.
+    public func explain(hub: String, id: String) async throws -> SendExplanation? {
+        guard let n = try await store.notification(hub: hub, id: id) else { return nil }
+        let tables = directory.withLock { $0[hub] }
+        var matches: [SendExplanation.Target] = []
+        var matchCount = 0
+        var nearMisses: [SendExplanation.Target] = []
+        var renderings: [SendExplanation.Rendering] = []
+        let direct = n.batchHandles ?? n.directHandle.map { [$0] }
+        if let tables, direct == nil {
+            let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }
+            let isTemplate = n.format == .template
+            var slots = tables.index.resolve(expression, templates: isTemplate).map { tables.index.target($0) }
+            if !isTemplate { slots.removeAll { $0.platform != n.format.platform } }
+            matchCount = slots.count
+            slots.sort { ($0.owner, $0.templateName ?? "") < ($1.owner, $1.templateName ?? "") }
+            for target in slots.prefix(SendExplanation.lineLimit) { matches.append(describe(target, in: tables)) }
+            let properties = isTemplate ? (try? JSONValue(parsing: n.body)).flatMap { try? TemplateProperties(json: $0) } : nil
+            var rendered: Set<String> = []
+            for target in slots where renderings.count < Self.renderingLimit {
+                let name = target.templateName ?? "(native)"
+                guard rendered.insert("\(target.platform.rawValue) \(target.templateNumber)").inserted else { continue }
+                let payload =
+                    target.template.map { Array($0.render(properties ?? TemplateProperties([:]))) } ?? Array(n.body.utf8)
+                renderings.append(
+                    SendExplanation.Rendering(
+                        template: name, platform: target.platform.rawValue, payload: String(decoding: payload, as: UTF8.self),
+                        refusal: check(payload, platform: target.platform, device: target.device, tables: tables)))
+            }
+            if let expression {
+                let wanted = Set(expression.tags)
+                let matched = Set(slots.map(\.owner))
+                for installation in tables.installations.values.sorted(by: { $0.installationId < $1.installationId }) {
+                    guard nearMisses.count < Self.nearMissLimit else { break }
+                    let tags = installation.effectiveTags + (installation.templates ?? [:]).flatMap { $1.tags ?? [$0] }
+                    let owner = TagIndex.ownerKey(installation: installation.installationId)
+                    guard !matched.contains(owner), !wanted.isDisjoint(with: tags) else { continue }
+                    nearMisses.append(
+                        SendExplanation.Target(
+                            kind: "installation", id: installation.installationId, platform: installation.platform.rawValue,
+                            handle: installation.pushChannel?.handle ?? "", template: nil, tags: tags,
+                            expired: installation.pushChannelExpired == true))
+                }
+            }
+        }
+        var counts: [String: [String: Int]] = [:]
+        for (platform, names) in OutcomeKey.byPlatform(n.outcomeCounts) { counts[platform.rawValue] = names }
+        var explanation = SendExplanation(
+            notificationId: n.id, hub: n.hub, format: n.format.rawValue, tagExpression: n.tagExpression, state: n.state.rawValue,
+            enqueued: W3CDate.format(n.enqueued), scheduledFor: n.scheduledFor.map(W3CDate.format), counts: counts,
+            matches: matches, matchCount: matchCount, nearMisses: nearMisses, renderings: renderings, lines: n.report,
+            findings: [])
+        explanation.findings = Self.findings(explanation, notification: n, direct: direct)
+        return explanation
+    }
+
+    private func describe(_ target: DeliveryTarget, in tables: HubTables) -> SendExplanation.Target {
+        let id = String(target.owner.dropFirst(2))
+        let isInstallation = target.owner.hasPrefix("i:")
+        let tags: [String]
+        if isInstallation, let installation = tables.installations[id] {
+            let templateTags = target.templateName.flatMap { installation.templates?[$0] }.map {
+                $0.tags ?? [target.templateName!]
+            }
+            tags = installation.effectiveTags + (templateTags ?? [])
+        } else {
+            tags = tables.registrations[id]?.registration.tags ?? []
+        }
+        return SendExplanation.Target(
+            kind: isInstallation ? "installation" : "registration", id: id, platform: target.platform.rawValue,
+            handle: target.device, template: target.templateName, tags: tags, expired: target.expired)
+    }
+
+    /// The payload check of the service that would carry `payload` to `device`, in words.
+    private func check(_ payload: [UInt8], platform: Platform, device: String, tables: HubTables) -> String? {
+        let route = Self.route(platform, hub: tables.name, providers: pushServices)
+        guard let kind = route.service(for: device, sandboxDevices: tables.sandboxDevices), let service = pushServices[kind]
+        else {
+            return "no push service of this hub carries \(platform) messages"
+        }
+        guard case .refused(let name, let text)? = service.check(payload) else { return nil }
+        let named = text.contains(name) ? text : "\(text) [\(name)]"
+        return "\(named); the rendered payload is \(payload.count) bytes"
+    }
+
+    /// What the explanation shows, in sentences: what happened to the send, and why.
+    static func findings(_ e: SendExplanation, notification n: StoredNotification, direct: [String]?) -> [String] {
+        var findings: [String] = []
+        switch n.state {
+        case .scheduled:
+            return ["It is scheduled for \(e.scheduledFor ?? "later"); nothing has been sent yet."]
+        case .cancelled:
+            return ["It was cancelled before its time; nothing was sent."]
+        case .enqueued, .processing:
+            return ["It is accepted and being dispatched; ask again in a moment."]
+        default:
+            break
+        }
+        let all = e.counts.values.reduce(into: [String: Int]()) { total, names in
+            for (name, count) in names { total[name, default: 0] += count }
+        }
+        if all.isEmpty {
+            let what = n.tagExpression.map { "tags that satisfy '\($0)'" } ?? "the send's format"
+            var sentence =
+                direct != nil
+                ? "It was sent to no device."
+                : "Nothing matched: no installation or registration of hub '\(n.hub)' holds \(what)."
+            if !e.nearMisses.isEmpty {
+                sentence +=
+                    " \(e.nearMisses.count) installation(s) hold some of its tags but not that combination; see near misses."
+            }
+            if n.format != .template, direct == nil {
+                sentence +=
+                    " (A \(n.format.rawValue) send reaches only \(n.format.platform?.rawValue ?? "its platform's") devices; template sends reach templates.)"
+            }
+            return [sentence]
+        }
+        func reason(_ name: String) -> String {
+            guard let line = e.lines.first(where: { $0.outcome == name }) else { return "" }
+            return " (\(line.text))"
+        }
+        for (name, count) in all.sorted(by: { $0.key < $1.key }) {
+            let devices = count == 1 ? "1 device" : "\(count) devices"
+            switch name {
+            case "Success":
+                findings.append("\(devices) got it: its push service accepted it.")
+            case "ExpiredChannel":
+                findings.append(
+                    "\(devices) did not get it: the push channel expired — the push service said the app is gone\(reason(name)); it gets nothing until it registers again."
+                )
+            case "BadChannel":
+                findings.append(
+                    "\(devices) did not get it: the push service does not know the handle\(reason(name)); it gets nothing until it registers a good one."
+                )
+            case "InvalidNotificationSize", "InvalidPayload":
+                let refusal = e.renderings.first { $0.refusal != nil }?.refusal.map { ": \($0)" } ?? reason(name)
+                findings.append("\(devices) did not get it: the payload failed the check\(refusal).")
+            case "Skipped":
+                findings.append(
+                    "\(devices) were skipped: this hub has no push service for their platform (give it credentials in providers.json)."
+                )
+            default:
+                findings.append("\(devices) did not get it: \(name)\(reason(name)).")
+            }
+        }
+        return findings
+    }
+}
