@@ -59,6 +59,12 @@ public final class APNsPeer: Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-peer-\(UUID().uuidString)")
     }
 
+    /// Until `open()`, requests wait before they are answered (a provider that is slow for
+    /// as long as a test needs; `serve` opens it before it stops).
+    public func hold() { gate.close() }
+    public func open() { gate.open() }
+    private let gate = Gate()
+
     /// From now on, answers `device` (hex, lower-case) so; `nil` accepts it again.
     public func behave(_ device: String, _ behaviour: Behaviour?) {
         behaviours.withLock { $0[device] = behaviour }
@@ -91,6 +97,8 @@ public final class APNsPeer: Sendable {
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
         return try await withService(app) {
             var iterator = ready.makeAsyncIterator()
+            // Held requests are let go before the peer stops, which waits for them.
+            defer { gate.open() }
             return try await body("https://127.0.0.1:\(await iterator.next() ?? 0)")
         }
     }
@@ -102,6 +110,7 @@ public final class APNsPeer: Sendable {
         }
         defer { concurrency.withLock { $0.now -= 1 } }
         if delay > .zero { try await Task.sleep(for: delay) }
+        await gate.pass()
         let body = try await request.body.collect(upTo: 8192)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -167,5 +176,32 @@ public final class APNsPeer: Sendable {
             claimsObject["iss"] as? String == teamId, let iat = (claimsObject["iat"] as? NSNumber)?.int64Value
         else { return nil }
         return iat
+    }
+}
+
+/// Open, or closed with those who arrived waiting until it opens.
+final class Gate: Sendable {
+    private let state = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func close() { state.withLock { $0.closed = true } }
+
+    func open() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closed = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func pass() async {
+        await withCheckedContinuation { continuation in
+            let go = state.withLock { state -> Bool in
+                guard state.closed else { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if go { continuation.resume() }
+        }
     }
 }

@@ -255,3 +255,35 @@ struct RealDeliveryTests {
         }
     }
 }
+
+/// A provider that answers slowly holds back only its own sends (issue 14): the dispatcher
+/// goes on with the next, and terminals get theirs meanwhile.
+struct SlowProviderTests {
+    @Test func aSlowAPNsHoldsBackOnlyItsOwnSends() async throws {
+        try await RealDeliveryTests.withHub { hub, peers in
+            peers.apns.hold()
+            let listen = try hub.client(hub.listen)
+            let full = try hub.client(hub.full)
+            try await RealDeliveryTests.register(listen, "iphone", device: randomDevice())
+            let terminal = randomDevice()
+            #expect(try await listen.claimSandboxDevice(terminal))
+            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: terminal, tags: ["Sports"]))
+            let slow = try #require(
+                try await full.send(.template(["messageParam": "slow"]), tagExpression: "World").notificationId)
+            // Its first commit is made; APNs has it and does not answer.
+            _ = try await RealDeliveryTests.eventually {
+                try await full.notificationDetails(id: slow).state == .processing ? true : nil
+            }
+            let fast = try await RealDeliveryTests.send(hub, "fast", tags: "Sports")
+            #expect(fast.apnsOutcomeCounts == ["Success": 1])
+            #expect(try await listen.inbox(device: terminal, after: 0, epoch: nil).map(\.notificationId) == [fast.notificationId])
+            #expect(try await full.notificationDetails(id: slow).state == .processing, "still with APNs")
+            peers.apns.open()
+            let done = try await RealDeliveryTests.eventually { () -> NotificationDetails? in
+                let details = try await full.notificationDetails(id: slow)
+                return details.state == .completed ? details : nil
+            }
+            #expect(done.apnsOutcomeCounts == ["Success": 1] && peers.apns.received.count == 1)
+        }
+    }
+}

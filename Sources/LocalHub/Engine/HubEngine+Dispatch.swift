@@ -12,11 +12,13 @@ extension HubEngine {
         }
     }
 
-    /// Plans a batch, numbers what the delivery log keeps, hands every message to its push
-    /// service (the sandbox's streams see them at once), then writes every delivery and final
-    /// state in one commit. A failed commit is retried: nothing is half-recorded, and a crash
-    /// before the commit leaves the notifications undispatched, so they are dispatched again
-    /// at restart (receivers dedupe).
+    /// Plans a batch, numbers what the delivery log keeps, hands those messages to the
+    /// built-in push service (its streams see them at once), then writes every delivery and
+    /// final state in one commit. Messages for real push services (APNs, FCM, Web Push) go
+    /// out after that commit, off the dispatcher (`finishElsewhere`): a slow or throttled
+    /// provider never holds back the next batch. A failed commit is retried: nothing is
+    /// half-recorded, and a crash before a notification's last commit leaves it enqueued or
+    /// processing, so it is dispatched again at restart (receivers dedupe).
     private func dispatch(_ jobs: [DispatchJob]) async {
         let now = Date()
         var plans = directory.withLock { directory in
@@ -31,16 +33,67 @@ extension HubEngine {
         // before the commit, so all of it is marked recorded after, delivered or not.
         var published: [Delivery] = []
         var gone: [ChannelGone] = []
-        for provider in pushOrder { published += await push(&plans, through: provider, gone: &gone) }
-        let records = plans.map { plan -> DispatchRecord in
+        for provider in pushOrder where provider.keepsDeliveryLog {
+            published += await push(&plans, through: provider, gone: &gone)
+        }
+        let real = pushOrder.filter { !$0.keepsDeliveryLog }
+        let waiting = plans.map { plan in real.contains { plan.messages[$0.kind]?.isEmpty == false } }
+        guard await record(plans, waiting: waiting) else { return }
+        streams.markRecorded(published)
+        finish(jobs, plans, gone: gone, waiting: waiting)
+        let later = plans.indices.filter { waiting[$0] }
+        guard !later.isEmpty else { return }
+        // At most `realDispatchLimit` batches wait on real services at once; then the
+        // dispatcher waits too (what it holds stays bounded).
+        await realDispatches.acquire()
+        let (laterJobs, laterPlans) = (later.map { jobs[$0] }, later.map { plans[$0] })
+        realTasks.withLock { tasks in
+            let key = tasks.next
+            tasks.next += 1
+            // Made under the lock, so it is listed before its end takes it off.
+            tasks.running[key] = Task {
+                await finishElsewhere(laterJobs, laterPlans, through: real)
+                realDispatches.release()
+                _ = realTasks.withLock { $0.running.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// The second half of a dispatch: the real services' messages, then the final states.
+    private func finishElsewhere(_ jobs: [DispatchJob], _ plans: [DispatchPlan], through services: [any PushService]) async {
+        var plans = plans
+        var gone: [ChannelGone] = []
+        for provider in services { _ = await push(&plans, through: provider, gone: &gone) }
+        // Stopping cancelled the requests: what they answered is not the services' word, so
+        // nothing is recorded and the notifications stay processing, to go out at restart.
+        if Task.isCancelled {
+            for job in jobs { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
+            return
+        }
+        let done = Array(repeating: false, count: plans.count)
+        // Deliveries of the built-in service were written in the first commit.
+        for p in plans.indices { plans[p].recorded = [] }
+        guard await record(plans, waiting: done) else { return }
+        finish(jobs, plans, gone: gone, waiting: done)
+    }
+
+    /// Writes the plans' deliveries and states: `Processing` for those still `waiting` on a
+    /// real service, final otherwise. Retried until it is written; false when the engine
+    /// stopped meanwhile.
+    private func record(_ plans: [DispatchPlan], waiting: [Bool]) async -> Bool {
+        let records = zip(plans, waiting).map { plan, waiting -> DispatchRecord in
             var n = plan.notification
-            n.ended = Date()
             n.outcomeCounts = plan.counts
-            n.state = plan.counts.isEmpty ? .noTargetFound : .completed
             n.report = zip(plan.results, plan.resultNames).map { result, name in
                 SendExplanation.Line(
                     platform: result.applicationPlatform, handle: result.pnsHandle, registrationId: result.registrationId,
                     outcome: name, text: result.outcome)
+            }
+            if waiting {
+                n.state = .processing
+            } else {
+                n.ended = Date()
+                n.state = plan.counts.isEmpty ? .noTargetFound : .completed
             }
             return DispatchRecord(notification: n, deliveries: plan.recorded)
         }
@@ -48,14 +101,18 @@ extension HubEngine {
         while true {
             do {
                 _ = try await store.record(records)
-                break
+                return true
             } catch {
                 logger.error("recording \(records.count) dispatches failed, retrying: \(error)")
                 try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
-                if Task.isCancelled { return }
+                if Task.isCancelled { return false }
             }
         }
-        streams.markRecorded(published)
+    }
+
+    /// What follows a notification's final commit: its metrics, a test send's answer, and the
+    /// channels its services said are gone.
+    private func finish(_ jobs: [DispatchJob], _ plans: [DispatchPlan], gone: [ChannelGone], waiting: [Bool]) {
         // Channels a service said are gone stop being sent to once the writer marks them;
         // the dispatcher does not wait for that.
         if !gone.isEmpty {
@@ -63,14 +120,17 @@ extension HubEngine {
                 for channel in Set(gone) { _ = try? await self.write(.channelGone(channel)) }
             }
         }
-        for (job, (plan, record)) in zip(jobs, zip(plans, records)) {
-            metrics.deliveries(record.notification.outcomeCounts)
+        for (job, (plan, waiting)) in zip(jobs, zip(plans, waiting)) where !waiting {
+            metrics.deliveries(plan.counts)
             let success = plan.counts.reduce(0) { $0 + (OutcomeKey.split($1.key).name == "Success" ? $1.value : 0) }
             job.outcome?.fulfil(
                 NotificationOutcome(
                     success: success, failure: plan.counts.values.reduce(0, +) - success, results: plan.results))
         }
     }
+
+    /// Batches that may wait on real push services at once.
+    static let realDispatchLimit = 16
 
     /// Hands one service the messages of every plan at once (in numbering order) and counts
     /// what it answers; returns what it was handed when it keeps the delivery log.

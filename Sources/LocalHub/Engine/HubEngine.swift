@@ -29,6 +29,10 @@ public final class HubEngine: Sendable {
     let dispatches = WorkQueue<DispatchJob>()
     /// Scheduled notifications waiting to fire.
     let schedule = Mutex(ScheduleBook())
+    /// Dispatches waiting on real push services: at most `realDispatchLimit`; cancelled
+    /// when the engine stops (their notifications are dispatched again at restart).
+    let realDispatches = StreamLimit(HubEngine.realDispatchLimit)
+    let realTasks = Mutex<(next: Int, running: [Int: Task<Void, Never>])>((0, [:]))
     let logger: Logger
     private let notificationCounter = Mutex<UInt64>(0)
     /// The next delivery number and the end of the reserved block (dispatcher only).
@@ -165,6 +169,7 @@ public final class HubEngine: Sendable {
     public func stop() {
         keepAliveTicker.withLock { $0?.cancel() }
         schedulerTask.withLock { $0?.cancel() }
+        for task in realTasks.withLock({ $0.running.values }) { task.cancel() }
         for pending in writes.close() { pending.continuation.resume(throwing: EngineStopped()) }
         for job in dispatches.close() { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
     }

@@ -124,39 +124,3 @@ public final class APNsClient: Sendable {
         return String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(64).map(Character.init))
     }
 }
-
-/// At most `limit` holders at once; the rest wait in order.
-final class StreamLimit: Sendable {
-    private struct State {
-        var free: Int
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-    private let state: Mutex<State>
-
-    init(_ limit: Int) { state = Mutex(State(free: max(1, limit))) }
-
-    func acquire() async {
-        await withCheckedContinuation { continuation in
-            let go = state.withLock { state -> Bool in
-                if state.free > 0 {
-                    state.free -= 1
-                    return true
-                }
-                state.waiting.append(continuation)
-                return false
-            }
-            if go { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiting.isEmpty {
-                state.free += 1
-                return nil
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
-    }
-}
