@@ -5,6 +5,17 @@ import NotificationHubs
 /// device's outcome. For `breaking-news explain` and the compose screen; printed through
 /// `TerminalText` like everything from the network.
 public enum Explanation {
+    /// The hub's explanation of the send `id` as lines, or a line saying why there is none
+    /// (`failed`).
+    public static func fetch(_ id: String, from endpoint: HubEndpoint) async -> (lines: [String], failed: Bool) {
+        do {
+            return (lines(try await endpoint.sendClient().explain(id: id)), false)
+        } catch {
+            if error.status == 404 { return (["The hub has no explanation for \(id) (Azure hubs give none)."], true) }
+            return (["Cannot explain: \(error)"], true)
+        }
+    }
+
     public static func lines(_ e: SendExplanation) -> [String] {
         var lines = e.findings
         lines.append("")

@@ -12,6 +12,8 @@ public enum Message: Sendable, Hashable {
     /// A registration attempt ended; `userInitiated` for Subscribe (shows a dialog).
     case registration(RegistrationRecord, userInitiated: Bool)
     case sent([SendResultRow])
+    /// A send's explanation came (`lines`), or could not be had (`lines` says why).
+    case explained(title: String, lines: [String], failed: Bool)
     case inbox(InboxUpdate)
     /// What another window or a command changed in the home: categories, registration, marks.
     case shared(SharedHomeState)
@@ -26,6 +28,8 @@ public enum Effect: Sendable, Hashable {
     /// Store the selection, then register it.
     case subscribe([Category])
     case send(text: String, categories: [Category])
+    /// Ask the hub why a send reached whom it reached.
+    case explain(notificationId: String, category: String)
     /// Store one switch of the home's arrival alerts (every window of the home follows).
     case setAlert(ArrivalAlerts.Switch, on: Bool)
     /// Tell the terminal that `count` messages arrived, the newest saying `text` at log
@@ -87,9 +91,14 @@ extension AppState {
                 }
             }
             return []
+        case .explained(let title, let lines, let failed):
+            dialog = Dialog(title: title, message: lines.joined(separator: "\n"), isError: failed)
+            overlayTop = 0
+            return []
         case .sent(let rows):
             compose.sending = false
             compose.results = rows
+            if case .result = compose.focus { compose.focus = .send }
             if rows.allSatisfy(\.succeeded), compose.text.starts(with: compose.inFlight) {
                 // What was sent leaves the field; what was typed during the send stays.
                 let kept = compose.text.dropFirst(compose.inFlight.count).drop { $0 == " " }

@@ -19,6 +19,8 @@ public struct SendResultRow: Sendable, Hashable {
     public var category: Category
     public var succeeded: Bool
     public var detail: String
+    /// The accepted send's id: Enter on the row explains it.
+    public var notificationId: String? = nil
 }
 
 /// A modal box: the tutorial's alerts ("Subscribed", "Notification").
@@ -44,6 +46,8 @@ public struct AppState: Sendable, Hashable {
         case text
         case category(Int)
         case send
+        /// A send's result row, to explain it.
+        case result(Int)
     }
 
     public struct Compose: Sendable, Hashable {

@@ -62,7 +62,7 @@ public enum KeyMap {
             [.character(" ")], "Space", .toggle, "check or uncheck the category", hint: "check", on: [.compose], footer: true),
         KeyBinding([.character("a")], "a", .toggleAll, "check all categories, or none", on: [.compose]),
         KeyBinding(
-            [.enter], "Enter", .send, "send (from the message too)", hint: "send", on: [.compose],
+            [.enter], "Enter", .send, "send (from the message too); on a result, explain it", hint: "send", on: [.compose],
             footer: true),
         KeyBinding([.pageUp], "PgUp", .pageUp, "page up", on: [.log]),
         KeyBinding([.pageDown], "PgDn", .pageDown, "page down", on: [.log]),

@@ -231,7 +231,8 @@ public final class TerminalApp: Sendable {
                                 switch result.result {
                                 case .success(let receipt):
                                     return SendResultRow(
-                                        category: result.category, succeeded: true, detail: receipt.notificationId ?? "")
+                                        category: result.category, succeeded: true, detail: receipt.notificationId ?? "",
+                                        notificationId: receipt.notificationId)
                                 case .failure(let error):
                                     return SendResultRow(category: result.category, succeeded: false, detail: "\(error)")
                                 }
@@ -239,6 +240,16 @@ public final class TerminalApp: Sendable {
                 } catch {
                     queue.push(.sent(categories.map { SendResultRow(category: $0, succeeded: false, detail: "\(error)") }))
                 }
+            }
+        case .explain(let id, let category):
+            Task {
+                let title = "Why: \(category) send"
+                guard let endpoint = await endpointTask?.value else {
+                    queue.push(.explained(title: title, lines: ["There is no hub to ask."], failed: true))
+                    return
+                }
+                let (lines, failed) = await Explanation.fetch(id, from: endpoint)
+                queue.push(.explained(title: title, lines: lines, failed: failed))
             }
         case .changeReadMarks(let change):
             // Off the screen's thread (the marks file is shared under a lock), one change after

@@ -54,12 +54,16 @@ enum ComposeScreen {
             c.text("  " + error, row: row, column: 0, style: Style(color: .bad))
             row += 1
         }
-        for result in compose.results where row < state.geometry.footerRule {
-            c.text("  " + TextWidth.pad(result.category.name, to: 12), row: row, column: 0)
+        for (i, result) in compose.results.enumerated() where row < state.geometry.footerRule {
+            let focused = compose.focus == .result(i)
+            c.text("  " + TextWidth.pad(result.category.name, to: 12), row: row, column: 0, style: Style(reverse: focused))
             c.text(
                 result.succeeded ? "✓ sent  " : "✗ failed  ", row: row, column: 14,
                 style: Style(color: result.succeeded ? .good : .bad))
             c.text(result.detail, row: row, column: result.succeeded ? 22 : 24, style: Style(color: .muted))
+            if focused, result.notificationId != nil, c.columns > 22 + TextWidth.of(result.detail) + 18 {
+                c.text("Enter: explain", row: row, column: 24 + TextWidth.of(result.detail), style: Style(color: .accent))
+            }
             row += 1
         }
         return cursor
@@ -111,6 +115,15 @@ extension AppState {
             compose.focus = .category(min(count - 1, i + 1))
         case (.toggle, .category(let i)):
             compose.checked[i].toggle()
+        case (.down, .send) where !compose.results.isEmpty:
+            compose.focus = .result(0)
+        case (.down, .result(let i)):
+            compose.focus = .result(min(compose.results.count - 1, i + 1))
+        case (.up, .result(let i)):
+            compose.focus = i == 0 ? .send : .result(i - 1)
+        case (.toggle, .result(let i)), (.send, .result(let i)):
+            guard compose.results.indices.contains(i), let id = compose.results[i].notificationId else { return [] }
+            return [.explain(notificationId: id, category: compose.results[i].category.name)]
         case (.toggle, .send), (.send, _):
             return send()
         case (.toggleAll, _):
