@@ -48,6 +48,7 @@ struct RealDeliveryTests {
                     let web = JSONValue.object([
                         ("vapidKeyFile", try secret("vapid.pem", vapidKey.pemRepresentation)),
                         ("subject", .string("mailto:news@example.com")), ("caFile", .string(peers.web.certificateFile)),
+                        ("allowPrivateEndpoints", .bool(true)),
                     ])
                     let fcm = JSONValue.object([
                         ("serviceAccountFile", try secret("service-account.json", account.json(tokenURI: "\(fcmURL)/token"))),
@@ -284,6 +285,40 @@ struct SlowProviderTests {
                 return details.state == .completed ? details : nil
             }
             #expect(done.apnsOutcomeCounts == ["Success": 1] && peers.apns.received.count == 1)
+        }
+    }
+}
+
+/// What each provider's answers do to the installation and the telemetry (issue 14, item 5),
+/// beyond the gone channels above: a token of another sender is a bad channel; throttling and
+/// server errors are retried, then counted, and change nothing about the device.
+struct ProviderAnswerTests {
+    @Test func aTokenOfAnotherSenderIsABadChannelAndThrottlingAndServerErrorsAreOnlyCounted() async throws {
+        try await RealDeliveryTests.withHub { hub, peers in
+            let listen = try hub.client(hub.listen)
+            func android(_ id: String, _ token: String) async throws {
+                try await listen.createOrUpdateInstallation(
+                    Installation(
+                        installationId: id, platform: .fcmV1, pushChannel: token, tags: ["World"],
+                        templates: ["fcm": InstallationTemplate(body: #"{"message":{"data":{"m":"$(messageParam)"}}}"#)]))
+            }
+            peers.fcm.script("other-sender", .senderIdMismatch)
+            // Fails more often than the client retries (3), each time asking for a second's wait.
+            peers.fcm.script("busy", .fail(status: 429, times: 10, retryAfter: "1"))
+            try await android("mismatch", "other-sender")
+            try await android("busy", "busy")
+            let broken = randomDevice()
+            peers.apns.behave(broken, .fail(status: 500, times: 10, retryAfter: nil))
+            try await RealDeliveryTests.register(listen, "broken", device: broken)
+            let details = try await RealDeliveryTests.send(hub, "x")
+            #expect(details.outcomeCounts[.fcmV1] == ["BadChannel": 1, "Throttled": 1])
+            #expect(details.outcomeCounts[.apns] == ["PnsServerError": 1])
+            #expect(peers.fcm.received.filter { $0.device == "busy" }.count == 4, "the first try and 3 retries")
+            _ = try await RealDeliveryTests.eventually {
+                try await listen.installation(id: "mismatch").pushChannelExpired == true ? true : nil
+            }
+            #expect(try await listen.installation(id: "busy").pushChannelExpired == false)
+            #expect(try await listen.installation(id: "broken").pushChannelExpired == false)
         }
     }
 }

@@ -30,10 +30,12 @@ import Testing
             let receipt = try await full.scheduleSend(.template(["messageParam": "later"]), tagExpression: "World", at: at)
             let id = try #require(receipt.notificationId)
             #expect(receipt.location?.contains("/news/schedulednotifications/\(id)") == true)
+            // Read first, then the clock: seen before its time, it was not sent yet.
             let waiting = try await full.notificationDetails(id: id)
+            let early = try await listen.inbox(device: device, after: 0, epoch: nil)
             if Date() < at {
                 #expect(waiting.state == .scheduled)
-                #expect(try await listen.inbox(device: device, after: 0, epoch: nil).isEmpty)
+                #expect(early.isEmpty)
             }
             let delivered = try await Self.eventually {
                 try await listen.inbox(device: device, after: 0, epoch: nil).first
@@ -55,17 +57,18 @@ import Testing
             let full = try hub.client(hub.full)
             let device = randomDevice()
             try await listen.createOrUpdateInstallation(newsInstallation("t", device: device, tags: ["World"]))
+            // Far enough ahead that the cancel comes first on a loaded machine too.
             let now = Date().timeIntervalSince1970.rounded(.up)
             let cancelled = try #require(
                 try await full.scheduleSend(
-                    .template(["messageParam": "never"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
+                    .template(["messageParam": "never"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 8)
                 ).notificationId)
+            try await full.cancelScheduledSend(id: cancelled)
             // Due after the cancelled one: once it arrived, the cancelled one's time has passed.
             let after = try #require(
                 try await full.scheduleSend(
-                    .template(["messageParam": "after"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 3)
+                    .template(["messageParam": "after"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 9)
                 ).notificationId)
-            try await full.cancelScheduledSend(id: cancelled)
             await #expect(throws: HubError.self, "a second cancel finds nothing waiting") {
                 try await full.cancelScheduledSend(id: cancelled)
             }
@@ -127,20 +130,21 @@ import Testing
         let listen = try HubClient(connectionString: first.listen, retryPolicy: .none)
         try await listen.createOrUpdateInstallation(newsInstallation("t", device: device, tags: ["World"]))
         let full = try HubClient(connectionString: first.full, retryPolicy: .none)
+        // The cancelled one far enough ahead that the cancel comes first on a loaded machine.
         let now = Date().timeIntervalSince1970.rounded(.up)
+        let cancelled = try #require(
+            try await full.scheduleSend(
+                .template(["messageParam": "cancelled"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 8)
+            ).notificationId)
+        try await full.cancelScheduledSend(id: cancelled)
         let kept = try #require(
             try await full.scheduleSend(
                 .template(["messageParam": "kept"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
             ).notificationId)
-        let cancelled = try #require(
-            try await full.scheduleSend(
-                .template(["messageParam": "cancelled"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 2)
-            ).notificationId)
         let last = try #require(
             try await full.scheduleSend(
-                .template(["messageParam": "last"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 3)
+                .template(["messageParam": "last"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 9)
             ).notificationId)
-        try await full.cancelScheduledSend(id: cancelled)
         first.kill()
 
         let second = try await HubProcess.start(directory: directory)

@@ -131,6 +131,13 @@ extension WebPushTests {
                 let answer = await client.send(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: payload, headers: [:])
                 #expect(answer == expected, "\(endpoint) \(p256dh) \(auth) \(payload.count)")
             }
+            // Credentials that do not allow private endpoints refuse the peer's own (loopback).
+            let strict = try WebPushClient(
+                ProviderCredentials.WebPush(vapidKey: P256.Signing.PrivateKey(), subject: "mailto:a@example.com", caFile: nil))
+            let refused = await strict.send(
+                endpoint: good.endpoint, p256dh: good.p256dh, auth: good.auth, payload: Self.alert, headers: [:])
+            await strict.shutdown()
+            #expect(refused == .refused(status: 400, reason: "BadEndpoint"))
             #expect(peer.received.isEmpty, "no request for any of them")
             // The largest payload goes through.
             let largest = Array(repeating: UInt8(0x42), count: WebPushClient.maximumPayload)

@@ -26,7 +26,8 @@ struct WebPushTests {
         let key = P256.Signing.PrivateKey()
         let peer = WebPushPeer(vapidKey: peerKey ?? key.publicKey, behaviour: behaviour, delay: delay)
         return try await peer.serve { _ in
-            let credentials = ProviderCredentials.WebPush(vapidKey: key, subject: subject, caFile: peer.certificateFile)
+            let credentials = ProviderCredentials.WebPush(
+                vapidKey: key, subject: subject, caFile: peer.certificateFile, allowPrivateEndpoints: true)
             let client = try WebPushClient(
                 credentials, maximumConcurrent: concurrent, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
             do {
@@ -178,5 +179,18 @@ struct WebPushTests {
         #expect(passed(["ttl": "-1", "urgency": "urgent", "topic": String(repeating: "a", count: 33)]) == ["ttl": "2419200"])
         #expect(passed(["ttl": "1.5", "topic": "a b"]) == ["ttl": "2419200"])
         #expect(passed(["ttl": "99999999999", "topic": "a+b"]) == ["ttl": "2419200"])
+    }
+
+    /// Anyone who registers a browser names the URL the hub calls: this machine and private
+    /// networks are refused, without a request, unless the credentials allow them (a test peer).
+    @Test(arguments: [
+        ("https://127.0.0.1:8443/push/x", true), ("https://localhost/push", true), ("https://10.1.2.3/p", true),
+        ("https://172.20.0.1/p", true), ("https://192.168.1.1/p", true), ("https://169.254.169.254/latest", true),
+        ("https://[::1]:443/p", true), ("https://[fd00::1]/p", true), ("https://0.0.0.0/p", true),
+        ("https://fcm.googleapis.com/fcm/send/abc", false), ("https://172.32.0.1/p", false),
+        ("https://updates.push.services.mozilla.com/wpush/v2/x", false),
+    ])
+    func privateEndpointsAreRecognised(endpoint: String, isPrivate: Bool) {
+        #expect(WebPushClient.isPrivate(endpoint) == isPrivate)
     }
 }

@@ -59,4 +59,16 @@ struct ConnectionStringTests {
             if let part { #expect(error.description.contains(part)) }
         }
     }
+
+    /// A hub on this machine is told apart from Azure: the claim of a terminal's token is
+    /// an error only there.
+    @Test func loopbackEndpointsAreRecognised() throws {
+        for (endpoint, loopback) in [
+            ("http://127.0.0.1:47474/", true), ("http://localhost:1/", true), ("sb://ns.servicebus.windows.net/", false),
+            ("https://127.example.com/", false),
+        ] {
+            let cs = try ConnectionString(parsing: "Endpoint=\(endpoint);SharedAccessKeyName=k;SharedAccessKey=dg==")
+            #expect(cs.isLoopback == loopback, "\(endpoint)")
+        }
+    }
 }

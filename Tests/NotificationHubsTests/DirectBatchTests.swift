@@ -58,6 +58,7 @@ struct DirectBatchTests {
         ("multipart/mixed; boundary=b", "--b\r\nContent-Disposition: inline; name=other\r\n\r\nx\r\n--b--", "other"),
         ("multipart/mixed; boundary=b", "--b\r\nno colon here\r\n\r\nx\r\n--b--", "headers"),
         ("multipart/mixed; boundary=b", "--b\r\nContent-Disposition: inline; name=devices\r\n--b--", "blank line"),
+        ("multipart/mixed; boundary=b", String(repeating: "--b\n\n", count: 10_000) + "--b--", "more than two parts"),
     ])
     func whatIsNotABatchIsRefusedWithItsReason(contentType: String, body: String, reason: String) {
         #expect(throws: DirectBatchError.self) { try Self.parse(body, contentType) }

@@ -203,7 +203,12 @@ struct InstallationTests {
         #expect(W3CDate.parse(text) == Date(timeIntervalSince1970: 1_893_492_000))
     }
 
-    @Test(arguments: ["soon", "2030-13-01", "2030-01-01T25:00", "2030-01-01T10:00:00Zjunk", "", " ", "\u{A0}"])
+    @Test(arguments: [
+        "soon", "2030-13-01", "2030-01-01T25:00", "2030-01-01T10:00:00Zjunk", "", " ", "\u{A0}",
+        // Years whose seconds overflow: the .NET form takes any number of digits (a crash before).
+        "01/01/10000000000000 00:00:00", "01/01/9223372036854775807 00:00:00", "01/01/0 00:00:00",
+        "01/01/-5 00:00:00",
+    ])
     func badDatesDoNotParse(text: String) {
         #expect(W3CDate.parse(text) == nil)
     }

@@ -62,6 +62,10 @@ public enum Explanation {
                 lines.append("  \(line.platform) \(line.handle.prefix(24))…  \(line.outcome): \(line.text)")
             }
         }
-        return lines
+        // What the hub sent is shown, not trusted: no line longer than a screen can use.
+        return lines.map { $0.count > maximumLine ? String($0.prefix(maximumLine)) + "…" : $0 }
     }
+
+    /// The longest line shown.
+    public static let maximumLine = 500
 }

@@ -28,7 +28,7 @@ extension HubEngine {
                     testLimit: testSendLimit)
             }
         }
-        guard await number(&plans) else { return }
+        guard await number(&plans) else { return Self.unanswered(jobs) }
         // What services that keep the delivery log were handed: published to live streams
         // before the commit, so all of it is marked recorded after, delivered or not.
         var published: [Delivery] = []
@@ -38,7 +38,7 @@ extension HubEngine {
         }
         let real = pushOrder.filter { !$0.keepsDeliveryLog }
         let waiting = plans.map { plan in real.contains { plan.messages[$0.kind]?.isEmpty == false } }
-        guard await record(plans, waiting: waiting) else { return }
+        guard await record(plans, waiting: waiting) else { return Self.unanswered(jobs) }
         streams.markRecorded(published)
         finish(jobs, plans, gone: gone, waiting: waiting)
         let later = plans.indices.filter { waiting[$0] }
@@ -47,7 +47,9 @@ extension HubEngine {
         // dispatcher waits too (what it holds stays bounded).
         await realDispatches.acquire()
         let (laterJobs, laterPlans) = (later.map { jobs[$0] }, later.map { plans[$0] })
-        realTasks.withLock { tasks in
+        let started = realTasks.withLock { tasks -> Bool in
+            // Once stopping, nothing new goes out: they stay processing, for the restart.
+            guard !tasks.stopped else { return false }
             let key = tasks.next
             tasks.next += 1
             // Made under the lock, so it is listed before its end takes it off.
@@ -56,6 +58,11 @@ extension HubEngine {
                 realDispatches.release()
                 _ = realTasks.withLock { $0.running.removeValue(forKey: key) }
             }
+            return true
+        }
+        if !started {
+            realDispatches.release()
+            Self.unanswered(laterJobs)
         }
     }
 
@@ -66,14 +73,11 @@ extension HubEngine {
         for provider in services { _ = await push(&plans, through: provider, gone: &gone) }
         // Stopping cancelled the requests: what they answered is not the services' word, so
         // nothing is recorded and the notifications stay processing, to go out at restart.
-        if Task.isCancelled {
-            for job in jobs { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
-            return
-        }
+        if Task.isCancelled { return Self.unanswered(jobs) }
         let done = Array(repeating: false, count: plans.count)
         // Deliveries of the built-in service were written in the first commit.
         for p in plans.indices { plans[p].recorded = [] }
-        guard await record(plans, waiting: done) else { return }
+        guard await record(plans, waiting: done) else { return Self.unanswered(jobs) }
         finish(jobs, plans, gone: gone, waiting: done)
     }
 
@@ -127,6 +131,11 @@ extension HubEngine {
                 NotificationOutcome(
                     success: success, failure: plan.counts.values.reduce(0, +) - success, results: plan.results))
         }
+    }
+
+    /// Answers test sends the hub stopped before it finished: no outcome (never left waiting).
+    static func unanswered(_ jobs: [DispatchJob]) {
+        for job in jobs { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
     }
 
     /// Batches that may wait on real push services at once.

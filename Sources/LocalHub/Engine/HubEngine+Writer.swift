@@ -40,9 +40,14 @@ extension HubEngine {
         /// of the book (fired or cancelled), in order.
         var enqueued: [StoredNotification] = []
         var unscheduled: [StoredNotification] = []
+        /// Scheduled sends this batch accepted, by lower-cased hub.
+        var scheduledDelta: [String: Int] = [:]
 
         static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
     }
+
+    /// Scheduled sends one hub may hold waiting (each keeps its body in memory until it goes).
+    static let maximumScheduled = 10_000
 
     /// The one ETag rule: no `If-Match`, or `*`, always passes; otherwise the registration
     /// must exist and its version equal the tag (weak `W/` and quotes ignored). The refusal,
@@ -231,6 +236,15 @@ extension HubEngine {
             published.append(.registration(hub: hub, id: id))
             return .done
         case .enqueue(let notification):
+            if notification.state == .scheduled {
+                let key = notification.hub.lowercased()
+                let waiting = schedule.withLock { $0.count(hub: notification.hub) } + (overlay.scheduledDelta[key] ?? 0)
+                guard waiting < Self.maximumScheduled else {
+                    return .quotaExceeded(
+                        "the hub holds \(waiting) scheduled sends, the most it may; cancel some or wait for them to go")
+                }
+                overlay.scheduledDelta[key, default: 0] += 1
+            }
             mutations.append(.insertNotification(notification))
             overlay.enqueued.append(notification)
             return .done

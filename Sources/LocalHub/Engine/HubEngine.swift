@@ -32,7 +32,7 @@ public final class HubEngine: Sendable {
     /// Dispatches waiting on real push services: at most `realDispatchLimit`; cancelled
     /// when the engine stops (their notifications are dispatched again at restart).
     let realDispatches = StreamLimit(HubEngine.realDispatchLimit)
-    let realTasks = Mutex<(next: Int, running: [Int: Task<Void, Never>])>((0, [:]))
+    let realTasks = Mutex<(next: Int, running: [Int: Task<Void, Never>], stopped: Bool)>((0, [:], false))
     let logger: Logger
     private let notificationCounter = Mutex<UInt64>(0)
     /// The next delivery number and the end of the reserved block (dispatcher only).
@@ -169,7 +169,11 @@ public final class HubEngine: Sendable {
     public func stop() {
         keepAliveTicker.withLock { $0?.cancel() }
         schedulerTask.withLock { $0?.cancel() }
-        for task in realTasks.withLock({ $0.running.values }) { task.cancel() }
+        let running = realTasks.withLock { tasks in
+            tasks.stopped = true
+            return tasks.running.values
+        }
+        for task in running { task.cancel() }
         for pending in writes.close() { pending.continuation.resume(throwing: EngineStopped()) }
         for job in dispatches.close() { job.outcome?.fulfil(NotificationOutcome(success: 0, failure: 0, results: [])) }
     }

@@ -5,18 +5,26 @@ import NotificationHubs
 /// too (state `Scheduled`), and the engine reloads them at start.
 struct ScheduleBook: Sendable {
     private var waiting: [String: StoredNotification] = [:]
+    /// How many wait, by lower-cased hub.
+    private var perHub: [String: Int] = [:]
 
     private static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
 
     var count: Int { waiting.count }
 
+    func count(hub: String) -> Int { perHub[hub.lowercased()] ?? 0 }
+
     mutating func add(_ notification: StoredNotification) {
-        waiting[Self.key(notification.hub, notification.id)] = notification
+        if waiting.updateValue(notification, forKey: Self.key(notification.hub, notification.id)) == nil {
+            perHub[notification.hub.lowercased(), default: 0] += 1
+        }
     }
 
     /// Takes a notification out (it fires, or is cancelled); nil when it is not waiting.
     mutating func remove(hub: String, id: String) -> StoredNotification? {
-        waiting.removeValue(forKey: Self.key(hub, id))
+        guard let removed = waiting.removeValue(forKey: Self.key(hub, id)) else { return nil }
+        perHub[hub.lowercased(), default: 1] -= 1
+        return removed
     }
 
     /// Those due at `now`, earliest first, and when the next one after them is due.

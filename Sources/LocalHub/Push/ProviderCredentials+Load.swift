@@ -76,7 +76,7 @@ extension ProviderCredentials {
         -> WebPush
     {
         var fields = Fields(value, at: path, file: file)
-        try fields.only(["vapidKeyFile", "subject", "caFile"])
+        try fields.only(["vapidKeyFile", "subject", "caFile", "allowPrivateEndpoints"])
         let bytes = try secret(fields.required("vapidKeyFile"), at: path, folder, file)
         guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: bytes, as: UTF8.self)) else {
             throw ProviderConfigError(file, "\(path).vapidKeyFile is not a P-256 private key in PEM")
@@ -88,7 +88,8 @@ extension ProviderCredentials {
             throw ProviderConfigError(file, "\(path).subject must be a mailto: or https: URL (RFC 8292)")
         }
         let ca = try caFile(&fields, at: path, folder, file)
-        return WebPush(vapidKey: key, subject: subject, caFile: ca)
+        let allowPrivate = try fields.flag("allowPrivateEndpoints")
+        return WebPush(vapidKey: key, subject: subject, caFile: ca, allowPrivateEndpoints: allowPrivate)
     }
 
     /// A key file, named relative to the configuration's folder.
@@ -161,6 +162,12 @@ struct Fields {
         guard let value = take(name), !value.isNull else { return nil }
         guard let text = value.stringValue else { throw ProviderConfigError(file, "\(at(name)) must be a string") }
         return text
+    }
+
+    mutating func flag(_ name: String) throws(ProviderConfigError) -> Bool {
+        guard let value = take(name), !value.isNull else { return false }
+        guard case .bool(let flag) = value else { throw ProviderConfigError(file, "\(at(name)) must be true or false") }
+        return flag
     }
 
     mutating func required(_ name: String) throws(ProviderConfigError) -> String {

@@ -25,6 +25,14 @@ public struct ProviderCredentials: Sendable {
         /// `https://api.push.apple.com`, the sandbox's, or a URL given (a loopback peer).
         public let endpoint: String
         public let caFile: String?
+
+        /// Credentials given directly (the bench's loopback peer) rather than loaded.
+        public init(token: APNsProviderToken, topic: String, endpoint: String, caFile: String?) {
+            self.token = token
+            self.topic = topic
+            self.endpoint = endpoint
+            self.caFile = caFile
+        }
     }
 
     public struct FCMv1: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -49,6 +57,9 @@ public struct ProviderCredentials: Sendable {
         /// `mailto:` or `https:`, sent in every VAPID token.
         public let subject: String
         public let caFile: String?
+        /// Whether subscriptions may name this machine or a private network (a test peer):
+        /// otherwise anyone who registers a browser could make the hub call them.
+        public var allowPrivateEndpoints = false
     }
 
     public struct Hub: Sendable {

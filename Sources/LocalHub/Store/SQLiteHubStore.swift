@@ -282,8 +282,11 @@ public final class SQLiteHubStore: HubStore {
         n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
         n.scheduledFor = (row["fire_at"] as Double?).map(Date.init(timeIntervalSince1970:))
         n.report = decodeReport(row["report"])
-        n.batchHandles = (row["direct_handles"] as String?).flatMap { try? JSONValue(parsing: $0) }?.arrayValue?
-            .compactMap(\.stringValue)
+        // A batch whose handles cannot be read reaches no one (never everyone, as a send
+        // without handles and tags would).
+        n.batchHandles = (row["direct_handles"] as String?).map {
+            ((try? JSONValue(parsing: $0))?.arrayValue ?? []).compactMap(\.stringValue)
+        }
         return n
     }
 

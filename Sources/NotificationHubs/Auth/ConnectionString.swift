@@ -18,6 +18,13 @@ public struct ConnectionString: Sendable, Hashable, CustomStringConvertible {
     /// The port, when the endpoint names one.
     public let port: Int?
 
+    /// Whether the endpoint is this machine (a local hub): `localhost`, 127.x.y.z or `::1`.
+    public var isLoopback: Bool {
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        let ipv4 = octets.count == 4 && octets.allSatisfy { UInt8($0) != nil }
+        return host == "localhost" || (ipv4 && octets[0] == "127") || host == "[::1]" || host == "::1"
+    }
+
     /// The service root, e.g. `https://ns.servicebus.windows.net/` (hubs live at the root).
     public var serviceRoot: String {
         "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")/"

@@ -22,13 +22,17 @@ extension HubClient {
     /// Claims `device` for the local hub's built-in push service, before it is registered: a
     /// hub that delivers to Apple sends every APNs token but the claimed ones there, and a
     /// terminal's must never go. True when claimed; false from a hub without a built-in
-    /// push service (Azure answers 404), whose devices are all real.
+    /// push service, whose devices are all real: one that answers 404, or any hub not on
+    /// this machine that refuses the call (Azure: the path is outside the hub, so a 400, 401
+    /// or 403 is as likely). A hub on this machine that refuses otherwise is an error.
     public func claimSandboxDevice(_ device: String) async throws(HubError) -> Bool {
         do {
             _ = try await call(.PUT, SandboxDelivery.path(hub: hubName, device: device), expect: [200, 204])
             return true
-        } catch  where error.status == 404 {
-            return false
+        } catch {
+            guard let status = error.status else { throw error }
+            if status == 404 || (!connectionString.isLoopback && [400, 401, 403, 405].contains(status)) { return false }
+            throw error
         }
     }
 

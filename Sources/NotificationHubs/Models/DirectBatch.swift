@@ -93,6 +93,9 @@ public struct DirectBatch: Sendable, Hashable {
                 let closing = after + 1 < body.count && body[after] == 0x2D && body[after + 1] == 0x2D
                 starts.append((i, after, closing))
                 if closing { break }
+                // Two parts take three delimiters, the last closing: a third part is refused
+                // before the rest of the body is looked at.
+                guard starts.count < 3 else { throw DirectBatchError("the body has more than two parts") }
                 i = after
             } else {
                 i += 1

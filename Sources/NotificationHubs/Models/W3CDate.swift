@@ -85,8 +85,10 @@ public enum W3CDate {
     )
         -> Date?
     {
-        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
-            (0...60).contains(second)
+        // Years as the service writes them (0001 to 9999): a larger one, which the .NET form
+        // reads with any number of digits, would overflow the arithmetic below.
+        guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour),
+            (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction

@@ -35,7 +35,7 @@ final class FCMv1PushService: PushService {
         }
     }
 
-    /// What each answer counts as: an app that is gone (404 UNREGISTERED) ends the channel,
+    /// What each answer counts as: an app that is gone (UNREGISTERED) ends the channel,
     /// and so does a token of another sender (SENDER_ID_MISMATCH); INVALID_ARGUMENT may be
     /// the message's fault as much as the token's, so it is only counted.
     static func outcome(_ answer: ProviderAnswer) -> PushOutcome {
@@ -47,7 +47,9 @@ final class FCMv1PushService: PushService {
         case .refused(let status, let reason):
             let text = "FCM answered \(status) \(reason)"
             switch (status, reason) {
-            case (_, "UNREGISTERED"), (404, _): return .gone(name: "ExpiredChannel", text: text)
+            // Only FCM's own word: a bare 404 is as likely a wrong project id in the
+            // credentials, which must not expire every Android installation.
+            case (_, "UNREGISTERED"): return .gone(name: "ExpiredChannel", text: text)
             case (_, "SENDER_ID_MISMATCH"): return .gone(name: "BadChannel", text: text)
             case (401, _), (403, _): return .refused(name: "InvalidCredentials", text: text)
             case (429, _): return .refused(name: "Throttled", text: text)

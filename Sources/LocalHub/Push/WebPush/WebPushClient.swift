@@ -83,7 +83,9 @@ public final class WebPushClient: Sendable {
     public func send(endpoint: String, p256dh: String, auth: String, payload: [UInt8], headers: [String: String]) async
         -> ProviderAnswer
     {
-        guard Self.isPushEndpoint(endpoint), let authorization = vapid.authorization(for: endpoint) else {
+        guard Self.isPushEndpoint(endpoint), credentials.allowPrivateEndpoints || !Self.isPrivate(endpoint),
+            let authorization = vapid.authorization(for: endpoint)
+        else {
             return .refused(status: 400, reason: "BadEndpoint")
         }
         let body: [UInt8]
@@ -152,6 +154,22 @@ public final class WebPushClient: Sendable {
     }
 
     /// An absolute `https://` URL with a host: the only endpoints a browser subscribes with.
+    /// Whether the endpoint names this machine or a private or link-local network by name or
+    /// address literal (`localhost`, 127/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 0/8,
+    /// `::1`, `fc00::/7`, `fe80::/10`). A name that resolves there is not caught.
+    static func isPrivate(_ endpoint: String) -> Bool {
+        guard let host = URL(string: endpoint)?.host?.lowercased() else { return true }
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || bare == "::" { return true }
+        if bare.contains(":") {
+            return bare.hasPrefix("fc") || bare.hasPrefix("fd") || bare.hasPrefix("fe8") || bare.hasPrefix("::ffff:")
+        }
+        let octets = bare.split(separator: ".").map { Int($0) }
+        guard octets.count == 4, let a = octets[0], let b = octets[1], octets.allSatisfy({ $0 != nil }) else { return false }
+        return a == 127 || a == 10 || a == 0 || (a == 172 && (16...31).contains(b)) || (a == 192 && b == 168)
+            || (a == 169 && b == 254)
+    }
+
     static func isPushEndpoint(_ endpoint: String) -> Bool {
         guard endpoint.utf8.count <= 4096, let url = URL(string: endpoint), url.scheme?.lowercased() == "https",
             let origin = VAPID.origin(of: endpoint)
