@@ -270,29 +270,6 @@ struct ComposeReducerTests {
         #expect(state.press(.enter) == [.send(text: "news", categories: ["Politics", "Technology", "Science", "Sports"])])
     }
 
-    /// Issue 14: Enter on a send's result asks the hub why it reached whom it reached, and
-    /// the answer shows in a dialog; a failed row has nothing to explain.
-    @Test func enterOnASendResultExplainsIt() {
-        var state = composing()
-        _ = state.press(.down, .down)
-        #expect(state.compose.focus == .send)
-        _ = state.reduce(
-            .sent([
-                SendResultRow(category: "World", succeeded: true, detail: "n-1", notificationId: "n-1"),
-                SendResultRow(category: "Sports", succeeded: false, detail: "hub down"),
-            ]))
-        _ = state.press(.down)
-        #expect(state.compose.focus == .result(0))
-        #expect(state.press(.enter) == [.explain(notificationId: "n-1", category: "World")])
-        _ = state.press(.down)
-        #expect(state.compose.focus == .result(1))
-        #expect(state.press(.enter).isEmpty, "a failed send has no id to explain")
-        _ = state.press(.up, .up)
-        #expect(state.compose.focus == .send)
-        _ = state.reduce(.explained(title: "Why: World send", lines: ["Nothing matched.", "", "Send n-1"], failed: false))
-        #expect(state.dialog?.title == "Why: World send" && state.dialog?.message == "Nothing matched.\n\nSend n-1")
-    }
-
     @Test func allOrNoneAndTheRefusals() {
         var state = composing()
         _ = state.press(.enter)

@@ -5,42 +5,37 @@ import Logging
 /// client per hub and service, each hub's credentials its own.
 struct PushProviders: Sendable {
     let services: [any PushService]
-    private let closers: [@Sendable () async -> Void]
+    private let clients: [any ProviderClient]
 
     /// Reads `file` (or nothing, when there is none) and makes the clients; names the hubs
     /// the file has credentials for that this server does not serve.
     static func load(_ file: URL?, hubs: [String], logger: Logger) async throws(ProviderConfigError) -> PushProviders {
-        guard let file else { return PushProviders(services: [], closers: []) }
+        guard let file else { return PushProviders(services: [], clients: []) }
         let credentials = try ProviderCredentials.load(file)
         let served = Set(hubs.map { $0.lowercased() })
         for name in credentials.hubs.keys.sorted() where !served.contains(name) {
             logger.warning("\(file.path) has credentials for the hub '\(name)', which this server does not serve")
         }
-        var apns: [String: APNsClient] = [:]
-        var webPush: [String: WebPushClient] = [:]
-        var fcm: [String: FCMv1Client] = [:]
-        var closers: [@Sendable () async -> Void] = []
+        // Each kind's clients by hub, in the kinds' order.
+        var byKind: [PushServiceKind: [String: any ProviderClient]] = [:]
+        var made: [any ProviderClient] = []
         var failure: ProviderConfigError?
         for (hub, entry) in credentials.hubs.sorted(by: { $0.key < $1.key }) where served.contains(hub) {
             var what = "apns"
             do {
-                if let credential = entry.apns {
-                    let client = try APNsClient(credential)
-                    apns[hub] = client
-                    closers.append { await client.shutdown() }
+                func add(_ kind: PushServiceKind, _ client: any ProviderClient) {
+                    byKind[kind, default: [:]][hub] = client
+                    made.append(client)
                 }
+                if let credential = entry.apns { add(.apns, try APNsClient(credential)) }
                 what = "fcmV1"
-                if let credential = entry.fcmV1 {
-                    let client = try FCMv1Client(credential)
-                    fcm[hub] = client
-                    closers.append { await client.shutdown() }
-                }
+                if let credential = entry.fcmV1 { add(.fcmV1, try FCMv1Client(credential)) }
                 what = "webPush"
-                if let credential = entry.webPush {
-                    let client = try WebPushClient(credential)
-                    webPush[hub] = client
-                    closers.append { await client.shutdown() }
-                }
+                if let credential = entry.webPush { add(.webPush, try WebPushClient(credential)) }
+                let kinds = [
+                    entry.apns.map { _ in "APNs" }, entry.fcmV1.map { _ in "FCM v1" }, entry.webPush.map { _ in "Web Push" },
+                ]
+                logger.info("hub '\(hub)' delivers through \(kinds.compactMap { $0 }.joined(separator: ", "))")
             } catch {
                 failure = ProviderConfigError(file.path, "hubs.\(hub).\(what) cannot be used: \(error)")
                 break
@@ -48,24 +43,21 @@ struct PushProviders: Sendable {
         }
         if let failure {
             // The clients made so far are closed: the hub does not start.
-            for close in closers { await close() }
+            for client in made { await client.shutdown() }
             throw failure
         }
-        var services: [any PushService] = []
-        if !apns.isEmpty { services.append(APNsPushService(clients: apns)) }
-        if !fcm.isEmpty { services.append(FCMv1PushService(clients: fcm)) }
-        if !webPush.isEmpty { services.append(WebPushService(clients: webPush)) }
-        for (hub, entry) in credentials.hubs where served.contains(hub) {
-            let kinds = [
-                entry.apns.map { _ in "APNs" }, entry.fcmV1.map { _ in "FCM v1" }, entry.webPush.map { _ in "Web Push" },
-            ]
-            logger.info("hub '\(hub)' delivers through \(kinds.compactMap { $0 }.joined(separator: ", "))")
+        let services: [any PushService] = byKind.sorted { $0.key < $1.key }.map { kind, clients in
+            switch kind {
+            case .fcmV1: ProviderPushService(kind, platform: .fcmV1, rules: .fcmV1, clients: clients)
+            case .webPush: ProviderPushService(kind, platform: .browser, rules: .webPush, clients: clients)
+            case .apns, .sandbox: ProviderPushService(kind, platform: .apns, rules: .apns, clients: clients)
+            }
         }
-        return PushProviders(services: services, closers: closers)
+        return PushProviders(services: services, clients: made)
     }
 
     /// Closes every connection.
     func shutdown() async {
-        for close in closers { await close() }
+        for client in clients { await client.shutdown() }
     }
 }
