@@ -128,7 +128,10 @@ let package = Package(
             dependencies: [
                 "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/BreakingNewsBench"

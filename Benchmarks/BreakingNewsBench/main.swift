@@ -16,7 +16,7 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
-/// `--only match,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
+/// `--only match,apns,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 /// `--fanout-rounds N` (1–100) publishes N times on each run's streams (profiling the
@@ -86,14 +86,19 @@ func startNchan() throws -> (Process, Int)? {
 
 func main() async throws {
     try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-    for tool in [fanoutClient, loadgen] where !FileManager.default.isExecutableFile(atPath: tool) {
+    let tools = (wanted("fanout") ? [fanoutClient] : []) + (wanted("ingest") || wanted("sends") ? [loadgen] : [])
+    for tool in tools where !FileManager.default.isExecutableFile(atPath: tool) {
         throw BenchError(description: "\(tool) is missing (make bench builds it)")
     }
     var rows: [BenchRow] = []
 
     if wanted("match") {
-        log("1/6 match and render")
+        log("1/7 match and render")
         rows.append(try await matchAndRender(installations: 100_000, runs: runs))
+    }
+    if wanted("apns") {
+        log("2/7 APNs sends on one connection")
+        rows += try await apnsSends(total: 40_000, inFlight: 500, seconds: 15, runs: quick ? 1 : 3)
     }
     if only == ["redraw"] {
         rows.append(logRedraw(entries: 10_000, runs: 2000))
@@ -102,7 +107,7 @@ func main() async throws {
         return
     }
     guard wanted("ingest") || wanted("fanout") || wanted("sends") || wanted("terminal") || wanted("reconnect") else {
-        printTable(rows)
+        finish(rows)
         return
     }
 
@@ -112,7 +117,7 @@ func main() async throws {
     defer { bareTask.cancel() }
 
     if wanted("ingest") {
-        log("2/6 registration ingest")
+        log("3/7 registration ingest")
         rows += try registrationIngest(
             loadgen: loadgen, hub: hub, barePort: barePort, scripts: scripts, total: 20_000, runs: quick ? 1 : 3)
     }
@@ -126,20 +131,20 @@ func main() async throws {
         }
     }
     if wanted("fanout") {
-        log("3/6 fan-out")
+        log("4/7 fan-out")
         rows += try await fanout(
             client: fanoutClient, hub: hub, nchanPort: nchan?.1, subscribers: 1000, runs: runs, rounds: fanoutRounds)
     }
     if wanted("sends") {
-        log("4/6 durable sends")
+        log("5/7 durable sends")
         rows.append(try durableSends(loadgen: loadgen, hub: hub, scripts: scripts, total: 20_000, runs: quick ? 1 : 3))
     }
     if wanted("terminal") {
-        log("5/6 terminal")
+        log("6/7 terminal")
         try terminal(&rows, hub: hub)
     }
     if wanted("reconnect") {
-        log("6/6 reconnect")
+        log("7/7 reconnect")
         rows.append(try await reconnect(binary: binary, runs: runs))
     }
     finish(rows)

@@ -7,7 +7,7 @@ import NotificationHubs
 /// the `openssl` command, for clients that insist on https.
 public enum SelfSignedCertificate {
     public static let certificateFile = "tls-certificate.pem"
-    static let keyFile = "tls-key.pem"
+    public static let keyFile = "tls-key.pem"
 
     /// Loads the certificate and key from `directory`, making them first if needed.
     public static func serverConfiguration(in directory: URL) throws -> TLSConfiguration {
