@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl
-BENCH_PACKAGES := nginx-light libnginx-mod-nchan bsdutils
+BENCH_PACKAGES := nginx-light libnginx-mod-nchan libnginx-mod-http-echo bsdutils
 BIN := .build/debug/breaking-news
 
 .PHONY: all deps build release run test lint format install bench bench-deps fuzz clean

@@ -50,24 +50,36 @@ func apnsSends(total: Int, inFlight: Int, seconds: Double, runs: Int) async thro
 
 /// nginx answering `POST /3/device/…` with 200 over HTTP/2 and TLS, on a port of its own.
 func startAPNsNginx(in folder: URL) throws -> (Process, Int)? {
-    guard let nginx = which("nginx") else {
-        log("nginx is not installed; the APNs row uses the Swift peer only")
+    guard let nginx = which("nginx"), FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_echo_module.so")
+    else {
+        log("nginx with its echo module is not installed; the APNs row uses the Swift peer only")
         return nil
     }
     let port = 20_000 + Int.random(in: 0..<10_000)
     let config = """
+        load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;
         worker_processes 1;
         pid \(folder.path)/nginx.pid;
         error_log \(folder.path)/error.log warn;
         events { worker_connections 1024; }
         http {
           access_log off;
+          # One connection for the whole run, as APNs keeps it (nginx's default closes one
+          # after 1,000 requests).
           server {
             listen 127.0.0.1:\(port) ssl http2;
             ssl_certificate \(folder.appendingPathComponent(SelfSignedCertificate.certificateFile).path);
             ssl_certificate_key \(folder.appendingPathComponent(SelfSignedCertificate.keyFile).path);
             http2_max_concurrent_streams 1000;
-            location /3/device/ { add_header apns-id 1f3c6a64-5b52-4c4d-9c0e-7e0c3b1a2d4e; return 200; }
+            keepalive_requests 100000000;
+            keepalive_timeout 600s;
+            # The body is read (a 'return' leaves it unread, and the connection's flow-control
+            # window then fills up and stalls every stream).
+            location /3/device/ {
+              add_header apns-id 1f3c6a64-5b52-4c4d-9c0e-7e0c3b1a2d4e;
+              echo_read_request_body;
+              echo -n "";
+            }
           }
         }
         """
