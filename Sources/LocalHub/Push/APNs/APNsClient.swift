@@ -31,15 +31,7 @@ public final class APNsClient: Sendable {
         _ credentials: ProviderCredentials.APNs, maximumStreams: Int = 500, backoff: Backoff = Backoff(base: 0.5, maximum: 30),
         retries: Int = 3
     ) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let ca = credentials.caFile { tls.additionalTrustRoots = [.file(ca)] }
-        // AsyncHTTPClient offers h2 and http/1.1; APNs picks h2, and one connection is
-        // multiplexed (the tests check their peer was spoken to over HTTP/2).
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout.connect = .seconds(10)
-        configuration.timeout.read = .seconds(30)
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        http = ProviderHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         streams = StreamLimit(maximumStreams)
         self.backoff = backoff

@@ -42,13 +42,7 @@ public final class FCMv1Client: Sendable {
     ) throws {
         // The key first: a client made before a throw would have to be shut down.
         accessToken = try FCMAccessToken(credentials)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let ca = credentials.caFile { tls.additionalTrustRoots = [.file(ca)] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout.connect = .seconds(10)
-        configuration.timeout.read = .seconds(30)
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        http = ProviderHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         limit = StreamLimit(maximumConcurrent)
         self.backoff = backoff

@@ -49,14 +49,7 @@ public final class WebPushClient: Sendable {
         _ credentials: ProviderCredentials.WebPush, maximumConcurrent: Int = 100,
         backoff: Backoff = Backoff(base: 0.5, maximum: 30), retries: Int = 3
     ) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let ca = credentials.caFile { tls.additionalTrustRoots = [.file(ca)] }
-        // Push services speak HTTP/2 and HTTP/1.1; whichever the service picks.
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout.connect = .seconds(10)
-        configuration.timeout.read = .seconds(30)
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        http = ProviderHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         vapid = VAPID(key: credentials.vapidKey, subject: credentials.subject)
         requests = StreamLimit(maximumConcurrent)
