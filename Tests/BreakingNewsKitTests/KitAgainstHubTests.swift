@@ -139,12 +139,17 @@ import Testing
                 }
             }
             let publisher = profile.publisher(endpoint)
-            for text in ["one", "two"] { _ = try await publisher.send(text, to: [Self.catalog.categories[0]]) }
+            // A send that failed would leave the reads below waiting for news that never comes.
+            for text in ["one", "two"] {
+                let sent = try await publisher.send(text, to: [Self.catalog.categories[0]])
+                try #require(sent.allSatisfy { (try? $0.result.get()) != nil }, "\(sent)")
+            }
             #expect(await next(2) == ["Breaking World News : one", "Breaking World News : two"])
 
             await first.stop()
             try await TestHub.with(directory: directory, port: first.port, keepAlive: 0.2) { hub in
-                _ = try await profile.publisher(self.endpoint(hub)).send("three", to: [Self.catalog.categories[0]])
+                let sent = try await profile.publisher(self.endpoint(hub)).send("three", to: [Self.catalog.categories[0]])
+                try #require(sent.allSatisfy { (try? $0.result.get()) != nil }, "\(sent)")
                 statuses = []
                 #expect(await next(1) == ["Breaking World News : three"])
                 #expect(statuses.contains { if case .reconnecting = $0 { return true } else { return false } })

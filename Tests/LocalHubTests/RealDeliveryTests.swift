@@ -10,7 +10,9 @@ import Testing
 /// A hub with APNs credentials (issue 14, items 1, 5 and 6), against a loopback APNs: iPhones
 /// get their pushes from Apple's side, terminals from the built-in push service, and what
 /// APNs says about a device changes its installation and the send's telemetry.
-struct RealDeliveryTests {
+/// Serialized: each test runs a hub and three TLS peers (one with a new RSA key), and a
+/// dozen of them at once on two cores starve the rest of the suite.
+@Suite(.serialized) struct RealDeliveryTests {
     static let template = #"{"aps":{"alert":"$(messageParam)"}}"#
 
     /// The loopback push services a test hub delivers through.
