@@ -84,7 +84,17 @@ import Testing
     @Test func aLivePidThatDoesNotHoldThePortIsNotTrusted() async throws {
         try await TestHub.with { hub in
             var state = try #require(LocalHubState.read(hub.directory.appendingPathComponent(LocalHubState.fileName)))
-            #expect(try await LocalHubTrust.verify(state) == state)
+            // Busy cores can make the hub miss the 2 s probe, which the product reads as busy
+            // (`.silent`): asked again then; it must be trusted.
+            var trusted: LocalHubState?
+            for _ in 0..<10 where trusted == nil {
+                do {
+                    trusted = try await LocalHubTrust.verify(state)
+                } catch let error as LocalHubTrust.Distrust where error.kind == .silent {
+                    continue
+                }
+            }
+            #expect(trusted == state)
             state.pid = 1  // alive, but not the holder of the port
             do throws(LocalHubTrust.Distrust) {
                 _ = try await LocalHubTrust.verify(state)
