@@ -20,7 +20,7 @@ struct AnyTerminalTests {
             var environment = ["BREAKING_NEWS_HOME": user.home.path]
             var command = builtBinary().path
             if let term = item.term { environment["TERM"] = term } else { command = "env -u TERM " + command }
-            try tmux.start(session: "t\(i)", command: command, environment: environment, columns: 200)
+            try await tmux.start(session: "t\(i)", command: command, environment: environment, columns: 200)
             let screen = try await tmux.waitFor("t\(i)") { $0.contains("exit=") }
             let lines = screen.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
             #expect(lines.count == 2, "one line, then the status: \(screen)")
@@ -39,13 +39,13 @@ struct AnyTerminalTests {
         let footer = screen.split(separator: "\n").last.map(String.init) ?? ""
         #expect(footer == " Tab screens  ↑/k up  ↓/j down  …  ? help", "whole hints, then … and help: \(screen)")
 
-        try tmux.keys("s", "?")
+        try await tmux.keys("s", "?")
         screen = try await tmux.waitFor("s") { $0.contains("Keys · 1–8 of") && $0.contains("↑↓ PgUp PgDn scroll") }
-        try tmux.keys("s", "End")
+        try await tmux.keys("s", "End")
         screen = try await tmux.waitFor("s") { $0.contains("leave the field") }
-        try tmux.keys("s", "PPage", "k", "g")
+        try await tmux.keys("s", "PPage", "k", "g")
         screen = try await tmux.waitFor("s") { $0.contains("Keys · 1–8 of") && $0.contains("Everywhere") }
-        try tmux.keys("s", "x")
+        try await tmux.keys("s", "x")
         screen = try await tmux.waitFor("s") { !$0.contains("Keys · ") }
         #expect(screen.contains("[ OFF ] World"))
     }

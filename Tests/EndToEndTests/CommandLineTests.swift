@@ -33,7 +33,7 @@ import Testing
     /// in order, once; both logs survive a restart of everything.
     @Test func twoSubscribersGetTheirCategoriesOnlyAndKeepThemAcrossRestarts() async throws {
         let hubDirectory = TestHub.temporaryDirectory()
-        var hub = try await HubProcess.start(directory: hubDirectory)
+        let hub = try await HubProcess.start(directory: hubDirectory)
         func environment(_ cs: ConnectionString) -> [String: String] {
             [
                 "BREAKING_NEWS_CONNECTION_STRING": cs.description.replacingOccurrences(
@@ -73,19 +73,19 @@ import Testing
         await followA.terminate()
         await followB.terminate()
         #expect(await followA.status == 0)
-        hub.stop()
-        hub = try await HubProcess.start(directory: hubDirectory, port: hub.port)
-        defer { hub.stop() }
-        let logA = try await worldSports.run(["log", "--json"])
-        let logB = try await politics.run(["log", "--json"])
-        #expect(texts(logA.stdout) == expectA, "\(logA.stderr)")
-        #expect(texts(logB.stdout) == expectB, "\(logB.stderr)")
+        await hub.stop()
+        try await HubProcess.with(directory: hubDirectory, port: hub.port) { _ throws in
+            let logA = try await worldSports.run(["log", "--json"])
+            let logB = try await politics.run(["log", "--json"])
+            #expect(texts(logA.stdout) == expectA, "\(logA.stderr)")
+            #expect(texts(logB.stdout) == expectB, "\(logB.stderr)")
+        }
     }
 
     /// `log --follow` loses the hub, says so, retries, reconnects and misses nothing.
     @Test func followSurvivesAHubKilledAndRestarted() async throws {
         let hubDirectory = TestHub.temporaryDirectory()
-        var hub = try await HubProcess.start(directory: hubDirectory)
+        let hub = try await HubProcess.start(directory: hubDirectory)
         let cs = ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description]
         let user = Command.freshHome(extra: cs)
         #expect(try await user.run(["subscribe", "Science"]).status == 0)
@@ -93,109 +93,113 @@ import Testing
         defer { follow.stop() }
         #expect(try await user.run(["send", "before", "--category", "Science"]).status == 0)
         #expect(await follow.waitFor { out, _ in out.contains("Breaking Science News : before") })
-        hub.kill()
+        await hub.kill()
         #expect(await follow.waitFor { _, err in err.contains("lost the hub") && err.contains("retrying in") })
-        hub = try await HubProcess.start(directory: hubDirectory, port: hub.port)
-        defer { hub.stop() }
-        #expect(await follow.waitFor(timeout: 90) { _, err in err.contains("reconnected to the hub") }, "\(follow.stderr)")
-        for text in ["after 1", "after 2"] {
-            #expect(try await user.run(["send", text, "--category", "Science"]).status == 0)
+        try await HubProcess.with(directory: hubDirectory, port: hub.port) { _ throws in
+            #expect(await follow.waitFor(timeout: 90) { _, err in err.contains("reconnected to the hub") }, "\(follow.stderr)")
+            for text in ["after 1", "after 2"] {
+                #expect(try await user.run(["send", text, "--category", "Science"]).status == 0)
+            }
+            #expect(await follow.waitFor { out, _ in out.contains("Breaking Science News : after 2") })
+            let lines = follow.stdout.split(separator: "\n").map {
+                $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? ""
+            }
+            #expect(lines.filter { $0.contains("Science News") }.count == 3)
+            #expect(!follow.stderr.contains("Fatal"))
         }
-        #expect(await follow.waitFor { out, _ in out.contains("Breaking Science News : after 2") })
-        let lines = follow.stdout.split(separator: "\n").map {
-            $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? ""
-        }
-        #expect(lines.filter { $0.contains("Science News") }.count == 3)
-        #expect(!follow.stderr.contains("Fatal"))
     }
 
     @Test func aConnectionStringToAHubWithoutSandboxSaysSo() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        // The hub serves "news" only; "elsewhere" has no sandbox, as on Azure.
-        let user = Command.freshHome(extra: [
-            "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "BREAKING_NEWS_HUB": "elsewhere",
-        ])
-        let log = try await user.run(["log"])
-        #expect(log.status == 0)
-        #expect(log.stderr.contains("no sandbox push service"))
-        #expect(log.stderr.contains("real devices"))
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            // The hub serves "news" only; "elsewhere" has no sandbox, as on Azure.
+            let user = Command.freshHome(extra: [
+                "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "BREAKING_NEWS_HUB": "elsewhere",
+            ])
+            let log = try await user.run(["log"])
+            #expect(log.status == 0)
+            #expect(log.stderr.contains("no sandbox push service"))
+            #expect(log.stderr.contains("real devices"))
+        }
     }
 
     @Test func testSendPrintsTheOutcome() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
-        #expect(try await user.run(["subscribe", "Technology"]).status == 0)
-        let sent = try await user.run(["send", "chips", "--category", "Technology", "--test"])
-        #expect(sent.status == 0)
-        #expect(sent.stdout.contains("outcome: 1 succeeded, 0 failed"))
-        #expect(sent.stdout.contains(NotificationOutcome.sent))
-        let raw = try await user.run(["send", "--tags", "Technology || World", "--property", "messageParam=raw hi", "--test"])
-        #expect(raw.stdout.contains("outcome: 1 succeeded"), "\(raw.stdout) \(raw.stderr)")
-        let native = try await user.run(["send", "--apple", #"{"aps":{"alert":"native"}}"#, "--tags", "Technology"])
-        #expect(native.status == 0)
-        let installation = try await user.run(["installation"])
-        #expect(installation.stdout.contains(#""tags": ["#))
-        #expect(installation.stdout.contains(#""Technology""#))
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+            #expect(try await user.run(["subscribe", "Technology"]).status == 0)
+            let sent = try await user.run(["send", "chips", "--category", "Technology", "--test"])
+            #expect(sent.status == 0)
+            #expect(sent.stdout.contains("outcome: 1 succeeded, 0 failed"))
+            #expect(sent.stdout.contains(NotificationOutcome.sent))
+            let raw = try await user.run(["send", "--tags", "Technology || World", "--property", "messageParam=raw hi", "--test"])
+            #expect(raw.stdout.contains("outcome: 1 succeeded"), "\(raw.stdout) \(raw.stderr)")
+            let native = try await user.run(["send", "--apple", #"{"aps":{"alert":"native"}}"#, "--tags", "Technology"])
+            #expect(native.status == 0)
+            let installation = try await user.run(["installation"])
+            #expect(installation.stdout.contains(#""tags": ["#))
+            #expect(installation.stdout.contains(#""Technology""#))
+        }
     }
 
     /// `explain` says why a send reached nobody, as text and as JSON; an unknown id is
     /// refused with its exit code and one line.
     @Test func explainSaysWhyASendReachedNobody() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
-        #expect(try await user.run(["subscribe", "World"]).status == 0)
-        let sent = try await user.run(["send", "nobody reads this", "--category", "Sports"])
-        let id = try #require(sent.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
-        var explained = try await user.run(["explain", id])
-        for _ in 0..<100 where explained.stdout.hasPrefix("It is accepted") {
-            try await Task.sleep(for: .milliseconds(50))
-            explained = try await user.run(["explain", id])
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+            #expect(try await user.run(["subscribe", "World"]).status == 0)
+            let sent = try await user.run(["send", "nobody reads this", "--category", "Sports"])
+            let id = try #require(
+                sent.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            var explained = try await user.run(["explain", id])
+            for _ in 0..<100 where explained.stdout.hasPrefix("It is accepted") {
+                try await Task.sleep(for: .milliseconds(50))
+                explained = try await user.run(["explain", id])
+            }
+            #expect(explained.status == 0, "\(explained.stderr)")
+            #expect(
+                explained.stdout.hasPrefix(
+                    "Nothing matched: no installation or registration of hub 'news' holds tags that satisfy 'Sports'."),
+                "\(explained.stdout)")
+            let json = try await user.run(["explain", id, "--json"])
+            let parsed = try SendExplanation(json: JSONValue(parsing: json.stdout))
+            #expect(parsed.notificationId == id && parsed.matchCount == 0)
+            let unknown = try await user.run(["explain", "no-such-send"])
+            #expect(unknown.status == 5 && unknown.stderr.split(separator: "\n").count == 1, "\(unknown.stderr)")
         }
-        #expect(explained.status == 0, "\(explained.stderr)")
-        #expect(
-            explained.stdout.hasPrefix(
-                "Nothing matched: no installation or registration of hub 'news' holds tags that satisfy 'Sports'."),
-            "\(explained.stdout)")
-        let json = try await user.run(["explain", id, "--json"])
-        let parsed = try SendExplanation(json: JSONValue(parsing: json.stdout))
-        #expect(parsed.notificationId == id && parsed.matchCount == 0)
-        let unknown = try await user.run(["explain", "no-such-send"])
-        #expect(unknown.status == 5 && unknown.stderr.split(separator: "\n").count == 1, "\(unknown.stderr)")
     }
 
     /// Every bad input: its exit code and one line on standard error, never a stack trace.
     @Test func badInputGetsItsExitCodeAndOneLine() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let closed = "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h"
-        let cases: [([String], [String: String], Int32, String)] = [
-            (["subscribe", "Weather"], [:], 5, "not a category"),
-            (["send", ""], [:], 5, "empty"),
-            (["send", String(repeating: "x", count: 2000)], [:], 5, "1024"),
-            (["send", "hi", "--category", "Weather"], [:], 5, "not a category"),
-            (["send", "--tags", "a &&& b", "--property", "m=x"], [:], 5, "column"),
-            (["send", "--apple", "not json"], [:], 5, "JSON object"),
-            (["log", "--category", "Weather"], [:], 5, "not a category"),
-            (["send", "hi", "--connection-string", "Endpoint=nope"], [:], 5, "SharedAccessKeyName"),
-            (["send", "hi", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=a;SharedAccessKey=b"], [:], 2, "--hub"),
-            (["send", "hi", "--connection-string", closed], [:], 3, "could not be reached"),
-            (["subscribe", "World", "--connection-string", closed], [:], 3, "Saved World"),
-            (["send", "hi"], ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description], 4, "403"),
-            (["installation"], ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description], 5, "subscribe"),
-            (["token", "--expiry", "0"], [:], 2, "expiry"),
-            (["subscribe", "--bogus"], [:], 2, "bogus"),
-            (["send"], [:], 2, "TEXT"),
-        ]
-        for (arguments, environment, status, words) in cases {
-            let result = try await Command.freshHome(extra: environment).run(arguments)
-            let label = arguments.joined(separator: " ").prefix(60)
-            #expect(result.status == status, "\(label): \(result.stderr)")
-            #expect(result.stderrLines.count == 1, "\(label): \(result.stderr)")
-            #expect(result.stderr.contains(words), "\(label): \(result.stderr)")
-            #expect(!result.stderr.contains("Fatal error"), "\(label)")
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let closed = "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h"
+            let cases: [([String], [String: String], Int32, String)] = [
+                (["subscribe", "Weather"], [:], 5, "not a category"),
+                (["send", ""], [:], 5, "empty"),
+                (["send", String(repeating: "x", count: 2000)], [:], 5, "1024"),
+                (["send", "hi", "--category", "Weather"], [:], 5, "not a category"),
+                (["send", "--tags", "a &&& b", "--property", "m=x"], [:], 5, "column"),
+                (["send", "--apple", "not json"], [:], 5, "JSON object"),
+                (["log", "--category", "Weather"], [:], 5, "not a category"),
+                (["send", "hi", "--connection-string", "Endpoint=nope"], [:], 5, "SharedAccessKeyName"),
+                (
+                    ["send", "hi", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=a;SharedAccessKey=b"], [:], 2,
+                    "--hub"
+                ),
+                (["send", "hi", "--connection-string", closed], [:], 3, "could not be reached"),
+                (["subscribe", "World", "--connection-string", closed], [:], 3, "Saved World"),
+                (["send", "hi"], ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description], 4, "403"),
+                (["installation"], ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description], 5, "subscribe"),
+                (["token", "--expiry", "0"], [:], 2, "expiry"),
+                (["subscribe", "--bogus"], [:], 2, "bogus"),
+                (["send"], [:], 2, "TEXT"),
+            ]
+            for (arguments, environment, status, words) in cases {
+                let result = try await Command.freshHome(extra: environment).run(arguments)
+                let label = arguments.joined(separator: " ").prefix(60)
+                #expect(result.status == status, "\(label): \(result.stderr)")
+                #expect(result.stderrLines.count == 1, "\(label): \(result.stderr)")
+                #expect(result.stderr.contains(words), "\(label): \(result.stderr)")
+                #expect(!result.stderr.contains("Fatal error"), "\(label)")
+            }
         }
     }
 

@@ -62,55 +62,55 @@ struct FollowExecTests {
     /// runs the command once, in order, with its fields; a failing run is reported and the
     /// next one runs; what was in the log before is not run.
     @Test func eachNewMessageRunsTheCommandWithItsFields() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = try await Self.subscribedHome(hub)
-        let out = URL(fileURLWithPath: user.environment["OUT"]!)
-        let pwned = user.home.appendingPathComponent("pwned")
-        let command = Self.record + #"; case "$NEWS_TEXT" in *'fail here'*) exit 3;; esac"#
-        let follow = try user.start(["log", "--follow", "--exec", command])
-        defer { follow.stop() }
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = try await Self.subscribedHome(hub)
+            let out = URL(fileURLWithPath: user.environment["OUT"]!)
+            let pwned = user.home.appendingPathComponent("pwned")
+            let command = Self.record + #"; case "$NEWS_TEXT" in *'fail here'*) exit 3;; esac"#
+            let follow = try user.start(["log", "--follow", "--exec", command])
+            defer { follow.stop() }
 
-        let client = try HubClient(connectionString: hub.full)
-        let sent: [(String, String)] = [
-            ("World", "$(touch \(pwned.path))"),
-            ("Sports", "`touch \(pwned.path)`"),
-            ("World", #"it's "quoted"; touch \#(pwned.path) & echo '$HOME' \"#),
-            ("Sports", "fail here"),
-            ("World", "after the failure 🗳️"),
-        ]
-        for (category, text) in sent { try await Self.send(client, category, text) }
+            let client = try HubClient(connectionString: hub.full)
+            let sent: [(String, String)] = [
+                ("World", "$(touch \(pwned.path))"),
+                ("Sports", "`touch \(pwned.path)`"),
+                ("World", #"it's "quoted"; touch \#(pwned.path) & echo '$HOME' \"#),
+                ("Sports", "fail here"),
+                ("World", "after the failure 🗳️"),
+            ]
+            for (category, text) in sent { try await Self.send(client, category, text) }
 
-        let lines = try await Self.waitForLines(out, count: sent.count)
-        #expect(lines.map(\.category) == sent.map(\.0))
-        #expect(lines.map(\.text) == sent.map { "Breaking \($0.0) News : \($0.1)" })
-        #expect(lines.map(\.seq) == lines.map(\.seq).sorted() && Set(lines.map(\.seq)).count == lines.count)
-        #expect(Set(lines.map(\.id)).count == sent.count && !lines.contains { $0.id.isEmpty })
-        #expect(lines.allSatisfy { $0.hub == "news" && $0.receivedAt.contains("T") })
-        #expect(!FileManager.default.fileExists(atPath: pwned.path), "a message ran as a command")
-        #expect(await follow.waitFor { _, err in err.contains("status 3") })
-        #expect(follow.stderr.split(separator: "\n").filter { $0.contains("status") }.count == 1)
-        #expect(!follow.stdout.contains("old news"), "what was in the log before neither runs nor prints")
-        #expect(!Self.lines(out).contains { $0.text.contains("old news") })
+            let lines = try await Self.waitForLines(out, count: sent.count)
+            #expect(lines.map(\.category) == sent.map(\.0))
+            #expect(lines.map(\.text) == sent.map { "Breaking \($0.0) News : \($0.1)" })
+            #expect(lines.map(\.seq) == lines.map(\.seq).sorted() && Set(lines.map(\.seq)).count == lines.count)
+            #expect(Set(lines.map(\.id)).count == sent.count && !lines.contains { $0.id.isEmpty })
+            #expect(lines.allSatisfy { $0.hub == "news" && $0.receivedAt.contains("T") })
+            #expect(!FileManager.default.fileExists(atPath: pwned.path), "a message ran as a command")
+            #expect(await follow.waitFor { _, err in err.contains("status 3") })
+            #expect(follow.stderr.split(separator: "\n").filter { $0.contains("status") }.count == 1)
+            #expect(!follow.stdout.contains("old news"), "what was in the log before neither runs nor prints")
+            #expect(!Self.lines(out).contains { $0.text.contains("old news") })
 
-        await follow.terminate()
-        #expect(follow.status == 0, "\(follow.stderr)")
+            await follow.terminate()
+            #expect(follow.status == 0, "\(follow.stderr)")
+        }
     }
 
     /// `--category` chooses the messages the command runs for.
     @Test func theCategoryFilterChoosesTheMessages() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = try await Self.subscribedHome(hub)
-        let out = URL(fileURLWithPath: user.environment["OUT"]!)
-        let follow = try user.start(["log", "--follow", "--category", "sports", "--exec", Self.record])
-        defer { follow.stop() }
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = try await Self.subscribedHome(hub)
+            let out = URL(fileURLWithPath: user.environment["OUT"]!)
+            let follow = try user.start(["log", "--follow", "--category", "sports", "--exec", Self.record])
+            defer { follow.stop() }
 
-        let client = try HubClient(connectionString: hub.full)
-        for i in 0..<6 { try await Self.send(client, i % 2 == 0 ? "World" : "Sports", "n\(i)") }
-        let lines = try await Self.waitForLines(out, count: 3)
-        #expect(lines.map(\.text) == ["Breaking Sports News : n1", "Breaking Sports News : n3", "Breaking Sports News : n5"])
-        await follow.terminate()
+            let client = try HubClient(connectionString: hub.full)
+            for i in 0..<6 { try await Self.send(client, i % 2 == 0 ? "World" : "Sports", "n\(i)") }
+            let lines = try await Self.waitForLines(out, count: 3)
+            #expect(lines.map(\.text) == ["Breaking Sports News : n1", "Breaking Sports News : n3", "Breaking Sports News : n5"])
+            await follow.terminate()
+        }
     }
 
     /// The processes whose parent is `pid`.
@@ -129,39 +129,39 @@ struct FollowExecTests {
     /// SIGTERM to the follower while a command runs ends the command (its shell and what the
     /// shell runs) and the follower at once, not when the command would have ended.
     @Test func stoppingTheFollowerEndsTheCommandUnderWay() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = try await Self.subscribedHome(hub)
-        let out = URL(fileURLWithPath: user.environment["OUT"]!)
-        let follow = try user.start(["log", "--follow", "--exec", #"echo $$ > "$OUT"; sleep 30; echo done >> "$OUT""#])
-        defer { follow.stop() }
-        try await Self.send(try HubClient(connectionString: hub.full), "World", "slow")
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = try await Self.subscribedHome(hub)
+            let out = URL(fileURLWithPath: user.environment["OUT"]!)
+            let follow = try user.start(["log", "--follow", "--exec", #"echo $$ > "$OUT"; sleep 30; echo done >> "$OUT""#])
+            defer { follow.stop() }
+            try await Self.send(try HubClient(connectionString: hub.full), "World", "slow")
 
-        // The command's shell, and the sleep it runs.
-        var shell: Int32?
-        var sleeper: Int32?
-        let deadline = Date().addingTimeInterval(30)
-        while sleeper == nil, Date() < deadline {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            shell = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").first.flatMap { Int32($0) }
-            sleeper = shell.flatMap { Self.children(of: $0).first }
-        }
-        let (sh, sleep) = try (#require(shell), #require(sleeper))
+            // The command's shell, and the sleep it runs.
+            var shell: Int32?
+            var sleeper: Int32?
+            let deadline = Date().addingTimeInterval(30)
+            while sleeper == nil, Date() < deadline {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                shell = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").first.flatMap { Int32($0) }
+                sleeper = shell.flatMap { Self.children(of: $0).first }
+            }
+            let (sh, sleep) = try (#require(shell), #require(sleeper))
 
-        let stopped = Date()
-        follow.stop()
-        #expect(await follow.wait(timeout: 15), "the follower waits for the command")
-        #expect(Date().timeIntervalSince(stopped) < 10)
-        let gone = Date().addingTimeInterval(5)
-        while LocalProcess.isAlive(sleep) || LocalProcess.isAlive(sh), Date() < gone {
-            try await Task.sleep(nanoseconds: 50_000_000)
+            let stopped = Date()
+            follow.stop()
+            #expect(await follow.wait(timeout: 15), "the follower waits for the command")
+            #expect(Date().timeIntervalSince(stopped) < 10)
+            let gone = Date().addingTimeInterval(5)
+            while LocalProcess.isAlive(sleep) || LocalProcess.isAlive(sh), Date() < gone {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            #expect(!LocalProcess.isAlive(sleep), "the command's sleep runs on")
+            #expect(!LocalProcess.isAlive(sh))
+            #expect(!((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("done"))
+            #expect(follow.status == 0, "\(follow.stderr)")
+            #expect(!follow.stderr.contains("status"), "a command the follower stopped is no failure: \(follow.stderr)")
+            if LocalProcess.isAlive(sleep) { kill(sleep, SIGKILL) }
         }
-        #expect(!LocalProcess.isAlive(sleep), "the command's sleep runs on")
-        #expect(!LocalProcess.isAlive(sh))
-        #expect(!((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("done"))
-        #expect(follow.status == 0, "\(follow.stderr)")
-        #expect(!follow.stderr.contains("status"), "a command the follower stopped is no failure: \(follow.stderr)")
-        if LocalProcess.isAlive(sleep) { kill(sleep, SIGKILL) }
     }
 
     /// `--exec` runs a command for what arrives: without `--follow` (or with `--json`) it is a

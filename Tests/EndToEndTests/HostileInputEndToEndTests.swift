@@ -21,24 +21,24 @@ import Testing
     }
 
     @Test func item5_logShowsHostileNewsWithoutObeyingIt() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
-        #expect(try await user.run(["subscribe", "World"]).status == 0)
-        let follow = try user.start(["log", "--follow"])
-        defer { follow.stop() }
-        #expect(try await user.run(["send", Self.hostile, "--category", "World"]).status == 0)
-        #expect(await follow.waitFor { out, _ in out.contains("pwned") }, "\(follow.stderr)")
-        let log = try await user.run(["log"])
-        #expect(log.status == 0)
-        #expect(log.stdout.contains("Breaking World News : a\u{FFFD}]0;pwned"))
-        #expect(controlBytes(log.stdout).isEmpty, "\(controlBytes(log.stdout))")
-        #expect(controlBytes(follow.stdout).isEmpty, "\(controlBytes(follow.stdout))")
-        // --json stays exact: the text reads back whole from its escapes.
-        let json = try await user.run(["log", "--json"])
-        #expect(controlBytes(json.stdout).isEmpty)
-        let line = try #require(json.stdout.split(separator: "\n").last)
-        #expect(try JSONValue(parsing: String(line))["text"]?.stringValue == "Breaking World News : \(Self.hostile)")
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
+            #expect(try await user.run(["subscribe", "World"]).status == 0)
+            let follow = try user.start(["log", "--follow"])
+            defer { follow.stop() }
+            #expect(try await user.run(["send", Self.hostile, "--category", "World"]).status == 0)
+            #expect(await follow.waitFor { out, _ in out.contains("pwned") }, "\(follow.stderr)")
+            let log = try await user.run(["log"])
+            #expect(log.status == 0)
+            #expect(log.stdout.contains("Breaking World News : a\u{FFFD}]0;pwned"))
+            #expect(controlBytes(log.stdout).isEmpty, "\(controlBytes(log.stdout))")
+            #expect(controlBytes(follow.stdout).isEmpty, "\(controlBytes(follow.stdout))")
+            // --json stays exact: the text reads back whole from its escapes.
+            let json = try await user.run(["log", "--json"])
+            #expect(controlBytes(json.stdout).isEmpty)
+            let line = try #require(json.stdout.split(separator: "\n").last)
+            #expect(try JSONValue(parsing: String(line))["text"]?.stringValue == "Breaking World News : \(Self.hostile)")
+        }
     }
 
     @Test func item5_errorsFromAHostileHubAreShownWithoutControlCharacters() async throws {

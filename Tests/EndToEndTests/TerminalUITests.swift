@@ -8,77 +8,79 @@ import Testing
 @Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct TerminalUITests {
     @Test func subscribeInOneTerminalReceiveWhatAnotherSends() async throws {
-        let hub = try await HubProcess.start(directory: TestHub.temporaryDirectory())
-        defer { hub.stop() }
-        let tmux = Tmux()
-        defer { tmux.killServer() }
-        let binary = builtBinary().path
-        let homeA = Command.freshHome().home.path
-        let homeB = Command.freshHome().home.path
-        try tmux.start(
-            session: "A", command: binary,
-            environment: [
-                "BREAKING_NEWS_HOME": homeA, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
-            ])
-        var screen = try await tmux.waitFor("A") { $0.contains("● online") }
-        #expect(screen.contains(" ▸ [ OFF ] World"))
+        try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
+            let tmux = Tmux()
+            defer { tmux.killServer() }
+            let binary = builtBinary().path
+            let homeA = Command.freshHome().home.path
+            let homeB = Command.freshHome().home.path
+            try await tmux.start(
+                session: "A", command: binary,
+                environment: [
+                    "BREAKING_NEWS_HOME": homeA, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
+                ])
+            var screen = try await tmux.waitFor("A") { $0.contains("● online") }
+            #expect(screen.contains(" ▸ [ OFF ] World"))
 
-        // Toggle World and Sports, then subscribe.
-        try tmux.keys("A", "Space")
-        try tmux.keys("A", "j", "j", "j", "j", "j")
-        try tmux.keys("A", "Space")
-        try tmux.keys("A", "s")
-        screen = try await tmux.waitFor("A") { $0.contains("┌ Subscribed") }
-        #expect(screen.contains("Breaking news for World, Sports will reach this terminal."))
-        try tmux.keys("A", "Enter")
-        screen = try await tmux.waitFor("A") { $0.contains("✓ Registered World, Sports") }
-        #expect(screen.contains("[  ON ] World"))
-        #expect(screen.contains("[  ON ] Sports"))
-        let defaults = try String(contentsOfFile: homeA + "/config/defaults.json", encoding: .utf8)
-        #expect(defaults.contains(#""BreakingNewsCategories":["World","Sports"]"#))
-        let installationId = try #require(try JSONValue(parsing: defaults)["installationId"]?.stringValue)
-        let installation = try await HubClient(connectionString: hub.listen).installation(id: installationId)
-        #expect(installation.tags == ["World", "Sports"])
-        #expect(installation.templates?["simpleAPNSTemplate"]?.body == #"{"aps":{"alert":"$(messageParam)"}}"#)
+            // Toggle World and Sports, then subscribe.
+            try await tmux.keys("A", "Space")
+            try await tmux.keys("A", "j", "j", "j", "j", "j")
+            try await tmux.keys("A", "Space")
+            try await tmux.keys("A", "s")
+            screen = try await tmux.waitFor("A") { $0.contains("┌ Subscribed") }
+            #expect(screen.contains("Breaking news for World, Sports will reach this terminal."))
+            try await tmux.keys("A", "Enter")
+            screen = try await tmux.waitFor("A") { $0.contains("✓ Registered World, Sports") }
+            #expect(screen.contains("[  ON ] World"))
+            #expect(screen.contains("[  ON ] Sports"))
+            let defaults = try String(contentsOfFile: homeA + "/config/defaults.json", encoding: .utf8)
+            #expect(defaults.contains(#""BreakingNewsCategories":["World","Sports"]"#))
+            let installationId = try #require(try JSONValue(parsing: defaults)["installationId"]?.stringValue)
+            let installation = try await HubClient(connectionString: hub.listen).installation(id: installationId)
+            #expect(installation.tags == ["World", "Sports"])
+            #expect(installation.templates?["simpleAPNSTemplate"]?.body == #"{"aps":{"alert":"$(messageParam)"}}"#)
 
-        // A second terminal composes breaking news for World only and sends it.
-        try tmux.start(
-            session: "B", command: binary,
-            environment: ["BREAKING_NEWS_HOME": homeB, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen"])
-        try await tmux.waitFor("B") { $0.contains("● online") }
-        try tmux.keys("B", "2")
-        try tmux.type("B", "Earthquake drill at noon")
-        try tmux.keys("B", "Escape", "Space", "Up")
-        screen = try await tmux.waitFor("B") { $0.contains("[x] World   [ ] Politics") }
-        try tmux.keys("B", "Enter")
-        screen = try await tmux.waitFor("B") { $0.contains("✓ sent") }
-        #expect(!screen.contains("Politics    ✓"))
+            // A second terminal composes breaking news for World only and sends it.
+            try await tmux.start(
+                session: "B", command: binary,
+                environment: [
+                    "BREAKING_NEWS_HOME": homeB, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
+                ])
+            try await tmux.waitFor("B") { $0.contains("● online") }
+            try await tmux.keys("B", "2")
+            try await tmux.type("B", "Earthquake drill at noon")
+            try await tmux.keys("B", "Escape", "Space", "Up")
+            screen = try await tmux.waitFor("B") { $0.contains("[x] World   [ ] Politics") }
+            try await tmux.keys("B", "Enter")
+            screen = try await tmux.waitFor("B") { $0.contains("✓ sent") }
+            #expect(!screen.contains("Politics    ✓"))
 
-        // The first terminal shows the toast and the log entry.
-        screen = try await tmux.waitFor("A") { $0.contains("▶ Notification: Breaking World News : Earthquake drill at noon") }
-        #expect(screen.contains("3 Log (1)"))
-        try tmux.keys("A", "3")
-        screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
-        #expect(screen.contains(" ● "))
+            // The first terminal shows the toast and the log entry.
+            screen = try await tmux.waitFor("A") { $0.contains("▶ Notification: Breaking World News : Earthquake drill at noon") }
+            #expect(screen.contains("3 Log (1)"))
+            try await tmux.keys("A", "3")
+            screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
+            #expect(screen.contains(" ● "))
 
-        // Resizing to 40×12 and back leaves no garbage.
-        let before = screen
-        try tmux.resize("A", columns: 40, rows: 12)
-        screen = try await tmux.waitFor("A") { $0.contains("Terminal too small") }
-        #expect(screen.contains("(40×12; needs 50×14)"))
-        try tmux.resize("A", columns: 100, rows: 30)
-        screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
-        #expect(!screen.contains("too small"))
-        #expect(screen.split(separator: "\n").first == before.split(separator: "\n").first)
-        #expect(Array(screen.split(separator: "\n").dropFirst(3)) == Array(before.split(separator: "\n").dropFirst(3)))
+            // Resizing to 40×12 and back leaves no garbage.
+            let before = screen
+            try await tmux.resize("A", columns: 40, rows: 12)
+            screen = try await tmux.waitFor("A") { $0.contains("Terminal too small") }
+            #expect(screen.contains("(40×12; needs 50×14)"))
+            try await tmux.resize("A", columns: 100, rows: 30)
+            screen = try await tmux.waitFor("A") { $0.contains("World       Earthquake drill at noon") }
+            #expect(!screen.contains("too small"))
+            #expect(screen.split(separator: "\n").first == before.split(separator: "\n").first)
+            #expect(Array(screen.split(separator: "\n").dropFirst(3)) == Array(before.split(separator: "\n").dropFirst(3)))
 
-        // q quits with status 0 and gives the terminal back.
-        try tmux.keys("A", "q")
-        screen = try await tmux.waitFor("A") { $0.contains("exit=") }
-        #expect(screen.contains("exit=0"))
-        #expect(!screen.contains("Breaking News"))
-        try tmux.keys("B", "Escape", "q")
-        #expect(try await tmux.waitFor("B") { $0.contains("exit=") }.contains("exit=0"))
+            // q quits with status 0 and gives the terminal back.
+            try await tmux.keys("A", "q")
+            screen = try await tmux.waitFor("A") { $0.contains("exit=") }
+            #expect(screen.contains("exit=0"))
+            #expect(!screen.contains("Breaking News"))
+            try await tmux.keys("B", "Escape", "q")
+            #expect(try await tmux.waitFor("B") { $0.contains("exit=") }.contains("exit=0"))
+        }
     }
 
     @Test func ctrlCAlsoRestoresTheTerminal() async throws {
@@ -87,7 +89,7 @@ struct TerminalUITests {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
         try await tmux.startUIOnItsOwnHub("C", of: user, extra: ["NO_COLOR": "1"])
-        try tmux.keys("C", "C-c")
+        try await tmux.keys("C", "C-c")
         let screen = try await tmux.waitFor("C") { $0.contains("exit=") }
         #expect(screen.contains("exit=0"))
         #expect(!screen.contains("Categories"))
@@ -128,11 +130,11 @@ struct TerminalUITests {
         let stopped = try await user.run(["hub", "stop"])
         #expect(stopped.stdout.hasPrefix("stopped the local hub"), "\(stopped.stderr)")
         try await tmux.waitFor("R") { $0.contains("(r: now)") }
-        try tmux.keys("R", "r")
+        try await tmux.keys("R", "r")
         try await Task.sleep(nanoseconds: 3_000_000_000)
         #expect(LocalHubState.read(stateFile) == nil)
         #expect(!LocalProcess.isAlive(hub.pid))
-        let screen = try tmux.capture("R")
+        let screen = try await tmux.capture("R")
         #expect(!screen.contains("● online"), "\(screen)")
         #expect(try await user.run(["hub", "status"]).status == 3)
     }

@@ -11,9 +11,12 @@ import Synchronization
 public final class ScriptedServer: Sendable {
     private let statuses: Mutex<[(Int, String?, String?)]>
     private let seen = Mutex<(requests: Int, authorizations: [String])>((0, []))
+    private let delay: Duration
 
-    /// Each entry: status, `Retry-After`, and the error detail (`scripted <status>` when nil).
-    public init(_ statuses: [(Int, String?)], details: [String?] = []) {
+    /// Each entry: status, `Retry-After`, and the error detail (`scripted <status>` when nil);
+    /// every answer waits `delay` first (a slow hub).
+    public init(_ statuses: [(Int, String?)], details: [String?] = [], delay: Duration = .zero) {
+        self.delay = delay
         self.statuses = Mutex(
             statuses.enumerated().map { i, entry in (entry.0, entry.1, i < details.count ? details[i] : nil) })
     }
@@ -27,6 +30,7 @@ public final class ScriptedServer: Sendable {
         let server: ScriptedServer
         func respond(to request: Request, context: Context) async throws -> Response {
             _ = try await request.body.collect(upTo: 1 << 20)
+            if server.delay > .zero { try await Task.sleep(for: server.delay) }
             return server.next(authorization: request.headers[.authorization])
         }
     }

@@ -229,21 +229,37 @@ public struct HubProcess: Sendable {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         process.signal(SIGKILL)
-        process.waitUntilExit()
+        await process.exited()
         throw TestHubError(description: "the hub process did not start")
     }
 
     /// The port the hub listens on.
     public var port: Int { Int(state.url.split(separator: ":").last ?? "0") ?? 0 }
 
-    public func kill() {
-        process.signal(SIGKILL)
-        process.waitUntilExit()
+    /// Runs `body` with a hub process started for it, and stops it (SIGTERM, its graceful
+    /// shutdown awaited) afterwards, also when `body` throws.
+    public static func with(
+        directory: URL, hub: String = "news", port: Int = 0, _ body: (HubProcess) async throws -> Void
+    ) async throws {
+        let process = try await start(directory: directory, hub: hub, port: port)
+        do {
+            try await body(process)
+            await process.stop()
+        } catch {
+            await process.stop()
+            throw error
+        }
     }
 
-    public func stop() {
+    public func kill() async {
+        process.signal(SIGKILL)
+        await process.exited()
+    }
+
+    /// Asks it to stop and waits until it has (its graceful shutdown), without blocking a thread.
+    public func stop() async {
         process.signal(SIGTERM)
-        process.waitUntilExit()
+        await process.exited()
     }
 }
 

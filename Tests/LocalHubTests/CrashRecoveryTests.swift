@@ -39,7 +39,7 @@ actor AckLog {
                                 .template(["messageParam": "\(tag) \(worker)-\(i)"]), tagExpression: tag),
                             let id = receipt.notificationId
                         else { return }
-                        if await log.acknowledge(id: id, tag: tag) == 150 { first.kill() }
+                        if await log.acknowledge(id: id, tag: tag) == 150 { await first.kill() }
                     }
                 }
             }
@@ -47,22 +47,24 @@ actor AckLog {
         let acks = await log.entries
         #expect(acks.count >= 150)
 
-        let second = try await HubProcess.start(directory: directory)
-        defer { second.stop() }
-        let token = SharedAccessSignature.make(
-            resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
-        for (device, tags) in [(devices.world, ["World"]), (devices.sports, ["Sports"]), (devices.both, ["World", "Sports"])] {
-            let expected = Set(acks.filter { tags.contains($0.tag) }.map(\.id))
-            let stream = try await readStream(
-                baseURL: second.state.url, hub: "news", device: device, token: token, count: expected.count, timeout: 15)
-            // A deduping reader, keyed by notification id and template, sees each exactly once.
-            var seen = Set<String>()
-            var deduped: [SandboxDelivery] = []
-            for delivery in stream where seen.insert(delivery.dedupeKey).inserted { deduped.append(delivery) }
-            let delivered = Set(deduped.map(\.notificationId))
-            #expect(expected.isSubset(of: delivered), "missing \(expected.subtracting(delivered).count) acknowledged sends")
-            #expect(deduped.count == Set(deduped.map(\.notificationId)).count)
-            #expect(deduped.allSatisfy { delivery in tags.contains(where: { delivery.alertText?.hasPrefix($0) == true }) })
+        try await HubProcess.with(directory: directory) { second in
+            let token = SharedAccessSignature.make(
+                resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
+            for (device, tags) in [
+                (devices.world, ["World"]), (devices.sports, ["Sports"]), (devices.both, ["World", "Sports"]),
+            ] {
+                let expected = Set(acks.filter { tags.contains($0.tag) }.map(\.id))
+                let stream = try await readStream(
+                    baseURL: second.state.url, hub: "news", device: device, token: token, count: expected.count, timeout: 15)
+                // A deduping reader, keyed by notification id and template, sees each exactly once.
+                var seen = Set<String>()
+                var deduped: [SandboxDelivery] = []
+                for delivery in stream where seen.insert(delivery.dedupeKey).inserted { deduped.append(delivery) }
+                let delivered = Set(deduped.map(\.notificationId))
+                #expect(expected.isSubset(of: delivered), "missing \(expected.subtracting(delivered).count) acknowledged sends")
+                #expect(deduped.count == Set(deduped.map(\.notificationId)).count)
+                #expect(deduped.allSatisfy { delivery in tags.contains(where: { delivery.alertText?.hasPrefix($0) == true }) })
+            }
         }
     }
 }

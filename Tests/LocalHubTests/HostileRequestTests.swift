@@ -205,7 +205,7 @@ import Testing
                     == LocalHubProof.answer(challenge: challenge, secret: secret))
             #expect(try await raw(.GET, hub.baseURL + "/healthz").headers.first(name: LocalHubProof.header) == nil)
             #expect(try await raw(.GET, hub.baseURL + "/healthz?challenge=%0A%0A").status == 400)
-            #expect(try await LocalHubTrust.verify(state) == state)
+            #expect(try await verifyAllowingBusyCores(state) == state)
             let mode = try FileManager.default.attributesOfItem(atPath: stateFile.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
         }

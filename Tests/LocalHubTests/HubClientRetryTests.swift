@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HubTestSupport
@@ -34,6 +35,34 @@ import Testing
             #expect(error?.retryAfter == 7)
             #expect(server.requests == 1)
         }
+    }
+
+    /// A burst of calls larger than the HTTP client's pool, to a hub that takes longer to answer
+    /// each round than the connect timeout: every call gets through. (They used to wait for a
+    /// connection inside the pool, where the wait counts against the connect timeout, and
+    /// failed as "connection timed out"; a CI run failed so.)
+    @Test func aBurstBeyondThePoolWaitsItsTurnInsteadOfTimingOut() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout.connect = .milliseconds(400)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let server = ScriptedServer([], delay: .milliseconds(250))
+        var failure: Error?
+        do {
+            try await server.serve { port in
+                let cs = try ConnectionString(
+                    parsing: "Endpoint=http://127.0.0.1:\(port)/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=hub")
+                let client = HubClient(connectionString: cs, hub: "hub", httpClient: http, retryPolicy: .none)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for i in 0..<40 { group.addTask { try await client.deleteInstallation(id: "x\(i)") } }
+                    try await group.waitForAll()
+                }
+            }
+        } catch {
+            failure = error
+        }
+        try await http.shutdown()
+        #expect(failure == nil, "\(String(describing: failure))")
+        #expect(server.requests == 40)
     }
 
     @Test func retriesStopAtTheLimitWithTheLastError() async throws {

@@ -145,18 +145,18 @@ import Testing
             try await full.scheduleSend(
                 .template(["messageParam": "last"]), tagExpression: "World", at: Date(timeIntervalSince1970: now + 9)
             ).notificationId)
-        first.kill()
+        await first.kill()
 
-        let second = try await HubProcess.start(directory: directory)
-        defer { second.stop() }
-        let token = SharedAccessSignature.make(
-            resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
-        let stream = try await readStream(
-            baseURL: second.state.url, hub: "news", device: device, token: token, count: 2, timeout: 20)
-        // Read without deduping: each was sent once.
-        #expect(stream.map(\.notificationId) == [kept, last])
-        let again = try HubClient(connectionString: second.full, retryPolicy: .none)
-        #expect(try await again.notificationDetails(id: cancelled).state == .cancelled)
+        try await HubProcess.with(directory: directory) { second in
+            let token = SharedAccessSignature.make(
+                resource: second.listen.hubURL("news"), keyName: second.listen.keyName, key: second.listen.key)
+            let stream = try await readStream(
+                baseURL: second.state.url, hub: "news", device: device, token: token, count: 2, timeout: 20)
+            // Read without deduping: each was sent once.
+            #expect(stream.map(\.notificationId) == [kept, last])
+            let again = try HubClient(connectionString: second.full, retryPolicy: .none)
+            #expect(try await again.notificationDetails(id: cancelled).state == .cancelled)
+        }
     }
 }
 

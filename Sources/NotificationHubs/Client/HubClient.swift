@@ -49,6 +49,8 @@ public struct HubClient: Sendable {
     public var timeout: TimeAmount
     let http: HTTPClient
     let tokens: TokenCache
+    /// Calls in flight to this namespace through `http`, shared by every client of both.
+    let gate: StreamLimit
 
     /// A client of the hub named by the connection string's `EntityPath`, or `hubName`.
     /// - Parameters:
@@ -87,6 +89,7 @@ public struct HubClient: Sendable {
         self.retryPolicy = retryPolicy
         self.apiVersion = apiVersion
         self.timeout = timeout
+        self.gate = Self.gate(http: httpClient, root: connectionString.serviceRoot)
         self.tokens = TokenCache.shared(
             resource: connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
             lifetime: tokenLifetime)
@@ -101,6 +104,23 @@ public struct HubClient: Sendable {
         configuration.timeout.connect = .seconds(5)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
+
+    /// Calls in flight at once per HTTP client and namespace: no more than the client's pool
+    /// opens connections to one host (16 for the shared client, AsyncHTTPClient's default 8
+    /// otherwise). More calls wait here, before they are timed: in the pool, a request's wait
+    /// for a connection counts against the connect timeout, and a burst of sends to a busy
+    /// hub failed as "connection timed out" though the hub answered every one it was given.
+    static func gate(http: HTTPClient, root: String) -> StreamLimit {
+        let key = "\(ObjectIdentifier(http).hashValue) \(root)"
+        return gates.withLock { gates in
+            if let gate = gates[key] { return gate }
+            let gate = StreamLimit(http === sharedHTTPClient ? 16 : 8)
+            gates[key] = gate
+            return gate
+        }
+    }
+
+    private static let gates = Mutex<[String: StreamLimit]>([:])
 
     /// The hub's base URL, e.g. `https://ns.servicebus.windows.net/hub`.
     public var hubURL: String { connectionString.hubURL(hubName) }
@@ -292,6 +312,8 @@ public struct HubClient: Sendable {
         }
         let response: HTTPClientResponse
         let text: String
+        await gate.acquire()
+        defer { gate.release() }
         do {
             response = try await http.execute(request, timeout: timeout)
             text = String(buffer: try await response.body.collect(upTo: 16 << 20))

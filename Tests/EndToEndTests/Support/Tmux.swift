@@ -16,56 +16,62 @@ struct Tmux {
     /// Runs one tmux command and returns what it printed. Not Foundation's Process: the
     /// tmux server the first command starts would keep its pipes open, and would inherit
     /// the test runner's blocked signals (then `kill-server`, a SIGTERM to itself, does
-    /// nothing); `ChildProcess` starts it clean of both.
+    /// nothing); `ChildProcess` starts it clean of both. Waited for off the cooperative pool
+    /// (`offThePool`): a busy machine can take a while to run it.
     @discardableResult
-    func run(_ arguments: [String]) throws -> String {
+    func run(_ arguments: [String]) async throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let argv = [Self.executable ?? "/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments
-        try ChildProcess.run(argv, standardOutput: output.path)
+        try await offThePool { try ChildProcess.run(argv, standardOutput: output.path) }
         return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
     }
 
     /// Starts `command` in a new detached session of the given size; the pane stays after
     /// the command ends, showing `exit=<status>`.
-    func start(session: String, command: String, environment: [String: String], columns: Int = 100, rows: Int = 30) throws {
+    func start(session: String, command: String, environment: [String: String], columns: Int = 100, rows: Int = 30) async throws {
         let exports = environment.map { "\($0.key)=\(shellQuote($0.value))" }.joined(separator: " ")
         let script = "env \(exports) \(command); echo exit=$?; sleep 600"
-        try run(["new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows), script])
+        try await run(["new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows), script])
     }
 
-    func keys(_ session: String, _ keys: String...) throws {
-        try run(["send-keys", "-t", session] + keys)
+    func keys(_ session: String, _ keys: String...) async throws {
+        try await run(["send-keys", "-t", session] + keys)
     }
 
     /// Types text literally.
-    func type(_ session: String, _ text: String) throws {
-        try run(["send-keys", "-t", session, "-l", text])
+    func type(_ session: String, _ text: String) async throws {
+        try await run(["send-keys", "-t", session, "-l", text])
     }
 
-    func capture(_ session: String) throws -> String {
-        try run(["capture-pane", "-p", "-t", session])
+    func capture(_ session: String) async throws -> String {
+        try await run(["capture-pane", "-p", "-t", session])
     }
 
-    func resize(_ session: String, columns: Int, rows: Int) throws {
-        try run(["resize-window", "-t", session, "-x", String(columns), "-y", String(rows)])
+    func resize(_ session: String, columns: Int, rows: Int) async throws {
+        try await run(["resize-window", "-t", session, "-x", String(columns), "-y", String(rows)])
     }
 
     /// Waits until the screen satisfies `condition`; returns the last capture.
     @discardableResult
     func waitFor(_ session: String, timeout: Double = 20, _ condition: (String) -> Bool) async throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
-        var screen = try capture(session)
+        var screen = try await capture(session)
         while !condition(screen), Date() < deadline {
             try await Task.sleep(nanoseconds: 50_000_000)
-            screen = try capture(session)
+            screen = try await capture(session)
         }
         guard condition(screen) else { throw TestHubError(description: "the screen never matched; it shows:\n\(screen)") }
         return screen
     }
 
+    /// Asks the server to end, without waiting (for `defer`): the command's own reaper thread
+    /// collects it.
     func killServer() {
-        _ = try? run(["kill-server"])
+        let argv = [Self.executable ?? "/usr/bin/tmux", "-L", socket, "-f", "/dev/null", "kill-server"]
+        guard let command = try? ChildProcess.start(argv) else { return }
+        close(command.standardOutput)
+        close(command.standardError)
     }
 
     private func shellQuote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
@@ -83,7 +89,7 @@ extension Tmux {
         var environment = user.environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") }
         environment["TERM"] = "screen"
         environment.merge(extra) { $1 }
-        try start(session: session, command: builtBinary().path, environment: environment, columns: columns, rows: rows)
+        try await start(session: session, command: builtBinary().path, environment: environment, columns: columns, rows: rows)
         return try await waitFor(session) { $0.contains(online) }
     }
 }
