@@ -37,15 +37,16 @@ import Testing
         }
     }
 
-    /// A burst of calls larger than the HTTP client's pool, to a hub that takes longer to answer
-    /// each round than the connect timeout: every call gets through. (They used to wait for a
+    /// A burst of calls five times the HTTP client's pool (8 connections), to a hub that takes
+    /// 0.6 s to answer each, so that the last round starts after the connect timeout (2 s):
+    /// every call gets through. (They used to wait for a
     /// connection inside the pool, where the wait counts against the connect timeout, and
     /// failed as "connection timed out"; a CI run failed so.)
     @Test func aBurstBeyondThePoolWaitsItsTurnInsteadOfTimingOut() async throws {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout.connect = .milliseconds(400)
+        configuration.timeout.connect = .seconds(2)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let server = ScriptedServer([], delay: .milliseconds(250))
+        let server = ScriptedServer([], delay: .milliseconds(600))
         var failure: Error?
         do {
             try await server.serve { port in
