@@ -43,14 +43,17 @@ public final class APNsPeer: Sendable {
     private let expiredTokens = Mutex<Set<String>>([])
     private let folder: URL
     private let delay: Duration
+    private let idleTimeout: Duration?
     private let concurrency = Mutex<(now: Int, peak: Int)>((0, 0))
 
-    /// `delay`: how long each answer takes (so that requests overlap).
+    /// `delay`: how long each answer takes (so that requests overlap); `idleTimeout`: how long
+    /// a connection without streams stays open (GOAWAY, then closed).
     public init(
         key: P256.Signing.PublicKey, keyId: String, teamId: String, topic: String, behaviours: [String: Behaviour] = [:],
-        delay: Duration = .zero
+        delay: Duration = .zero, idleTimeout: Duration? = nil
     ) {
         self.delay = delay
+        self.idleTimeout = idleTimeout
         self.key = key
         self.keyId = keyId
         self.teamId = teamId
@@ -92,7 +95,7 @@ public final class APNsPeer: Sendable {
         var logger = Logger(label: "apns-peer")
         logger.logLevel = .critical
         let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls),
+            router: router, server: try .http2Upgrade(tlsConfiguration: tls, configuration: .init(idleTimeout: idleTimeout)),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
         return try await withService(app) {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HubTestSupport
+import NIOCore
 import NotificationHubs
 import Testing
 
@@ -16,18 +17,20 @@ struct APNsClientTests {
     /// A client for `peer`'s key and a peer, serving while `body` runs.
     static func withPeer<T>(
         _ behaviours: [String: APNsPeer.Behaviour] = [:], peerKey: P256.Signing.PublicKey? = nil, streams: Int = 500,
-        delay: Duration = .zero, _ body: (APNsClient, APNsPeer) async throws -> T
+        delay: Duration = .zero, idleTimeout: Duration? = nil, requestTimeout: TimeAmount = .seconds(30),
+        _ body: (APNsClient, APNsPeer) async throws -> T
     ) async throws -> T {
         let key = P256.Signing.PrivateKey()
         let peer = APNsPeer(
             key: peerKey ?? key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news",
-            behaviours: behaviours, delay: delay)
+            behaviours: behaviours, delay: delay, idleTimeout: idleTimeout)
         return try await peer.serve { url in
             let credentials = ProviderCredentials.APNs(
                 token: try APNsProviderToken(key: key.pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
                 topic: "com.example.news", endpoint: url, caFile: peer.certificateFile)
             let client = try APNsClient(
-                credentials, maximumStreams: streams, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
+                credentials, maximumStreams: streams, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3,
+                requestTimeout: requestTimeout)
             do {
                 let result = try await body(client, peer)
                 await client.shutdown()
@@ -150,6 +153,56 @@ struct APNsClientTests {
                 group.addTask { await client.send(device: device, payload: Self.alert, headers: [:]) }
             }
             return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    /// The client's own HTTP/2 connection keeps the connection's receive window open: refusals
+    /// whose bodies add up to more than the 64 KB both sides start with all come back. (Without
+    /// WINDOW_UPDATEs the peer could send nothing more, and the rest would time out.)
+    @Test func answersBeyondTheFirstFlowControlWindowKeepComing() async throws {
+        let reason = String(repeating: "R", count: 2_000)
+        let devices = (0..<60).map { String(format: "%064x", $0 + 5000) }
+        let behaviours = Dictionary(
+            uniqueKeysWithValues: devices.map { ($0, APNsPeer.Behaviour.refuse(status: 400, reason: reason)) })
+        try await Self.withPeer(behaviours, requestTimeout: .seconds(10)) { client, _ in
+            for device in devices {
+                let answer = await client.send(device: device, payload: Self.alert, headers: [:])
+                guard case .refused(400, _) = answer else {
+                    Issue.record("\(device): \(answer)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// A connection the peer closes (its idle timeout: GOAWAY, then the close) is replaced by a
+    /// new one for the next send.
+    @Test func aConnectionThePeerClosesIsOpenedAgain() async throws {
+        try await Self.withPeer(idleTimeout: .milliseconds(100)) { client, peer in
+            for round in 0..<3 {
+                let answer = await client.send(device: Self.device, payload: Self.alert, headers: [:])
+                guard case .delivered = answer else {
+                    Issue.record("round \(round): \(answer)")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(600))
+            }
+            #expect(peer.received.count == 3)
+        }
+    }
+
+    /// A request APNs does not answer in time ends as unreachable (its stream reset), and the
+    /// connection goes on serving the next.
+    @Test func anUnansweredRequestTimesOutAndTheConnectionGoesOn() async throws {
+        try await Self.withPeer(requestTimeout: .milliseconds(500)) { client, peer in
+            peer.hold()
+            let answer = await client.send(device: Self.device, payload: Self.alert, headers: [:])
+            #expect(answer == .unreachable("no answer in time"))
+            peer.open()
+            guard case .delivered = await client.send(device: Self.device, payload: Self.alert, headers: [:]) else {
+                Issue.record("the send after the time-out was not delivered")
+                return
+            }
         }
     }
 }

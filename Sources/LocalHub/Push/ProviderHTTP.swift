@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import NIOSSL
 
-/// The one way the real push services' clients talk HTTP: TLS trusting the credential's CA
-/// file besides the system's, HTTP/2 when the service offers it (APNs does, and then one
-/// connection is multiplexed), 10 s to connect, 30 s to read.
+/// How FCM's and Web Push's clients talk HTTP (APNs has an HTTP/2 connection of its own,
+/// `HTTP2Connection`): TLS trusting the credential's CA file besides the system's, HTTP/2 when
+/// the service offers it, 10 s to connect, 30 s to read.
 enum ProviderHTTP {
     static func client(trusting caFile: String?) -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()

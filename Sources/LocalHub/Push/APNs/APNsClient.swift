@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -7,19 +6,25 @@ import NotificationHubs
 import Synchronization
 
 /// Sends notifications to APNs (or a peer speaking its protocol) over HTTP/2 with token
-/// authentication: one connection per endpoint, its streams multiplexed, at most
-/// `maximumStreams` requests in flight. `apns-topic` comes from the credentials only;
+/// authentication: one connection per endpoint (`HTTP2Connection`), its streams multiplexed,
+/// at most `maximumStreams` requests in flight. `apns-topic` comes from the credentials only;
 /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id` and `apns-id`
 /// from the sender's headers (the push type inferred from the payload when absent).
 /// Retries: once with a new token after 403 ExpiredProviderToken; 429 and 5xx with the
 /// shared jittered backoff, honouring `Retry-After` (up to a minute), at most `retries`
-/// times. A broken connection is not retried (the push may have been shown).
+/// times, as is a request the server never took (no connection, or above a GOAWAY's last
+/// stream). A connection that broke with the request in flight is not retried (the push may
+/// have been shown).
 public final class APNsClient: Sendable {
     public let credentials: ProviderCredentials.APNs
-    private let http: HTTPClient
+    private let connection: HTTP2Connection
+    /// The endpoint's path before `/3/device/` (empty for APNs itself).
+    private let pathPrefix: String
     private let streams: StreamLimit
     private let backoff: Backoff
     private let retries: Int
+    /// How long one request may wait for its answer.
+    private let requestTimeout: TimeAmount
 
     /// The longest `Retry-After` honoured, in seconds.
     static let longestRetryAfter = 60.0
@@ -29,9 +34,11 @@ public final class APNsClient: Sendable {
 
     public init(
         _ credentials: ProviderCredentials.APNs, maximumStreams: Int = 500, backoff: Backoff = Backoff(base: 0.5, maximum: 30),
-        retries: Int = 3
+        retries: Int = 3, requestTimeout: TimeAmount = .seconds(30)
     ) throws {
-        http = ProviderHTTP.client(trusting: credentials.caFile)
+        self.requestTimeout = requestTimeout
+        connection = try HTTP2Connection(origin: credentials.endpoint, trusting: credentials.caFile)
+        pathPrefix = URL(string: credentials.endpoint).map { $0.path.hasSuffix("/") ? String($0.path.dropLast()) : $0.path } ?? ""
         self.credentials = credentials
         streams = StreamLimit(maximumStreams)
         self.backoff = backoff
@@ -40,7 +47,7 @@ public final class APNsClient: Sendable {
 
     /// Closes the connection; the client cannot send after.
     public func shutdown() async {
-        try? await http.shutdown()
+        await connection.shutdown()
     }
 
     /// Sends `payload` to the device `token` (hex) with the sender's `headers` (lower-cased
@@ -53,40 +60,40 @@ public final class APNsClient: Sendable {
         var attempt = 0
         while true {
             let jwt = credentials.token.token()
-            var request = HTTPClientRequest(url: "\(credentials.endpoint)/3/device/\(token)")
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "bearer \(jwt)")
-            request.headers.add(name: "apns-topic", value: credentials.topic)
-            for name in Self.passedHeaders { if let value = headers[name] { request.headers.add(name: name, value: value) } }
+            var fields: [(String, String)] = [
+                ("authorization", "bearer \(jwt)"), ("apns-topic", credentials.topic), ("content-type", "application/json"),
+            ]
+            for name in Self.passedHeaders { if let value = headers[name] { fields.append((name, value)) } }
             if headers["apns-push-type"] == nil {
                 let type = Self.pushType(of: payload)
-                request.headers.add(name: "apns-push-type", value: type)
+                fields.append(("apns-push-type", type))
                 // APNs takes a background push only at priority 5.
-                if type == "background", headers["apns-priority"] == nil {
-                    request.headers.add(name: "apns-priority", value: "5")
-                }
+                if type == "background", headers["apns-priority"] == nil { fields.append(("apns-priority", "5")) }
             }
-            request.headers.add(name: "content-type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: payload))
             let status: Int
             let reason: String
             let retryAfter: Double?
             do {
-                let response = try await http.execute(request, timeout: .seconds(30))
-                status = Int(response.status.code)
+                let answer = try await connection.request(
+                    method: "POST", path: "\(pathPrefix)/3/device/\(token)", headers: fields, body: ByteBuffer(bytes: payload),
+                    timeout: requestTimeout)
+                status = answer.status
                 if status == 200 {
-                    // Delivered, whatever becomes of the (empty) body.
-                    _ = try? await response.body.collect(upTo: 64 << 10)
-                    return .delivered(id: response.headers.first(name: "apns-id"))
+                    // Delivered, whatever its (empty) body said.
+                    return .delivered(id: answer.headers.first(name: "apns-id"))
                 }
-                let body = (try? await response.body.collect(upTo: 64 << 10)).map { Array($0.readableBytesView) } ?? []
-                reason = Self.reason(in: body) ?? "HTTP \(status)"
-                retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+                reason = Self.reason(in: Array(answer.body.readableBytesView)) ?? "HTTP \(status)"
+                retryAfter = answer.headers.first(name: "retry-after").flatMap(Double.init)
+            } catch .notSent(let why) {
+                // APNs never took it: sent again, within the same bounds as a 5xx.
+                guard attempt < retries else { return .unreachable(String(why.prefix(200))) }
+                attempt += 1
+                try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1e9))
+                continue
             } catch {
-                // Not retried here: the request may have reached APNs before the connection
-                // failed, and a retry could show the notification twice. (The HTTP client
-                // already retries making a connection until the request's deadline.)
-                return .unreachable(String(describing: error).prefix(200).description)
+                // Not retried: the request may have reached APNs before the connection failed,
+                // and a retry could show the notification twice.
+                return .unreachable(String(error.description.prefix(200)))
             }
             if status == 403, reason == "ExpiredProviderToken", !renewed, credentials.token.expired(jwt) {
                 renewed = true
