@@ -194,15 +194,36 @@ struct APNsClientTests {
     /// A request APNs does not answer in time ends as unreachable (its stream reset), and the
     /// connection goes on serving the next.
     @Test func anUnansweredRequestTimesOutAndTheConnectionGoesOn() async throws {
-        try await Self.withPeer(requestTimeout: .milliseconds(500)) { client, peer in
+        try await Self.withPeer(requestTimeout: .seconds(3)) { client, peer in
             peer.hold()
             let answer = await client.send(device: Self.device, payload: Self.alert, headers: [:])
             #expect(answer == .unreachable("no answer in time"))
             peer.open()
-            guard case .delivered = await client.send(device: Self.device, payload: Self.alert, headers: [:]) else {
-                Issue.record("the send after the time-out was not delivered")
+            let next = await client.send(device: Self.device, payload: Self.alert, headers: [:])
+            guard case .delivered = next else {
+                Issue.record("the send after the time-out: \(next)")
                 return
             }
+        }
+    }
+
+    /// Something at the endpoint that does not finish a TLS handshake (a plain HTTP server):
+    /// the send ends as unreachable, and nothing reached that server as a request.
+    @Test func anEndpointThatIsNotTLSIsUnreachable() async throws {
+        let server = ScriptedServer([])
+        try await server.serve { port in
+            let credentials = ProviderCredentials.APNs(
+                token: try APNsProviderToken(
+                    key: P256.Signing.PrivateKey().pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
+                topic: "com.example.news", endpoint: "https://127.0.0.1:\(port)", caFile: nil)
+            let client = try APNsClient(credentials, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 1)
+            let answer = await client.send(device: Self.device, payload: Self.alert, headers: [:])
+            await client.shutdown()
+            guard case .unreachable = answer else {
+                Issue.record("\(answer)")
+                return
+            }
+            #expect(server.requests == 0)
         }
     }
 }

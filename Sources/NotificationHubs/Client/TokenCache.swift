@@ -25,14 +25,16 @@ actor TokenCache {
 
     /// Every client of one hub and key in this process shares one cache, so a client made
     /// per call (a send, a registration) signs a token once an hour, not once per call.
-    /// Bounded: past 64 keys the registry starts over.
+    /// Bounded: past 4,096 keys (a few hundred bytes each) the registry starts over. (It was
+    /// 64: a process talking to many hubs at once, the test suite, started over so often that
+    /// two clients a second apart signed different tokens.)
     private static let registry = Mutex<[Key: TokenCache]>([:])
 
     static func shared(resource: String, keyName: String, key: String, lifetime: TimeInterval) -> TokenCache {
         let id = Key(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
         return registry.withLock { caches in
             if let cache = caches[id] { return cache }
-            if caches.count >= 64 { caches.removeAll() }
+            if caches.count >= 4096 { caches.removeAll() }
             let cache = TokenCache(resource: resource, keyName: keyName, key: key, lifetime: lifetime)
             caches[id] = cache
             return cache

@@ -4,6 +4,7 @@ import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import Synchronization
 
 /// What came back on one stream.
@@ -150,21 +151,93 @@ final class HTTP2Connection: Sendable {
         return future
     }
 
+    /// A connection whose TLS handshake chose HTTP/2 (`connectTimeout` for all of it), push
+    /// turned off.
     private func connect(_ goingAway: HTTP2StreamHandler.GoingAway) -> EventLoopFuture<Channel> {
         let sslContext = sslContext
         let serverName = host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
+        let timeout = connectTimeout
         return ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(connectTimeout)
+            .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(tls)
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client))
+                    try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverName))
+                    try sync.addHandler(HandshakeCheck(timeout: timeout, ready: channel.eventLoop.makePromise()))
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .client, initialSettings: nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)])
+                    )
                     try sync.addHandler(HTTP2StreamHandler(goingAway: goingAway))
                 }
             }
             .connect(host: host, port: port)
+            .flatMap { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.handler(type: HandshakeCheck.self).ready.futureResult
+                }
+                .flatMap { $0 }
+                .map { channel }
+            }
+    }
+}
+
+/// Holds a new connection back from requests until its TLS handshake is done and chose
+/// HTTP/2 (ALPN h2); closes it when the handshake fails, chooses something else or takes
+/// longer than `timeout`. Requests written before then would be lost with the connection
+/// without knowing whether they were sent.
+private final class HandshakeCheck: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    let ready: EventLoopPromise<Void>
+    private let timeout: TimeAmount
+    private var timer: Scheduled<Void>?
+    private var done = false
+
+    init(timeout: TimeAmount, ready: EventLoopPromise<Void>) {
+        self.timeout = timeout
+        self.ready = ready
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] () -> Void in
+            self?.fail(HTTP2RequestError.notSent("the TLS handshake took longer than it may"), context: context)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, !done {
+            if negotiated == "h2" {
+                done = true
+                timer?.cancel()
+                ready.succeed()
+            } else {
+                fail(
+                    HTTP2RequestError.notSent("the server does not speak HTTP/2 (ALPN: \(negotiated ?? "none"))"),
+                    context: context)
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        fail(error, context: context)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(ChannelError.ioOnClosedChannel, context: context)
+        context.fireChannelInactive()
+    }
+
+    /// Before the handshake is done only: later errors are the other handlers' to judge.
+    private func fail(_ error: Error, context: ChannelHandlerContext) {
+        guard !done else { return }
+        done = true
+        timer?.cancel()
+        ready.fail(error)
+        context.close(promise: nil)
     }
 }

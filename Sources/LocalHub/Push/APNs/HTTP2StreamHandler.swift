@@ -46,9 +46,20 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
     private var streams: [HTTP2StreamID: Pending] = [:]
     private var nextStream = 1
     private var flushScheduled = false
+    /// When a frame last came in.
+    private var lastRead = NIODeadline.now()
+    private var context: ChannelHandlerContext?
 
     init(goingAway: GoingAway) {
         self.goingAway = goingAway
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -64,13 +75,16 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         nextStream += 2
         let loop = context.eventLoop.assumeIsolated()
         let timer = loop.scheduleTask(in: outgoing.timeout) { [weak self] () -> Void in
-            self?.timedOut(id, context: context)
+            self?.timedOut(id, context: context, after: outgoing.timeout)
         }
         streams[id] = Pending(answer: outgoing.answer, bodyLimit: outgoing.bodyLimit, timer: timer)
         let hasBody = outgoing.body.readableBytes > 0
         let sent = context.eventLoop.makePromise(of: Void.self)
         sent.futureResult.assumeIsolated().whenFailure { [weak self] error in
-            self?.finish(id, failing: HTTP2RequestError.notSent("\(error)"))
+            // HTTP/2 refused the frame before it was encoded: it never left. A failed socket
+            // write may have sent part of a flush that held it.
+            self?.finish(
+                id, failing: error is any NIOHTTP2Error ? HTTP2RequestError.notSent("\(error)") : .broken("\(error)"))
         }
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: outgoing.headers, endStream: !hasBody)))),
@@ -91,6 +105,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        lastRead = .now()
         if frame.streamID == .rootStream {
             if case .goAway(let last, _, _) = frame.payload {
                 goingAway.set()
@@ -98,6 +113,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
                 for id in streams.keys where id > last {
                     finish(id, failing: HTTP2RequestError.notSent("the server is going away"))
                 }
+                closeIfDone()
             }
             return
         }
@@ -121,7 +137,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
             streams[frame.streamID] = pending
             if data.endStream { finish(frame.streamID) }
         case .rstStream(let code):
-            finish(frame.streamID, failing: HTTP2RequestError.broken("the server reset the stream (\(code))"))
+            finish(frame.streamID, failing: Self.resetError(code))
         default:
             break
         }
@@ -136,19 +152,24 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
                     HTTP2Frame(streamID: update.streamID, payload: .windowUpdate(windowSizeIncrement: Self.window - size))),
                 promise: nil)
         } else if let closed = event as? StreamClosedEvent, let reason = closed.reason {
-            finish(closed.streamID, failing: HTTP2RequestError.broken("the stream was closed (\(reason))"))
+            finish(closed.streamID, failing: Self.resetError(reason))
         }
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// A stream's error ends that stream (its `StreamClosedEvent` follows when the error came
+    /// in on it). Any other error makes the connection take no new streams; it closes once its
+    /// streams are answered, or when the server or the TCP connection ends it.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let streamError = error as? NIOHTTP2Errors.StreamError {
             finish(streamError.streamID, failing: HTTP2RequestError.broken("\(streamError.baseError)"))
             return
         }
+        // A stream NIOHTTP2 held back (beyond the server's stream limit) and let go after a
+        // GOAWAY: its request was already answered as not sent, and the connection is fine.
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return }
         goingAway.set()
-        failAll(HTTP2RequestError.broken("\(error)"))
-        context.close(promise: nil)
+        closeIfDone()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -157,8 +178,18 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    private func timedOut(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
+    /// A stream the server reset: REFUSED_STREAM says it was not processed (RFC 9113 §8.7),
+    /// so it can go again; anything else may have been.
+    private static func resetError(_ code: HTTP2ErrorCode) -> HTTP2RequestError {
+        code == .refusedStream
+            ? .notSent("the server refused the stream") : .broken("the server reset the stream (\(code))")
+    }
+
+    private func timedOut(_ id: HTTP2StreamID, context: ChannelHandlerContext, after timeout: TimeAmount) {
         guard streams[id] != nil else { return }
+        // Nothing at all came in for as long as a request may wait: the connection is taken for
+        // dead (a path that drops everything), and the next requests get a new one.
+        if lastRead + timeout <= .now() { goingAway.set() }
         finish(id, failing: HTTP2RequestError.timedOut)
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
     }
@@ -175,6 +206,13 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         } else {
             pending.answer.fail(HTTP2RequestError.broken("the stream ended without a status"))
         }
+        if streams.isEmpty { closeIfDone() }
+    }
+
+    /// Closes a connection that takes no new streams once none is waiting.
+    private func closeIfDone() {
+        guard goingAway.value, streams.isEmpty, let context, context.channel.isActive else { return }
+        context.close(promise: nil)
     }
 
     private func failAll(_ error: Error) {
