@@ -26,9 +26,6 @@ public final class APNsClient: Sendable {
     /// How long one request may wait for its answer.
     private let requestTimeout: TimeAmount
 
-    /// The longest `Retry-After` honoured, in seconds.
-    static let longestRetryAfter = 60.0
-
     /// The headers a sender may set; anything else it sent is not passed on.
     static let passedHeaders = ["apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
 
@@ -55,9 +52,8 @@ public final class APNsClient: Sendable {
     public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
         await streams.acquire()
         defer { streams.release() }
-        var backoff = backoff
+        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
         var renewed = false
-        var attempt = 0
         while true {
             let jwt = credentials.token.token()
             var fields: [(String, String)] = [
@@ -86,9 +82,7 @@ public final class APNsClient: Sendable {
                 retryAfter = answer.headers.first(name: "retry-after").flatMap(Double.init)
             } catch .notSent(let why) {
                 // APNs never took it: sent again, within the same bounds as a 5xx.
-                guard attempt < retries else { return .unreachable(String(why.prefix(200))) }
-                attempt += 1
-                try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1e9))
+                guard await retries.another() else { return .unreachable(String(why.prefix(200))) }
                 continue
             } catch {
                 // Not retried: the request may have reached APNs before the connection failed,
@@ -99,12 +93,7 @@ public final class APNsClient: Sendable {
                 renewed = true
                 continue
             }
-            if status == 429 || status >= 500, attempt < retries {
-                attempt += 1
-                let wait = max(backoff.fail(), min(retryAfter ?? 0, Self.longestRetryAfter))
-                try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
-                continue
-            }
+            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
             return .refused(status: status, reason: reason)
         }
     }

@@ -23,9 +23,6 @@ public final class FCMv1Client: Sendable {
     private let retries: Int
     private let sendURL: String
 
-    /// The longest `Retry-After` honoured, in seconds.
-    static let longestRetryAfter = 60.0
-
     /// The largest payload sent, in bytes. FCM takes 4096 bytes of message data; this counts
     /// the whole payload as the sender gave it (`{"message":{…}}`, platform overrides and
     /// all), more than FCM counts, so that no payload passed here is too large there.
@@ -66,9 +63,8 @@ public final class FCMv1Client: Sendable {
         }
         await limit.acquire()
         defer { limit.release() }
-        var backoff = backoff
+        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
         var renewed = false
-        var attempt = 0
         while true {
             let bearer: String
             do {
@@ -78,10 +74,10 @@ public final class FCMv1Client: Sendable {
                 case .unreachable(let why): return .unreachable("the token endpoint: \(why)")
                 case .unreadable(let why): return .unreachable(why)
                 case .refused(let status, let reason, let retryAfter):
-                    guard status == 429 || status >= 500 else { return .refused(status: 401, reason: reason) }
-                    guard attempt < retries else { return .unreachable("the token endpoint answered HTTP \(status)") }
-                    attempt += 1
-                    await Self.wait(backoff.fail(), retryAfter: retryAfter)
+                    guard ProviderRetries.isTransient(status) else { return .refused(status: 401, reason: reason) }
+                    guard await retries.another(retryAfter: retryAfter) else {
+                        return .unreachable("the token endpoint answered HTTP \(status)")
+                    }
                     continue
                 }
             }
@@ -113,11 +109,7 @@ public final class FCMv1Client: Sendable {
                 renewed = true
                 continue
             }
-            if status == 429 || status >= 500, attempt < retries {
-                attempt += 1
-                await Self.wait(backoff.fail(), retryAfter: retryAfter)
-                continue
-            }
+            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
             return .refused(status: status, reason: reason)
         }
     }
@@ -155,9 +147,4 @@ public final class FCMv1Client: Sendable {
 
     private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool { scalar.value >= 0x20 && scalar.value < 0x7F }
 
-    /// Sleeps the backoff's delay, or what `Retry-After` asked (up to a minute) when longer.
-    private static func wait(_ delay: Double, retryAfter: Double?) async {
-        let seconds = max(delay, min(max(retryAfter ?? 0, 0), longestRetryAfter))
-        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-    }
 }

@@ -39,9 +39,6 @@ public final class WebPushClient: Sendable {
     /// notification waits for the browser. A sender wanting "now or never" sends `ttl: 0`.
     public static let defaultTTL = 2_419_200
 
-    /// The longest `Retry-After` honoured, in seconds.
-    static let longestRetryAfter = 60.0
-
     /// RFC 8030 §5.3's urgencies.
     static let urgencies: Set<String> = ["very-low", "low", "normal", "high"]
 
@@ -90,8 +87,7 @@ public final class WebPushClient: Sendable {
         }
         await requests.acquire()
         defer { requests.release() }
-        var backoff = backoff
-        var attempt = 0
+        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
         while true {
             var request = HTTPClientRequest(url: endpoint)
             request.method = .POST
@@ -119,12 +115,7 @@ public final class WebPushClient: Sendable {
                 // connection failed. (The HTTP client retries making a connection itself.)
                 return .unreachable(String(describing: error).prefix(200).description)
             }
-            if status == 429 || status >= 500, attempt < retries {
-                attempt += 1
-                let wait = max(backoff.fail(), min(max(retryAfter ?? 0, 0), Self.longestRetryAfter))
-                try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
-                continue
-            }
+            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
             return .refused(status: status, reason: Self.reason(status: status, body: answerBody))
         }
     }
