@@ -57,14 +57,9 @@ func apnsSends(total: Int, inFlight: Int, seconds: Double, runs: Int) async thro
 
 /// nginx answering `POST /3/device/…` with 200 over HTTP/2 and TLS, on a port of its own.
 func startAPNsNginx(in folder: URL) throws -> (Process, Int)? {
-    guard let nginx = which("nginx"), FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_http_echo_module.so")
-    else {
-        log("nginx with its echo module is not installed; the APNs row uses the Swift peer only")
-        return nil
-    }
-    let port = 20_000 + Int.random(in: 0..<10_000)
-    let config = """
-        load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;
+    try startNginx(module: "ngx_http_echo_module.so", in: folder, missing: "the APNs row uses the Swift peer only") {
+        port, folder in
+        """
         worker_processes 1;
         pid \(folder.path)/nginx.pid;
         error_log \(folder.path)/error.log warn;
@@ -90,10 +85,27 @@ func startAPNsNginx(in folder: URL) throws -> (Process, Int)? {
           }
         }
         """
-    try Data(config.utf8).write(to: folder.appendingPathComponent("nginx.conf"))
+    }
+}
+
+/// Starts nginx with `module` loaded and the configuration `config` writes for a free port
+/// and `folder` (below Linux's ephemeral range, 32768-60999, where the clients' own ports
+/// could take it); nil, saying what is `missing`, when nginx or the module is not installed.
+func startNginx(
+    module: String, in folder: URL, missing: String, config: (_ port: Int, _ folder: URL) -> String
+) throws -> (Process, Int)? {
+    let modulePath = "/usr/lib/nginx/modules/\(module)"
+    guard let nginx = which("nginx"), FileManager.default.fileExists(atPath: modulePath) else {
+        log("nginx with \(module) is not installed; \(missing)")
+        return nil
+    }
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let port = 20_000 + Int.random(in: 0..<10_000)
+    let file = folder.appendingPathComponent("nginx.conf")
+    try Data(("load_module \(modulePath);\n" + config(port, folder)).utf8).write(to: file)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: nginx)
-    process.arguments = ["-p", folder.path, "-c", folder.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]
+    process.arguments = ["-p", folder.path, "-c", file.path, "-g", "daemon off;"]
     process.standardError = FileHandle.nullDevice
     try process.run()
     keepTrack(of: process)

@@ -46,16 +46,11 @@ func startBareServer() async throws -> (Task<Void, Error>, Int) {
 }
 
 func startNchan() throws -> (Process, Int)? {
-    guard let nginx = which("nginx"), FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_nchan_module.so") else {
-        log("nginx with nchan is not installed; the fan-out peer is skipped")
-        return nil
-    }
-    let directory = output.appendingPathComponent("nchan")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    // Below Linux's ephemeral range (32768-60999), where the clients' own ports could take it.
-    let port = 20_000 + Int.random(in: 0..<10_000)
-    let config = """
-        load_module /usr/lib/nginx/modules/ngx_nchan_module.so;
+    try startNginx(
+        module: "ngx_nchan_module.so", in: output.appendingPathComponent("nchan"), missing: "the fan-out peer is skipped"
+    ) {
+        port, directory in
+        """
         worker_processes 2;
         pid \(directory.path)/nginx.pid;
         error_log \(directory.path)/error.log warn;
@@ -69,19 +64,7 @@ func startNchan() throws -> (Process, Int)? {
           }
         }
         """
-    try Data(config.utf8).write(to: directory.appendingPathComponent("nginx.conf"))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: nginx)
-    process.arguments = ["-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    keepTrack(of: process)
-    guard waitForListener(port: port, seconds: 5) else {
-        process.terminate()
-        process.waitUntilExit()
-        throw BenchError(description: "nginx did not start listening on port \(port); see \(directory.path)/error.log")
     }
-    return (process, port)
 }
 
 func main() async throws {
