@@ -72,7 +72,7 @@ import Testing
         // Restart subscribers and hub: the logs are intact, still once each.
         await followA.terminate()
         await followB.terminate()
-        #expect(await followA.status == 0)
+        #expect(followA.status == 0)
         await hub.stop()
         try await HubProcess.with(directory: hubDirectory, port: hub.port) { _ throws in
             let logA = try await worldSports.run(["log", "--json"])

@@ -84,25 +84,14 @@ public final class APNsPeer: Sendable {
 
     /// Serves while `body` runs, given the base URL (`https://127.0.0.1:PORT`); then stops.
     public func serve<T>(_ body: (String) async throws -> T) async throws -> T {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let tls = try SelfSignedCertificate.serverConfiguration(in: folder)
         let router = Router()
         router.post("/3/device/:token") { request, context -> Response in
             try await self.answer(request, device: context.parameters.get("token") ?? "")
         }
-        let (ready, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "apns-peer")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls, configuration: .init(idleTimeout: idleTimeout)),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        return try await withService(app) {
-            var iterator = ready.makeAsyncIterator()
+        return try await serveOverTLS(router, folder: folder, label: "apns-peer", idleTimeout: idleTimeout) { url in
             // Held requests are let go before the peer stops, which waits for them.
             defer { gate.open() }
-            return try await body("https://127.0.0.1:\(await iterator.next() ?? 0)")
+            return try await body(url)
         }
     }
 

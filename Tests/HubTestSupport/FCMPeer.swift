@@ -119,9 +119,6 @@ public final class FCMPeer: Sendable {
     /// Serves while `body` runs, given the base URL (`https://127.0.0.1:PORT`; the token
     /// endpoint is its `/token`); then stops.
     public func serve<T>(_ body: (String) async throws -> T) async throws -> T {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let tls = try SelfSignedCertificate.serverConfiguration(in: folder)
         let router = Router()
         router.post("/token") { request, _ -> Response in
             try await self.issue(request)
@@ -129,16 +126,7 @@ public final class FCMPeer: Sendable {
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             try await self.answer(request, project: context.parameters.get("project") ?? "")
         }
-        let (ready, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "fcm-peer")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        return try await withService(app) {
-            var iterator = ready.makeAsyncIterator()
-            let url = "https://127.0.0.1:\(await iterator.next() ?? 0)"
+        return try await serveOverTLS(router, folder: folder, label: "fcm-peer") { url in
             tokenURI.withLock { $0 = "\(url)/token" }
             return try await body(url)
         }

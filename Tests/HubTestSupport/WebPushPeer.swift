@@ -101,23 +101,11 @@ public final class WebPushPeer: Sendable {
 
     /// Serves while `body` runs, given the base URL (`https://127.0.0.1:PORT`); then stops.
     public func serve<T>(_ body: (String) async throws -> T) async throws -> T {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let tls = try SelfSignedCertificate.serverConfiguration(in: folder)
         let router = Router()
         router.post("/push/:id") { request, context -> Response in
             try await self.answer(request, subscription: context.parameters.get("id") ?? "")
         }
-        let (ready, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "webpush-peer")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        return try await withService(app) {
-            var iterator = ready.makeAsyncIterator()
-            let url = "https://127.0.0.1:\(await iterator.next() ?? 0)"
+        return try await serveOverTLS(router, folder: folder, label: "webpush-peer") { url in
             base.withLock { $0 = url }
             defer { base.withLock { $0 = nil } }
             return try await body(url)
