@@ -226,6 +226,8 @@ import Testing
             try await listen.createOrUpdateInstallation(try Self.browser("browser", browser))
             let details = try await Self.send(hub, "four")
             #expect(details.outcomeCounts == [.apns: ["Success": 2], .fcmV1: ["Success": 1], .browser: ["Success": 1]])
+            // A template send names every format it was rendered for.
+            #expect(details.targetPlatforms == "apple,browser,fcmv1")
             #expect(peers.apns.received.map(\.device) == [phone])
             #expect(peers.fcm.received.map(\.device) == [android], "the token as registered, case and all")
             #expect(peers.fcm.received.first?.message?["notification"]?["body"]?.stringValue == "four")

@@ -235,12 +235,17 @@ extension HubResponder {
         guard let n = try await engine.notification(hub: hub, id: id) else {
             throw HubRefusal(.notFound, "The notification '\(id)' was not found")
         }
+        let counts = OutcomeKey.byPlatform(n.outcomeCounts)
+        // A template send names the formats it was rendered for (none before it is
+        // dispatched, or when nothing matched); a native send its one format.
+        let targets =
+            n.format == .template
+            ? Set(counts.keys.map(\.nativeFormat.rawValue)).sorted().joined(separator: ",") : n.format.rawValue
         let details = NotificationDetails(
             notificationId: n.id, location: "\(baseURL(r))/\(hub)/messages/\(n.id)", state: n.state,
             enqueueTime: W3CDate.format(n.enqueued), startTime: n.started.map(W3CDate.format),
-            endTime: n.ended.map(W3CDate.format),
-            notificationBody: n.body, tags: n.tagExpression, targetPlatforms: n.format == .template ? "apple" : n.format.rawValue,
-            outcomeCounts: OutcomeKey.byPlatform(n.outcomeCounts))
+            endTime: n.ended.map(W3CDate.format), notificationBody: n.body, tags: n.tagExpression, targetPlatforms: targets,
+            outcomeCounts: counts)
         return HubReply.body(.ok, details.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId)
     }
 }
