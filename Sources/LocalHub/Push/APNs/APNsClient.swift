@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOHTTP1
 import NIOSSL
 import NotificationHubs
 import Synchronization
@@ -18,8 +17,6 @@ import Synchronization
 public final class APNsClient: Sendable {
     public let credentials: ProviderCredentials.APNs
     private let connection: HTTP2Connection
-    /// The endpoint's path before `/3/device/` (empty for APNs itself).
-    private let pathPrefix: String
     private let streams: StreamLimit
     private let backoff: Backoff
     private let retries: Int
@@ -35,7 +32,6 @@ public final class APNsClient: Sendable {
     ) throws {
         self.requestTimeout = requestTimeout
         connection = try HTTP2Connection(origin: credentials.endpoint, trusting: credentials.caFile)
-        pathPrefix = URL(string: credentials.endpoint).map { $0.path.hasSuffix("/") ? String($0.path.dropLast()) : $0.path } ?? ""
         self.credentials = credentials
         streams = StreamLimit(maximumStreams)
         self.backoff = backoff
@@ -71,7 +67,7 @@ public final class APNsClient: Sendable {
             let retryAfter: Double?
             do {
                 let answer = try await connection.request(
-                    method: "POST", path: "\(pathPrefix)/3/device/\(token)", headers: fields, body: ByteBuffer(bytes: payload),
+                    method: "POST", path: "\(connection.basePath)/3/device/\(token)", headers: fields, body: ByteBuffer(bytes: payload),
                     timeout: requestTimeout)
                 status = answer.status
                 if status == 200 {

@@ -41,6 +41,8 @@ enum HTTP2RequestError: Error, CustomStringConvertible, Equatable {
 final class HTTP2Connection: Sendable {
     let host: String
     let port: Int
+    /// The URL's path without a final `/` (empty for a bare origin): requests' paths go after it.
+    let basePath: String
     private let authority: String
     private let sslContext: NIOSSLContext
     private let connectTimeout: TimeAmount
@@ -54,7 +56,7 @@ final class HTTP2Connection: Sendable {
         case closed
     }
 
-    /// - Parameter origin: `https://host[:port]` (a path after it is ignored).
+    /// - Parameter origin: `https://host[:port]`, with a path that prefixes every request's.
     init(origin: String, trusting caFile: String?, connectTimeout: TimeAmount = .seconds(10)) throws {
         guard let url = URL(string: origin), url.scheme == "https", let host = url.host, !host.isEmpty else {
             throw HTTP2RequestError.notSent("'\(origin.prefix(100))' is not an https URL")
@@ -62,6 +64,7 @@ final class HTTP2Connection: Sendable {
         self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         port = url.port ?? 443
         authority = url.port.map { "\(host):\($0)" } ?? host
+        basePath = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.applicationProtocols = ["h2"]
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
