@@ -24,6 +24,7 @@ import Testing
         ),
         (#"{"installationId":"other","platform":"apns","pushChannel":"AB"}"#, "does not match"),
         (#"{"installationId":"x","platform":"apns","pushChannel":"not-hex"}"#, "hexadecimal"),
+        (#"{"installationId":"x","platform":"apns","pushChannel":"ab\r\ncd\u001b[2J"}"#, "'ab??cd?[2J'"),
         (
             #"{"installationId":"x","platform":"apns","pushChannel":"AB","templates":{"t":{"body":"{\"a\":\"{$(p) + #(q)}\"}"}}}"#,
             "concatenated"
@@ -37,6 +38,7 @@ import Testing
                 body: body)
             #expect(response.status == 400, "\(response.body)")
             #expect(response.errorDetail?.contains(words) == true, "\(response.body)")
+            #expect(!response.body.contains("\n") && !response.body.contains("\r"), "one line: \(response.body)")
             // Nothing was written and the hub still answers.
             let get = try await raw(
                 .GET, hub.baseURL + "/news/installations/x", headers: [("Authorization", hub.token(hub.listen))])

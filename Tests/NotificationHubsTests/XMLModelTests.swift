@@ -104,6 +104,15 @@ struct XMLModelTests {
         #expect(ServiceErrorBody(xml: "garbage") == nil)
     }
 
+    /// A refused value quoted in a detail cannot break it over lines or reach a terminal as
+    /// an escape sequence.
+    @Test func errorDetailsAreOneLineWithoutControlCharacters() {
+        let xml = ServiceErrorBody(code: 400, detail: "the apns pushChannel 'ab\r\ncd\u{1B}[2J\tx' is not hex")
+            .xml(trackingId: "t", timestamp: "now")
+        #expect(xml.contains("'ab??cd?[2J?x'"), "\(xml)")
+        #expect(!xml.unicodeScalars.contains { $0.properties.generalCategory == .control })
+    }
+
     @Test(arguments: ["", "<a>", "<a></b>", "<a x=1/>", "<!DOCTYPE a><a/>", "<a>&bogus;</a>", "<a/><b/>"])
     func malformedXMLIsAnError(text: String) {
         #expect(throws: XMLParseError.self) { try XMLNode(parsing: text) }

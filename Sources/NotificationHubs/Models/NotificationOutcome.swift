@@ -185,8 +185,13 @@ public struct ServiceErrorBody: Sendable, Hashable {
     }
 
     /// The XML body, the detail suffixed with the tracking id and time as the service does.
+    /// The detail is one line: control characters (a refused value quoted in it may hold
+    /// CR, LF or ESC) are written as `?`.
     public func xml(trackingId: String, timestamp: String) -> String {
-        "<Error><Code>\(code)</Code><Detail>\(XMLNode.escape(detail)).TrackingId:\(XMLNode.escape(trackingId)),TimeStamp:\(timestamp)</Detail></Error>"
+        let line = String(
+            String.UnicodeScalarView(detail.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
+        return
+            "<Error><Code>\(code)</Code><Detail>\(XMLNode.escape(line)).TrackingId:\(XMLNode.escape(trackingId)),TimeStamp:\(timestamp)</Detail></Error>"
     }
 
     /// Reads an error body; `nil` when it is not one.
