@@ -67,7 +67,8 @@ public final class APNsClient: Sendable {
             let retryAfter: Double?
             do {
                 let answer = try await connection.request(
-                    method: "POST", path: "\(connection.basePath)/3/device/\(token)", headers: fields, body: ByteBuffer(bytes: payload),
+                    method: "POST", path: "\(connection.basePath)/3/device/\(token)", headers: fields,
+                    body: ByteBuffer(bytes: payload),
                     timeout: requestTimeout)
                 status = answer.status
                 if status == 200 {
