@@ -1,7 +1,10 @@
 # Breaking News — build, run, test.
 SWIFT ?= swift
 PREFIX ?= /usr/local
-APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl
+# postgresql and nginx-light: the tests start servers of their own from the binaries
+# (Tests/HubTestSupport/PostgresServer.swift), never the cluster or site the packages set up,
+# so they need neither service running.
+APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl postgresql nginx-light
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan libnginx-mod-http-echo bsdutils
 BIN := .build/debug/breaking-news
 

@@ -88,9 +88,15 @@ public enum LocalHubKeyFile {
     /// Reads the keys: hub name → rule name → key.
     public static func read(_ url: URL) throws -> [String: [String: String]] {
         let data = try Data(contentsOf: url)
-        guard let hubs = (try? JSONValue(parsing: data))?["hubs"]?.objectMembers else {
+        guard let keys = decode(data) else {
             throw AtomicFileError(description: "\(url.path) is not a key file ({\"hubs\": {…}}); move it aside to make new keys")
         }
+        return keys
+    }
+
+    /// The keys in a key file's text; nil when it is not one.
+    public static func decode(_ data: some Collection<UInt8>) -> [String: [String: String]]? {
+        guard let hubs = (try? JSONValue(parsing: Data(data)))?["hubs"]?.objectMembers else { return nil }
         var keys: [String: [String: String]] = [:]
         for (hub, rules) in hubs {
             keys[hub] = Dictionary(

@@ -72,7 +72,25 @@ struct HubCommand: AsyncParsableCommand {
                 valueName: "file"))
         var providersFile: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "A PostgreSQL database that several hub nodes share (or BREAKING_NEWS_HUB_STORE); default: SQLite in the data folder.",
+                valueName: "postgres://user@host:port/database"))
+        var store: String?
+
+        @Option(help: "This node's name in logs, claims and /metrics (default: host name and process id).")
+        var node: String?
+
         func validate() throws {
+            if let store, !(store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")) {
+                throw ValidationError("--store takes a postgres:// URL")
+            }
+            if let node,
+                node.isEmpty || node.count > 64
+                    || !node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            {
+                throw ValidationError("--node takes 1 to 64 letters, digits, '-', '_' or '.'")
+            }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
             guard (1...1_000_000).contains(maximumConnections) else {
@@ -99,7 +117,10 @@ struct HubCommand: AsyncParsableCommand {
                 hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
                 idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
                 maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20,
-                providersFile: providersFile.map { URL(fileURLWithPath: $0) })
+                providersFile: providersFile.map { URL(fileURLWithPath: $0) },
+                storeURL: store
+                    ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 },
+                nodeName: node)
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)

@@ -11,10 +11,11 @@ import Testing
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case memory
         case sqlite
+        case postgres
 
         var testDescription: String { rawValue }
 
-        func make() throws -> (store: any HubStore, reopen: () throws -> any HubStore) {
+        func make() async throws -> (store: any HubStore, reopen: @Sendable () async throws -> any HubStore) {
             switch self {
             case .memory:
                 // Memory lives as long as the process: reopening is the same store.
@@ -23,6 +24,13 @@ import Testing
             case .sqlite:
                 let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
                 return (try SQLiteHubStore(path: path), { try SQLiteHubStore(path: path) })
+            case .postgres:
+                // A database of its own on the suite's server; reopened as another node would.
+                let url = try await PostgresServer.shared().createDatabase()
+                return (
+                    try await PostgresHubStore(url: url, logger: TestHub.quietLogger),
+                    { try await PostgresHubStore(url: url, logger: TestHub.quietLogger) }
+                )
             }
         }
     }
@@ -67,7 +75,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func aNewStoreIsEmptyAndKeepsOneEpoch(kind: Kind) async throws {
-        let (store, reopen) = try kind.make()
+        let (store, reopen) = try await kind.make()
         let snapshot = try await store.load()
         #expect(snapshot.installations.isEmpty && snapshot.registrations.isEmpty && snapshot.quarantined.isEmpty)
         #expect(try await store.sequenceHighWater() == 0)
@@ -81,7 +89,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func mutationsApplyInOrderPerHubAndSurviveAReopen(kind: Kind) async throws {
-        let (store, reopen) = try kind.make()
+        let (store, reopen) = try await kind.make()
         try await store.apply([
             .upsertInstallation(hub: "news", try Self.installation("a")),
             .upsertInstallation(hub: "other", try Self.installation("a", tags: ["Science"])),
@@ -94,7 +102,7 @@ import Testing
             .upsertRegistration(Self.registration(hub: "news", id: "r2")),
         ])
         try await store.apply([.deleteRegistration(hub: "news", id: "r2"), .deleteInstallation(hub: "news", id: "missing")])
-        for current in [store, try reopen()] {
+        for current in [store, try await reopen()] {
             let (installations, registrations) = Self.contents(try await current.load())
             #expect(installations == ["news/a/[\"Politics\"]", "other/a/[\"Science\"]"])
             #expect(
@@ -107,7 +115,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func notificationsWaitInOrderUntilRecordedAsFinished(kind: Kind) async throws {
-        let (store, reopen) = try kind.make()
+        let (store, reopen) = try await kind.make()
         var direct = Self.notification("n2", at: 1)
         direct.headers = ["apns-priority": "5"]
         direct.directHandle = "ab12"
@@ -131,7 +139,7 @@ import Testing
             DispatchRecord(notification: processing, deliveries: []),
         ])
         #expect(written.map(\.seq) == [1, 2])
-        for current in [store, try reopen()] {
+        for current in [store, try await reopen()] {
             #expect(try await current.unfinishedNotifications().map(\.id) == ["n2", "n3"])
             #expect(try await current.notification(hub: "news", id: "n1") == done)
             #expect(try await current.notification(hub: "news", id: "n2")?.state == .processing)
@@ -140,7 +148,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func deliveriesAreReadInPagesPerDeviceAndWrittenOnce(kind: Kind) async throws {
-        let (store, reopen) = try kind.make()
+        let (store, reopen) = try await kind.make()
         try await store.apply([.insertNotification(Self.notification("n1"))])
         let mine = (1...7).map { Self.delivery(Int64($0) * 2) }
         let others = [Self.delivery(3, device: "cd34"), Self.delivery(5, hub: "other")]
@@ -151,7 +159,7 @@ import Testing
             DispatchRecord(notification: Self.notification("n1"), deliveries: [Self.delivery(4), Self.delivery(20)])
         ])
         #expect(again.map(\.seq) == [20])
-        for current in [store, try reopen()] {
+        for current in [store, try await reopen()] {
             #expect(try await current.deliveries(hub: "news", device: "ab12", after: 0, limit: 3).map(\.seq) == [2, 4, 6])
             #expect(
                 try await current.deliveries(hub: "news", device: "ab12", after: 6, limit: 100).map(\.seq) == [8, 10, 12, 14, 20])
@@ -173,7 +181,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func sequenceReservationsOnlyGrowAndSurviveAReopen(kind: Kind) async throws {
-        let (store, reopen) = try kind.make()
+        let (store, reopen) = try await kind.make()
         try await store.reserveSequence(through: 100)
         try await store.reserveSequence(through: 50)
         #expect(try await store.sequenceHighWater() == 100)
@@ -188,7 +196,8 @@ import Testing
     /// differential check that no store drops, reorders or merges what another keeps.
     @Test func everyStoreEndsWithTheSameContentsAfterTheSameHistory() async throws {
         var generator = SplitMix(seed: 0x5EED)
-        let stores = try Kind.allCases.map { try $0.make().store }
+        var stores: [any HubStore] = []
+        for kind in Kind.allCases { stores.append(try await kind.make().store) }
         for round in 0..<40 {
             var batch: [HubMutation] = []
             for _ in 0..<Int.random(in: 1...6, using: &generator) {

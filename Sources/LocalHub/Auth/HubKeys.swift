@@ -49,6 +49,14 @@ public struct HubKeys: Sendable, Equatable {
         return HubKeys(keys: keys)
     }
 
+    /// The keys kept in a shared store, this folder's added for hubs it has none for; the
+    /// folder's key file is rewritten when they differ.
+    func sharing(through store: any SharedHubStore, in directory: URL) async throws -> HubKeys {
+        let shared = HubKeys(keys: try await store.sharedKeys(adding: keys))
+        if shared != self { try Self.write(shared.keys, to: directory.appendingPathComponent(Self.fileName)) }
+        return shared
+    }
+
     static func read(_ url: URL) throws -> [String: [String: String]] {
         try LocalHubKeyFile.read(url)
     }

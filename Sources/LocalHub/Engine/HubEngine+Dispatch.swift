@@ -20,6 +20,12 @@ extension HubEngine {
     /// half-recorded, and a crash before a notification's last commit leaves it enqueued or
     /// processing, so it is dispatched again at restart (receivers dedupe).
     private func dispatch(_ jobs: [DispatchJob]) async {
+        // On a shared store, installations acknowledged on other nodes are planned for too.
+        do {
+            try await catchUp()
+        } catch {
+            logger.warning("catching up with other nodes before a dispatch failed: \(error)")
+        }
         let now = Date()
         var plans = directory.withLock { directory in
             jobs.map {
@@ -40,6 +46,7 @@ extension HubEngine {
         let waiting = plans.map { plan in real.contains { plan.messages[$0.kind]?.isEmpty == false } }
         guard await record(plans, waiting: waiting) else { return Self.unanswered(jobs) }
         streams.markRecorded(published)
+        follower?.wakeFeed()
         finish(jobs, plans, gone: gone, waiting: waiting)
         let later = plans.indices.filter { waiting[$0] }
         guard !later.isEmpty else { return }
@@ -214,6 +221,8 @@ extension HubEngine {
     private func number(_ plans: inout [DispatchPlan]) async -> Bool {
         // Service by service, plan by plan: the order `dispatch` hands them out in, so each
         // device's deliveries are published in increasing order.
+        // A shared store numbers them as it commits them (`SharedHubStore`): seq 0.
+        guard follower == nil else { return true }
         let logged = pushOrder.filter(\.keepsDeliveryLog).map(\.kind)
         let count = Int64(plans.reduce(0) { total, plan in total + logged.reduce(0) { $0 + (plan.messages[$1]?.count ?? 0) } })
         guard count > 0 else { return true }

@@ -14,6 +14,8 @@ extension HubEngine {
     public static let longestSchedule: TimeInterval = 7 * 24 * 3600
 
     func runScheduler() async {
+        // On a shared store, due sends are claimed by one node (`ClusterFollower.runClaims`).
+        guard !isClustered else { return }
         while !Task.isCancelled {
             let (due, next) = schedule.withLock { $0.due(at: Date()) }
             for notification in due {
@@ -38,6 +40,15 @@ extension HubEngine {
     public func schedule(_ notification: StoredNotification) async throws {
         var scheduled = notification
         scheduled.state = .scheduled
+        if let follower {
+            let waiting = try await follower.store.scheduledCount(hub: notification.hub)
+            guard waiting < Self.maximumScheduled else {
+                throw WriteRefusal(
+                    reason: .quotaExceeded,
+                    detail:
+                        "the hub holds \(waiting) scheduled sends, the most it may; cancel some or wait for them to go")
+            }
+        }
         _ = try await write(.enqueue(scheduled))
         metrics.send(format: notification.format.rawValue)
     }
@@ -45,6 +56,14 @@ extension HubEngine {
     /// Cancels a scheduled notification that has not fired; a `WriteRefusal` (not found)
     /// when it fired, was cancelled, or never was.
     public func cancelScheduled(hub: String, id: String) async throws {
+        if let follower {
+            guard try await follower.store.cancelScheduled(hub: hub, id: id, at: Date()) else {
+                throw WriteRefusal(
+                    reason: .notFound,
+                    detail: "No scheduled notification '\(id)' is waiting: it was sent, cancelled, or never scheduled")
+            }
+            return
+        }
         _ = try await write(.cancelScheduled(hub: hub, id: id))
     }
 

@@ -75,6 +75,15 @@ extension HubEngine {
     /// Resolves a batch against memory plus the batch's own earlier changes, commits the
     /// mutations in one transaction, then publishes them and answers each writer.
     private func commit(_ batch: [PendingWrite]) async {
+        // On a shared store, checked against what every node committed before.
+        if isClustered {
+            do {
+                try await catchUp()
+            } catch {
+                for pending in batch { pending.continuation.resume(throwing: error) }
+                return
+            }
+        }
         var overlay = Overlay()
         var mutations: [HubMutation] = []
         var results: [WriteResolution] = []
@@ -92,6 +101,16 @@ extension HubEngine {
             for pending in batch { pending.continuation.resume(throwing: error) }
             return
         }
+        if isClustered {
+            // Read back through the change log, in commit order with every node's writes:
+            // publishing from the batch could set a row older than another node's, read first.
+            do {
+                try await catchUp()
+            } catch {
+                logger.warning("reading back a commit failed; the next read catches up: \(error)")
+            }
+            published = []
+        }
         directory.withLock { directory in
             for change in published {
                 switch change {
@@ -108,7 +127,8 @@ extension HubEngine {
         }
         for notification in overlay.enqueued {
             if notification.state == .scheduled {
-                schedule.withLock { $0.add(notification) }
+                // On a shared store, the node that claims it when due fires it.
+                if !isClustered { schedule.withLock { $0.add(notification) } }
                 continue
             }
             let waiting = notification.isTest ? waitingOutcomes.withLock { $0.removeValue(forKey: notification.id) } : nil

@@ -9,6 +9,8 @@ import Synchronization
 public final class HubEngine: Sendable {
     let store: any HubStore
     let streams: DeviceStreams
+    /// Following the other nodes, when the store is shared by several (`SharedHubStore`).
+    let follower: ClusterFollower?
     /// The push services, by kind: the sandbox always, real ones when given.
     let pushServices: [PushServiceKind: any PushService]
     /// The same services in their kinds' order (the sandbox first), the order a dispatch
@@ -78,10 +80,15 @@ public final class HubEngine: Sendable {
         self.store = store
         let streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
         self.streams = streams
+        let follower = (store as? any SharedHubStore).map { ClusterFollower(store: $0, logger: logger) }
+        self.follower = follower
         // Worked out in a function: a loop in this initializer, before every stored property
         // is set, crashes Swift 6.3's optimizer (an ownership verification error around the
         // Mutex properties' defaults), so `make bench` and release builds could not build.
-        (self.pushServices, self.pushOrder) = Self.services(sandbox: SandboxPushService(streams: streams), others: pushServices)
+        // On a shared store, streams get deliveries from the store's feed, after their commit:
+        // numbers are given at commit there, in the order every node sees them.
+        (self.pushServices, self.pushOrder) = Self.services(
+            sandbox: SandboxPushService(streams: streams, publishesBeforeCommit: follower == nil), others: pushServices)
         self.maximumPerHub = maximumInstallationsPerHub
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval
@@ -118,6 +125,7 @@ public final class HubEngine: Sendable {
         loadedEpoch.withLock { $0 = storeEpoch }
         let highWater = try await store.sequenceHighWater()
         sequence.withLock { $0 = (highWater + 1, highWater) }
+        let changeHead = try await follower?.store.changeHead()
         let snapshot = try await store.load()
         for record in snapshot.quarantined {
             logger.error(
@@ -136,6 +144,11 @@ public final class HubEngine: Sendable {
                 directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
             }
         }
+        if let follower, let changeHead {
+            // Scheduled sends, and sends other nodes accepted, are claimed from the store.
+            follower.start(changesFrom: changeHead, deliveriesFrom: highWater) { [weak self] in self?.applyChanges($0) }
+            return
+        }
         let scheduled = try await store.scheduledNotifications()
         schedule.withLock { book in for notification in scheduled { book.add(notification) } }
         let unfinished = try await store.unfinishedNotifications()
@@ -153,6 +166,15 @@ public final class HubEngine: Sendable {
             // Not in the group: stopping ends the writer and the dispatcher by closing their
             // queues, and the scheduler by cancelling it.
             let scheduler = Task { await self.runScheduler() }
+            if let follower {
+                // Not in the group either: stopping cancels them.
+                let following = [
+                    Task { await follower.runFeed { self.streams.publish($0) } },
+                    Task { await follower.runWakeups() },
+                    Task { await follower.runClaims { self.dispatchClaimed($0) } },
+                ]
+                followerTasks.withLock { $0 = following }
+            }
             schedulerTask.withLock { $0 = scheduler }
             await withTaskCancellationHandler {
                 await group.waitForAll()
@@ -164,11 +186,14 @@ public final class HubEngine: Sendable {
 
     private let keepAliveTicker = Mutex<Task<Void, Never>?>(nil)
     private let schedulerTask = Mutex<Task<Void, Never>?>(nil)
+    private let followerTasks = Mutex<[Task<Void, Never>]>([])
 
     /// Stops taking work; waiting writers get an error.
     public func stop() {
         keepAliveTicker.withLock { $0?.cancel() }
         schedulerTask.withLock { $0?.cancel() }
+        follower?.stop()
+        for task in followerTasks.withLock({ $0 }) { task.cancel() }
         let running = realTasks.withLock { tasks in
             tasks.stopped = true
             return tasks.running.values

@@ -7,6 +7,9 @@ import Synchronization
 /// device that was offline resumes.
 struct SandboxPushService: PushService {
     let streams: DeviceStreams
+    /// Whether `push` hands deliveries to live streams itself; when not (a shared store),
+    /// streams get them from the store's delivery feed after the commit.
+    var publishesBeforeCommit = true
 
     var kind: PushServiceKind { .sandbox }
     var platform: Platform { .apns }
@@ -20,6 +23,7 @@ struct SandboxPushService: PushService {
     /// Publishes to live streams before the dispatcher's commit (which then marks them
     /// recorded): a stream sees news as soon as it is numbered.
     func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
+        guard publishesBeforeCommit else { return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) } }
         let written = streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
         await Self.awaitWrites(written, atMost: Self.writeWait)
         return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }

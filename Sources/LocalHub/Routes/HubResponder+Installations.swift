@@ -33,6 +33,7 @@ extension HubResponder {
             headers[Self.contentLocation] = "\(baseURL(r))/\(hub)/installations/\(id)"
             return HubReply.empty(.ok, trackingId: r.trackingId, headers: headers)
         case .get:
+            try await engine.catchUp()
             guard let installation = engine.installation(hub: hub, id: id) else {
                 throw HubRefusal(.notFound, "Installation not found")
             }

@@ -18,7 +18,7 @@ extension HubResponder {
         case .get:
             let handle = try deviceTokenFilter(r)
             try authorize(r, hub: hub, needs: handle == nil ? .manage : .listen)
-            return try registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
+            return try await registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
         default:
             throw HubRefusal(.methodNotAllowed, "Registrations take POST and GET")
         }
@@ -37,6 +37,7 @@ extension HubResponder {
             let registration = try await readRegistration(r)
             return try await store(registration, hub: hub, id: id, ifMatch: r.header("If-Match"), r: r)
         case .get:
+            try await engine.catchUp()
             guard let stored = engine.registration(hub: hub, id: id) else {
                 throw HubRefusal(.notFound, "Registration not found")
             }
@@ -86,7 +87,8 @@ extension HubResponder {
 
     /// A feed of legacy registrations plus installations projected as registrations, paged
     /// by `$top` and `continuationtoken`.
-    func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) throws -> Response {
+    func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) async throws -> Response {
+        try await engine.catchUp()
         let start = try pagingNumber(r, "continuationtoken") ?? 0
         let top = max(1, min(try pagingNumber(r, "$top") ?? 100, 100))
         let page = engine.registrationFeed(hub: hub, tag: tag, deviceToken: deviceToken, start: start, limit: top)

@@ -72,7 +72,7 @@ extension HubResponder {
         hub.get("tags/:tag/registrations") { request, context in
             let r = HubRequest(request, context)
             try self.authorize(r, hub: context.hub, needs: .manage)
-            return try self.registrationFeed(r, hub: context.hub, tag: r.segments[2], deviceToken: nil)
+            return try await self.registrationFeed(r, hub: context.hub, tag: r.segments[2], deviceToken: nil)
         }
         hub.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
         hub.post("messages/$batch") { request, context in try await self.batchSend(HubRequest(request, context), hub: context.hub)
@@ -166,6 +166,11 @@ struct HubFront: RouterMiddleware {
         case let hubRefusal as HubRefusal: refusal = hubRefusal
         case let writeRefusal as WriteRefusal: refusal = HubRefusal(writeRefusal)
         case let error as HTTPError where error.status == .notFound: refusal = unrouted(request)
+        case let unavailable as StoreUnavailable:
+            responder.engine.logger.warning("\(request.method) \(request.uri.path): \(unavailable)")
+            var busy = HubRefusal(.serviceUnavailable, "The hub's database is not reachable now; try again shortly")
+            busy.headers[.retryAfter] = "2"
+            refusal = busy
         default:
             responder.engine.logger.error("\(request.method) \(request.uri.path) failed: \(error)")
             refusal = HubRefusal(.internalServerError, "The hub could not complete the request: \(error)")

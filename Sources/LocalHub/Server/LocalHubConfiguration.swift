@@ -45,6 +45,11 @@ public struct LocalHubConfiguration: Sendable {
     /// data folder's `providers.json` when there is one; without, every hub delivers only
     /// through the built-in push service.
     public var providersFile: URL?
+    /// A PostgreSQL database (`postgres://user@host:port/database`) several nodes share;
+    /// nil for the SQLite database in the data folder.
+    public var storeURL: String?
+    /// This node's name in logs, claims and `/metrics`; made from the host and process when nil.
+    public var nodeName: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
@@ -52,9 +57,11 @@ public struct LocalHubConfiguration: Sendable {
         keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
         idleTimeout: Double = 30, requestTimeout: Double = 20, maximumConnections: Int = 4096,
         maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20,
-        providersFile: URL? = nil
+        providersFile: URL? = nil, storeURL: String? = nil, nodeName: String? = nil
     ) {
         self.providersFile = providersFile
+        self.storeURL = storeURL
+        self.nodeName = nodeName
         self.maximumBytesPerHub = maximumBytesPerHub
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
@@ -73,6 +80,11 @@ public struct LocalHubConfiguration: Sendable {
     }
 
     public var databaseURL: URL { dataDirectory.appendingPathComponent("hub.sqlite") }
+
+    /// The node name used: the one given, else host name and process id.
+    public var effectiveNodeName: String {
+        nodeName ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
 
     /// The providers file this hub reads, if any.
     public var effectiveProvidersFile: URL? {

@@ -35,8 +35,25 @@ public enum LocalHubServer {
         // Holding the lock, no other hub runs here: a state file left now is stale.
         DataFolder.removeLeftovers(in: directory, of: LocalHubDefaults.dataFiles, stale: [LocalHubState.fileName])
 
-        let keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
-        let store = try SQLiteHubStore(path: configuration.databaseURL.path)
+        var keys = try HubKeys.loadOrCreate(in: directory, hubs: configuration.hubs)
+        let store: any HubStore
+        if let url = configuration.storeURL {
+            let shared: PostgresHubStore
+            do {
+                shared = try await PostgresHubStore(url: url, node: configuration.effectiveNodeName, logger: logger)
+                // Every node serves the keys kept in the database; the data folder keeps a
+                // copy, which the command line reads.
+                keys = try await keys.sharing(through: shared, in: directory)
+            } catch let error as StoreUnavailable {
+                throw LocalHubStartError(description: "cannot reach the database at \(url): \(error)")
+            } catch let error as StoreFailure {
+                throw LocalHubStartError(description: "cannot use the database at \(url): \(error)")
+            }
+            store = shared
+        } else {
+            store = try SQLiteHubStore(path: configuration.databaseURL.path)
+        }
+        defer { (store as? any SharedHubStore)?.shutdown() }
         try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
         let limits = ConnectionLimits(configuration: configuration, logger: logger)
         let providers: PushProviders

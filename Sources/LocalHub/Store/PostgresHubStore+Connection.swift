@@ -1,0 +1,66 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresHubStore {
+    /// Runs `body`, turning a lost or refused connection into `StoreUnavailable`.
+    static func withStoreErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            if let unavailable = StoreUnavailable(error) { throw unavailable }
+            throw StoreFailure(error)
+        } catch let error as PostgresTransactionError {
+            let inner = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
+            if let inner = inner as? PSQLError, let unavailable = StoreUnavailable(inner) { throw unavailable }
+            if let inner = inner as? StoreUnavailable { throw inner }
+            throw StoreFailure(description: String(reflecting: inner ?? error))
+        }
+    }
+}
+
+/// Where a PostgreSQL store is: a `postgres://` URL taken apart.
+struct PostgresLocation {
+    let configuration: PostgresClient.Configuration
+
+    init(_ url: String) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, !host.isEmpty
+        else {
+            throw StoreFailure(description: "'\(url)' is not a postgres://user@host:port/database URL")
+        }
+        let database = String(components.path.drop { $0 == "/" })
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: database.isEmpty ? nil : database, tls: .disable)
+        if components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true {
+            configuration.tls = .require(.makeClientConfiguration())
+        }
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.maximumConnections = 16
+        self.configuration = configuration
+    }
+}
+
+extension StoreUnavailable {
+    /// The error as unavailability when it is one: no connection, a connection lost, or a
+    /// server shutting down or starting; nil for errors a retry would not mend.
+    init?(_ error: PSQLError) {
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown:
+            self.init(description: "the database is not reachable (\(error.code))")
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            guard state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" else { return nil }
+            self.init(description: "the database is not available (SQLSTATE \(state))")
+        default:
+            return nil
+        }
+    }
+}
+
+extension StoreFailure {
+    init(_ error: PSQLError) {
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        self.init(description: "the database refused a statement: \(message)")
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema, as named migrations that are only ever appended. Each runs in its
+/// own transaction under an advisory lock, so nodes starting together migrate once.
+extension PostgresHubStore {
+    /// A migration: its name, kept in `migration` once applied, and its statements.
+    struct Migration {
+        let name: String
+        let statements: [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(
+            name: "v1: installations, registrations, notifications, deliveries, changes",
+            statements: [
+                "CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)",
+                """
+                CREATE TABLE installation (
+                    hub text NOT NULL, id text NOT NULL, json text NOT NULL, PRIMARY KEY (hub, id))
+                """,
+                """
+                CREATE TABLE registration (
+                    hub text NOT NULL, id text NOT NULL, xml text NOT NULL,
+                    created double precision NOT NULL, updated double precision NOT NULL, PRIMARY KEY (hub, id))
+                """,
+                // `owner` and `lease_until`: the node dispatching it, and until when its claim holds.
+                """
+                CREATE TABLE notification (
+                    seq bigserial PRIMARY KEY, hub text NOT NULL, id text NOT NULL UNIQUE, format text NOT NULL,
+                    tags text, body text NOT NULL, headers text NOT NULL, direct_handle text, test boolean NOT NULL,
+                    enqueued double precision NOT NULL, state text NOT NULL, started double precision,
+                    ended double precision, outcome text NOT NULL, fire_at double precision, direct_handles text,
+                    report text, owner text, lease_until double precision NOT NULL DEFAULT 0)
+                """,
+                "CREATE INDEX notification_unfinished ON notification (seq) WHERE state IN ('Enqueued', 'Processing')",
+                "CREATE INDEX notification_scheduled ON notification (fire_at) WHERE state = 'Scheduled'",
+                """
+                CREATE TABLE delivery (
+                    seq bigint PRIMARY KEY, hub text NOT NULL, device text NOT NULL, notification_id text NOT NULL,
+                    template text NOT NULL, payload text NOT NULL, delivered double precision NOT NULL, tags text)
+                """,
+                "CREATE INDEX delivery_device ON delivery (hub, device, seq)",
+                "CREATE INDEX delivery_notification ON delivery (notification_id)",
+                """
+                CREATE TABLE quarantine (
+                    seq bigserial PRIMARY KEY, kind text NOT NULL, hub bytea NOT NULL, id bytea NOT NULL, body bytea,
+                    reason text NOT NULL, at double precision NOT NULL)
+                """,
+                """
+                CREATE TABLE sandbox_device (
+                    hub text NOT NULL, device text NOT NULL, claimed double precision NOT NULL, PRIMARY KEY (hub, device))
+                """,
+                // What changed, in commit order: other nodes read the rows named here.
+                "CREATE TABLE change (seq bigint PRIMARY KEY, kind text NOT NULL, hub text NOT NULL, id text NOT NULL)",
+                "INSERT INTO meta (key, value) VALUES ('seq_reserved', '0')",
+            ])
+    ]
+
+    /// Applies the migrations not applied yet, in order, each in one transaction.
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withConnection { connection in
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS migration (name text PRIMARY KEY, applied double precision NOT NULL)",
+                logger: logger)
+        }
+        for migration in migrations {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.migration.rawValue))", logger: logger)
+                let done = try await connection.query(
+                    "SELECT 1 FROM migration WHERE name = \(migration.name)", logger: logger
+                ).collect()
+                guard done.isEmpty else { return }
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                if migration.name.hasPrefix("v1:") {
+                    let epoch = UUID().uuidString.lowercased()
+                    try await connection.query("INSERT INTO meta (key, value) VALUES ('epoch', \(epoch))", logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO migration (name, applied) VALUES (\(migration.name), \(Date().timeIntervalSince1970))",
+                    logger: logger)
+            }
+        }
+    }
+
+    /// Transaction-scoped advisory locks: whoever holds one commits before the next takes it.
+    enum Lock: Int64 {
+        case migration = 0x4E48_0001
+        /// Numbers deliveries: taken in the order they become visible.
+        case deliveries = 0x4E48_0002
+        /// Numbers the change log, likewise.
+        case changes = 0x4E48_0003
+        case keys = 0x4E48_0004
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import LocalHubSupport
+import Logging
+import NotificationHubs
+import PostgresNIO
+
+/// What several nodes on one database need: the change log, the delivery feed, claims on
+/// notifications, wake-ups and the shared keys.
+extension PostgresHubStore: SharedHubStore {
+    public func changeHead() async throws -> Int64 {
+        try await rows("SELECT COALESCE(MAX(seq), 0) AS head FROM change").first?["head"].decode(Int64.self) ?? 0
+    }
+
+    public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
+        try await rows(
+            """
+            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated
+            FROM change c
+            LEFT JOIN installation i ON c.kind = 'i' AND i.hub = c.hub AND i.id = c.id
+            LEFT JOIN registration r ON c.kind = 'r' AND r.hub = c.hub AND r.id = c.id
+            WHERE c.seq > \(seq) ORDER BY c.seq LIMIT \(limit)
+            """
+        ).map { row in
+            let (seq, kind, hub, id) = (
+                try row["seq"].decode(Int64.self), try row["kind"].decode(String.self), try row["hub"].decode(String.self),
+                try row["id"].decode(String.self)
+            )
+            switch kind {
+            case "i":
+                // A row that no longer reads is left out of memory, as a load quarantines it.
+                let installation = try row["json"].decode(String?.self).flatMap { try? Installation(jsonText: $0.utf8) }
+                return StoredChange(seq: seq, row: .installation(hub: hub, id: id, installation))
+            case "r":
+                var stored: StoredRegistration?
+                if let xml = try row["xml"].decode(String?.self), let registration = try? Registration(atom: xml) {
+                    stored = StoredRegistration(
+                        hub: hub, registration: registration,
+                        created: Date(timeIntervalSince1970: try row["created"].decode(Double.self)),
+                        updated: Date(timeIntervalSince1970: try row["updated"].decode(Double.self)))
+                }
+                return StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored))
+            default:
+                return StoredChange(seq: seq, row: .sandboxDevice(hub: hub, device: id))
+            }
+        }
+    }
+
+    public func deliveryFeed(after seq: Int64, limit: Int) async throws -> [Delivery] {
+        try await rows("SELECT * FROM delivery WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)").map(Self.delivery(from:))
+    }
+
+    public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
+        let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
+        return try await transaction { connection in
+            try await connection.query(
+                """
+                UPDATE notification SET lease_until = \(until)
+                WHERE owner = \(node) AND state IN ('Enqueued', 'Processing')
+                """, logger: logger)
+            let claimed = try await connection.query(
+                """
+                UPDATE notification SET owner = \(node), lease_until = \(until),
+                    state = CASE WHEN state = 'Scheduled' THEN 'Enqueued' ELSE state END
+                WHERE seq IN (
+                    SELECT seq FROM notification
+                    WHERE (state IN ('Enqueued', 'Processing') AND lease_until < \(now))
+                        OR (state = 'Scheduled' AND fire_at <= \(now))
+                    ORDER BY seq LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING *
+                """, logger: logger
+            ).collect()
+            return try claimed.map { try Self.notification(from: $0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
+        }
+    }
+
+    public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {
+        try await !rows(
+            """
+            UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
+            WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled' RETURNING seq
+            """
+        ).isEmpty
+    }
+
+    public func scheduledCount(hub: String) async throws -> Int {
+        Int(
+            try await rows("SELECT COUNT(*) AS n FROM notification WHERE hub = \(hub) AND state = 'Scheduled'").first?["n"]
+                .decode(Int64.self) ?? 0)
+    }
+
+    public func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]] {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.keys.rawValue))", logger: logger)
+            let stored = try await connection.query("SELECT value FROM meta WHERE key = 'keys'", logger: logger).collect()
+            var keys: [String: [String: String]] = [:]
+            if let text = try stored.first?.decode(String.self) {
+                guard let decoded = LocalHubKeyFile.decode(text.utf8) else {
+                    throw StoreFailure(description: "the keys kept in the database are not a key file")
+                }
+                keys = decoded
+            }
+            var changed = false
+            for (hub, rules) in proposed where keys.keys.first(where: { $0.lowercased() == hub.lowercased() }) == nil {
+                keys[hub] = rules
+                changed = true
+            }
+            if changed {
+                try await connection.query(
+                    """
+                    INSERT INTO meta (key, value) VALUES ('keys', \(LocalHubKeyFile.encode(keys)))
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                    """, logger: logger)
+            }
+            return keys
+        }
+    }
+
+    /// Listens on one connection held for it, again after any loss (yielding `reconnected`).
+    public func wakeups() -> AsyncStream<StoreWakeup> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreWakeup.self, bufferingPolicy: .bufferingNewest(64))
+        let (client, logger) = (client, logger)
+        let task = Task {
+            var backoff = Backoff(base: 0.1, maximum: 2)
+            var listening = false
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        try await connection.listen(on: "hub_wake") { notifications in
+                            if listening { continuation.yield(.reconnected) }
+                            listening = true
+                            backoff.reset()
+                            for try await notification in notifications {
+                                continuation.yield(notification.payload == "c" ? .changes : .deliveries)
+                            }
+                        }
+                    }
+                } catch {
+                    logger.debug("listening for other nodes' commits stopped: \(String(reflecting: error))")
+                }
+                try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,346 @@
+import Foundation
+import Logging
+import NotificationHubs
+import PostgresNIO
+import Synchronization
+
+/// The hub's store on PostgreSQL (postgres-nio), for several hub nodes sharing one database.
+/// Every commit is synchronous (`synchronous_commit` on). Deliveries the caller leaves
+/// unnumbered (`seq` 0) are numbered here, under a transaction-scoped advisory lock: numbers
+/// become visible in the order they were taken, so a reader that has seen a number has seen
+/// every smaller one (`SharedHubStore`).
+public final class PostgresHubStore: HubStore, Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// This process, as the owner of the notifications it claims.
+    public let node: String
+    private let runner: Mutex<Task<Void, Never>?>
+
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates.
+    public init(url: String, node: String = UUID().uuidString.lowercased(), logger: Logger) async throws {
+        let configuration = try PostgresLocation(url).configuration
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = client
+        runner = Mutex(Task { await client.run() })
+        self.node = node
+        self.logger = logger
+        do {
+            try await Self.withStoreErrors { try await Self.migrate(client, logger: logger) }
+        } catch {
+            shutdown()
+            throw error
+        }
+    }
+
+    /// Closes the connections.
+    public func shutdown() {
+        runner.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+    }
+
+    deinit { runner.withLock { $0?.cancel() } }
+
+    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await Self.withStoreErrors { try await client.withTransaction(logger: logger) { try await body($0) } }
+    }
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+        try await Self.withStoreErrors { try await client.query(query, logger: logger).collect().map { $0.makeRandomAccess() } }
+    }
+
+    public func epoch() async throws -> String {
+        try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self) ?? ""
+    }
+
+    public func sequenceHighWater() async throws -> Int64 {
+        let row = try await rows(
+            "SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery)) AS high"
+        ).first
+        return try row?["high"].decode(Int64.self) ?? 0
+    }
+
+    public func reserveSequence(through seq: Int64) async throws {
+        _ = try await rows(
+            "UPDATE meta SET value = \(String(seq)) WHERE key = 'seq_reserved' AND value::bigint < \(seq) RETURNING key")
+    }
+
+    public func load() async throws -> HubSnapshot {
+        try await transaction { connection in
+            var snapshot = HubSnapshot()
+            var rejected: [(table: String, hub: String, id: String, record: QuarantinedRecord)] = []
+            for try await row in try await connection.query("SELECT hub, id, json FROM installation", logger: logger) {
+                let (hub, id, json) = try row.decode((String, String, String).self)
+                do {
+                    let installation = try Installation(jsonText: json.utf8)
+                    guard installation.installationId == id else {
+                        throw QuarantineReason(description: "the id in the row differs from the one in its JSON")
+                    }
+                    snapshot.installations.append((hub, installation))
+                } catch {
+                    rejected.append(("installation", hub, id, Self.quarantined("installation", hub, id, error)))
+                }
+            }
+            for try await row in try await connection.query(
+                "SELECT hub, id, xml, created, updated FROM registration", logger: logger)
+            {
+                let (hub, id, xml, created, updated) = try row.decode((String, String, String, Double, Double).self)
+                do {
+                    let registration = try Registration(atom: xml)
+                    guard registration.registrationId == id else {
+                        throw QuarantineReason(description: "the id in the row differs from the one in its XML")
+                    }
+                    snapshot.registrations.append(
+                        StoredRegistration(
+                            hub: hub, registration: registration, created: Date(timeIntervalSince1970: created),
+                            updated: Date(timeIntervalSince1970: updated)))
+                } catch {
+                    rejected.append(("registration", hub, id, Self.quarantined("registration", hub, id, error)))
+                }
+            }
+            for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: logger) {
+                let (hub, device) = try row.decode((String, String).self)
+                if DeviceToken.isValid(device) { snapshot.sandboxDevices.append((hub, device.lowercased())) }
+            }
+            let now = Date().timeIntervalSince1970
+            for entry in rejected {
+                let body = entry.table == "installation" ? "json" : "xml"
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO quarantine (kind, hub, id, body, reason, at)
+                            SELECT $1, convert_to(hub, 'UTF8'), convert_to(id, 'UTF8'), convert_to(\(body), 'UTF8'), $2, $3
+                            FROM \(entry.table) WHERE hub = $4 AND id = $5
+                            """,
+                        binds: Self.binds(entry.table, entry.record.reason, now, entry.hub, entry.id)), logger: logger)
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "DELETE FROM \(entry.table) WHERE hub = $1 AND id = $2", binds: Self.binds(entry.hub, entry.id)
+                    ),
+                    logger: logger)
+            }
+            snapshot.quarantined = rejected.map(\.record)
+            let total = try await connection.query("SELECT COUNT(*) FROM quarantine", logger: logger).collect()
+            snapshot.quarantinedTotal = try Int(total.first?.decode(Int64.self) ?? 0)
+            return snapshot
+        }
+    }
+
+    static func quarantined(_ kind: String, _ hub: String, _ id: String, _ error: Error) -> QuarantinedRecord {
+        func readable(_ text: String) -> String {
+            text.unicodeScalars.prefix(120).map {
+                StoredText.forbidden(in: String($0)) == nil ? String($0) : "\\u{\(String($0.value, radix: 16))}"
+            }.joined()
+        }
+        return QuarantinedRecord(kind: kind, hub: readable(hub), id: readable(id), reason: "\(error)")
+    }
+
+    static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { binds.append(value) }
+        return binds
+    }
+
+    public func apply(_ mutations: [HubMutation]) async throws {
+        guard !mutations.isEmpty else { return }
+        let now = Date().timeIntervalSince1970
+        try await transaction { connection in
+            var changes: [(kind: String, hub: String, id: String)] = []
+            for mutation in mutations {
+                switch mutation {
+                case .upsertInstallation(let hub, let installation):
+                    try await connection.query(
+                        """
+                        INSERT INTO installation (hub, id, json) VALUES (\(hub), \(installation.installationId), \(installation.json.text))
+                        ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
+                        """, logger: logger)
+                    changes.append(("i", hub, installation.installationId))
+                case .deleteInstallation(let hub, let id):
+                    try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: logger)
+                    changes.append(("i", hub, id))
+                case .upsertRegistration(let stored):
+                    try await connection.query(
+                        """
+                        INSERT INTO registration (hub, id, xml, created, updated)
+                        VALUES (\(stored.hub), \(stored.id), \(stored.registration.descriptionXML), \(stored.created.timeIntervalSince1970), \(stored.updated.timeIntervalSince1970))
+                        ON CONFLICT (hub, id) DO UPDATE SET xml = excluded.xml, created = excluded.created, updated = excluded.updated
+                        """, logger: logger)
+                    changes.append(("r", stored.hub, stored.id))
+                case .deleteRegistration(let hub, let id):
+                    try await connection.query("DELETE FROM registration WHERE hub = \(hub) AND id = \(id)", logger: logger)
+                    changes.append(("r", hub, id))
+                case .fireScheduled(let hub, let id):
+                    try await connection.query(
+                        "UPDATE notification SET state = 'Enqueued' WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'",
+                        logger: logger)
+                case .cancelScheduled(let hub, let id, let at):
+                    try await connection.query(
+                        """
+                        UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
+                        WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'
+                        """, logger: logger)
+                case .claimSandboxDevice(let hub, let device):
+                    try await connection.query(
+                        "INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(now)) ON CONFLICT DO NOTHING",
+                        logger: logger)
+                    changes.append(("s", hub, device))
+                case .insertNotification(let n):
+                    try await insert(n, on: connection, now: now)
+                }
+            }
+            try await appendChanges(changes, on: connection)
+        }
+    }
+
+    private func insert(_ n: StoredNotification, on connection: PostgresConnection, now: Double) async throws {
+        let outcome = SQLiteHubStore.encode(n.outcomeCounts.mapValues(String.init))
+        let handles = n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text }
+        try await connection.query(
+            """
+            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended,
+                outcome, fire_at, direct_handles, owner, lease_until)
+            VALUES (\(n.hub), \(n.id), \(n.format.rawValue), \(n.tagExpression), \(n.body), \(SQLiteHubStore.encode(n.headers)),
+                \(n.directHandle), \(n.isTest), \(n.enqueued.timeIntervalSince1970), \(n.state.rawValue),
+                \(n.started?.timeIntervalSince1970), \(n.ended?.timeIntervalSince1970), \(outcome),
+                \(n.scheduledFor?.timeIntervalSince1970), \(handles), \(node), \(now + Self.leaseSeconds))
+            """, logger: logger)
+    }
+
+    /// Seconds a node's claim on a notification it dispatches holds without being renewed.
+    public static let leaseSeconds: Double = 10
+
+    /// Numbers the changes after the last one committed and writes them, then wakes the other
+    /// nodes (the notification goes out at commit).
+    private func appendChanges(_ changes: [(kind: String, hub: String, id: String)], on connection: PostgresConnection)
+        async throws
+    {
+        guard !changes.isEmpty else { return }
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.changes.rawValue))", logger: logger)
+        try await connection.query(
+            """
+            INSERT INTO change (seq, kind, hub, id)
+            SELECT (SELECT COALESCE(MAX(seq), 0) FROM change) + n, k, h, i
+            FROM unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n)
+            """, logger: logger)
+        try await connection.query("NOTIFY hub_wake, 'c'", logger: logger)
+    }
+
+    public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
+        guard !dispatches.isEmpty else { return [] }
+        return try await transaction { connection in
+            let deliveries = dispatches.flatMap(\.deliveries)
+            var written: [Delivery] = []
+            if !deliveries.isEmpty {
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: logger)
+                written = try await insert(deliveries, on: connection)
+            }
+            for dispatch in dispatches {
+                let n = dispatch.notification
+                try await connection.query(
+                    """
+                    UPDATE notification SET state = \(n.state.rawValue), started = \(n.started?.timeIntervalSince1970),
+                        ended = \(n.ended?.timeIntervalSince1970), outcome = \(SQLiteHubStore.encode(n.outcomeCounts.mapValues(String.init))),
+                        report = \(SQLiteHubStore.encode(n.report))
+                    WHERE id = \(n.id)
+                    """, logger: logger)
+            }
+            if !written.isEmpty { try await connection.query("NOTIFY hub_wake, 'd'", logger: logger) }
+            return written
+        }
+    }
+
+    /// Writes deliveries under the deliveries lock. Numbered ones are skipped when their
+    /// number is taken; unnumbered ones are numbered after the highest number yet, and
+    /// skipped when the device already has that notification from that template (a dispatch
+    /// another node repeated).
+    private func insert(_ deliveries: [Delivery], on connection: PostgresConnection) async throws -> [Delivery] {
+        let high =
+            try await connection.query(
+                """
+                SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))
+                """, logger: logger
+            ).collect().first?.decode(Int64.self) ?? 0
+        var numbered = deliveries
+        var next = high
+        for d in numbered.indices where numbered[d].seq == 0 {
+            next += 1
+            numbered[d].seq = next
+        }
+        let unnumbered = deliveries.map { $0.seq == 0 }
+        let rows = try await connection.query(
+            """
+            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+            SELECT s, h, d, n, t, p, w, CASE WHEN nt THEN NULL ELSE tg END
+            FROM unnest(\(numbered.map(\.seq)), \(numbered.map(\.hub)), \(numbered.map(\.device)),
+                \(numbered.map(\.notificationId)), \(numbered.map(\.template)), \(numbered.map(\.payload)),
+                \(numbered.map { $0.delivered.timeIntervalSince1970 }), \(numbered.map { $0.tags ?? "" }),
+                \(numbered.map { $0.tags == nil }), \(unnumbered)) AS x(s, h, d, n, t, p, w, tg, nt, u)
+            WHERE NOT (u AND EXISTS (
+                SELECT 1 FROM delivery e WHERE e.notification_id = n AND e.hub = h AND e.device = d AND e.template = t))
+            ON CONFLICT (seq) DO NOTHING
+            RETURNING seq
+            """, logger: logger)
+        var inserted = Set<Int64>()
+        for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
+        return numbered.filter { inserted.contains($0.seq) }
+    }
+
+    static func notification(from row: PostgresRandomAccessRow) throws -> StoredNotification {
+        var n = StoredNotification(
+            hub: try row["hub"].decode(String.self), id: try row["id"].decode(String.self),
+            format: NotificationFormat(wireValue: try row["format"].decode(String.self)) ?? .template,
+            tagExpression: try row["tags"].decode(String?.self), body: try row["body"].decode(String.self),
+            headers: SQLiteHubStore.decode(try row["headers"].decode(String.self)),
+            directHandle: try row["direct_handle"].decode(String?.self), isTest: try row["test"].decode(Bool.self),
+            enqueued: Date(timeIntervalSince1970: try row["enqueued"].decode(Double.self)))
+        n.state = NotificationDetails.State(rawValue: try row["state"].decode(String.self)) ?? .unknown
+        n.started = try row["started"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        n.ended = try row["ended"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        n.outcomeCounts = SQLiteHubStore.decode(try row["outcome"].decode(String.self)).compactMapValues(Int.init)
+        n.scheduledFor = try row["fire_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+        n.report = SQLiteHubStore.decodeReport(try row["report"].decode(String?.self))
+        n.batchHandles = try row["direct_handles"].decode(String?.self).map {
+            ((try? JSONValue(parsing: $0))?.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        return n
+    }
+
+    public func unfinishedNotifications() async throws -> [StoredNotification] {
+        try await rows("SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
+            .map(Self.notification(from:))
+    }
+
+    public func scheduledNotifications() async throws -> [StoredNotification] {
+        try await rows("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at").map(Self.notification(from:))
+    }
+
+    public func notification(hub: String, id: String) async throws -> StoredNotification? {
+        try await rows("SELECT * FROM notification WHERE hub = \(hub) AND id = \(id)").first.map(Self.notification(from:))
+    }
+
+    static func delivery(from row: PostgresRandomAccessRow) throws -> Delivery {
+        Delivery(
+            seq: try row["seq"].decode(Int64.self), hub: try row["hub"].decode(String.self),
+            device: try row["device"].decode(String.self), notificationId: try row["notification_id"].decode(String.self),
+            template: try row["template"].decode(String.self), payload: try row["payload"].decode(String.self),
+            delivered: Date(timeIntervalSince1970: try row["delivered"].decode(Double.self)),
+            tags: try row["tags"].decode(String?.self))
+    }
+
+    public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
+        try await rows(
+            "SELECT * FROM delivery WHERE hub = \(hub) AND device = \(device) AND seq > \(seq) ORDER BY seq LIMIT \(limit)"
+        ).map(Self.delivery(from:))
+    }
+
+    public func deleteDeliveries(hub: String, device: String) async throws -> Int {
+        try await rows("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
+    }
+
+    public func devices(hub: String) async throws -> [(device: String, count: Int)] {
+        try await rows("SELECT device, COUNT(*) AS n FROM delivery WHERE hub = \(hub) GROUP BY device ORDER BY device").map {
+            (try $0["device"].decode(String.self), Int(try $0["n"].decode(Int64.self)))
+        }
+    }
+}

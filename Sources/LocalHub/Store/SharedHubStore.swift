@@ -1,0 +1,58 @@
+import Foundation
+import NotificationHubs
+
+/// A store that several hub nodes use at once (PostgreSQL). The database is the truth;
+/// each node follows it:
+/// - installations, registrations and claimed devices through a change log, numbered in
+///   commit order, that names what changed (the node reads the rows as they are now);
+/// - deliveries through their numbers, which the store gives (`Delivery.seq` 0) in commit
+///   order, so a node that has read a number has read every smaller one;
+/// - notifications through claims: the node that accepts one dispatches it while it renews
+///   its claim; a claim left to expire (the node died) is taken over by another node, and a
+///   scheduled send that fell due is claimed by exactly one node.
+/// Wake-ups (LISTEN/NOTIFY) only hasten the following: a lost one costs latency, never data.
+public protocol SharedHubStore: HubStore {
+    /// This node, as the owner of its claims.
+    var node: String { get }
+    /// The change log's last number.
+    func changeHead() async throws -> Int64
+    /// Changes numbered after `seq`, oldest first, each with the row as it is now.
+    func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
+    /// Every hub's deliveries numbered after `seq`, in number order.
+    func deliveryFeed(after seq: Int64, limit: Int) async throws -> [Delivery]
+    /// Renews this node's claims, then claims notifications whose claim expired and
+    /// scheduled ones now due (those become `Enqueued`), oldest first.
+    func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification]
+    /// Cancels a scheduled notification that has not fired; false when none was waiting.
+    func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool
+    /// Scheduled notifications waiting in one hub.
+    func scheduledCount(hub: String) async throws -> Int
+    /// Yields when another node committed changes or deliveries; ends when the store shuts down.
+    func wakeups() -> AsyncStream<StoreWakeup>
+    /// The hubs' keys kept in the database: those given for hubs that have none are added;
+    /// every node gets the same keys.
+    func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]]
+    /// Closes the connections.
+    func shutdown()
+}
+
+/// What a wake-up says changed.
+public enum StoreWakeup: Sendable {
+    case changes
+    case deliveries
+    /// The wake-up connection was lost and is back: anything may have changed meanwhile.
+    case reconnected
+}
+
+/// One entry of the change log, with the row it names as it is now.
+public struct StoredChange: Sendable {
+    public enum Row: Sendable {
+        /// The installation now, nil when deleted (or unreadable).
+        case installation(hub: String, id: String, Installation?)
+        case registration(hub: String, id: String, StoredRegistration?)
+        case sandboxDevice(hub: String, device: String)
+    }
+
+    public var seq: Int64
+    public var row: Row
+}
