@@ -13,6 +13,19 @@ extension HubEngine {
         try await follower?.changes.refresh()
     }
 
+    /// What `/healthz` says of the store: whether it answers, and a line naming it.
+    public func storeHealth() async -> (healthy: Bool, line: String) {
+        guard let follower else {
+            return (true, "store: \(store is SQLiteHubStore ? "sqlite" : "memory")")
+        }
+        do {
+            _ = try await follower.store.changeHead()
+            return (true, "store: postgres, node \(follower.store.node)")
+        } catch {
+            return (false, "store: postgres unreachable (\(error)), node \(follower.store.node)")
+        }
+    }
+
     /// Sets rows other nodes changed (or this one: the same rows again) in the tables.
     func applyChanges(_ changes: [StoredChange]) {
         directory.withLock { directory in

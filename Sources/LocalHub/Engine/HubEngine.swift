@@ -16,7 +16,7 @@ public final class HubEngine: Sendable {
     /// The same services in their kinds' order (the sandbox first), the order a dispatch
     /// numbers and hands out messages in.
     let pushOrder: [any PushService]
-    public let metrics = HubMetrics()
+    public let metrics: HubMetrics
     /// Installations, and legacy registrations, one hub may hold.
     public let maximumPerHub: Int
     /// Bytes their strings may take in all, per hub (`Installation.storedSize`).
@@ -82,6 +82,7 @@ public final class HubEngine: Sendable {
         self.streams = streams
         let follower = (store as? any SharedHubStore).map { ClusterFollower(store: $0, logger: logger) }
         self.follower = follower
+        metrics = HubMetrics(node: follower?.store.node)
         // Worked out in a function: a loop in this initializer, before every stored property
         // is set, crashes Swift 6.3's optimizer (an ownership verification error around the
         // Mutex properties' defaults), so `make bench` and release builds could not build.

@@ -32,7 +32,7 @@ extension HubResponder {
         let router = Router(context: HubRequestContext.self, options: [.caseInsensitive, .autoGenerateHeadEndpoints])
         router.add(middleware: HubFront(responder: self))
         router.get("/") { request, context in self.home(HubRequest(request, context)) }
-        router.get("healthz") { request, context in try self.health(HubRequest(request, context)) }
+        router.get("healthz") { request, context in try await self.health(HubRequest(request, context)) }
         router.get("metrics") { request, context in self.metricsPage(HubRequest(request, context)) }
         // Every method reaches the sandbox, which authorizes first and then says what each
         // resource takes.
@@ -101,7 +101,7 @@ extension HubResponder {
     }
 
     /// `GET /healthz`, answering a client's challenge with this start's proof.
-    func health(_ r: HubRequest) throws -> Response {
+    func health(_ r: HubRequest) async throws -> Response {
         var headers = HTTPFields()
         if let challenge = r.query[LocalHubProof.challengeParameter] {
             guard LocalHubProof.isValidChallenge(challenge) else {
@@ -109,7 +109,12 @@ extension HubResponder {
             }
             headers[HTTPField.Name(LocalHubProof.header)!] = LocalHubProof.answer(challenge: challenge, secret: secret)
         }
-        return HubReply.body(.ok, "ok\n", contentType: "text/plain; charset=utf-8", trackingId: r.trackingId, headers: headers)
+        // A node whose database does not answer is not fit to serve: a front takes it out.
+        let store = await engine.storeHealth()
+        if !store.healthy { headers[.retryAfter] = "2" }
+        return HubReply.body(
+            store.healthy ? .ok : .serviceUnavailable, (store.healthy ? "ok\n" : "unavailable\n") + store.line + "\n",
+            contentType: "text/plain; charset=utf-8", trackingId: r.trackingId, headers: headers)
     }
 
     /// `GET /metrics`, Prometheus text.

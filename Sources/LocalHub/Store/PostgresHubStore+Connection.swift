@@ -1,5 +1,51 @@
 import Foundation
 import PostgresNIO
+import Synchronization
+
+/// Whether the database answered lately, and the deadline that follows from it. While the
+/// database is down, the client's pool keeps a request waiting for a connection as long as
+/// it takes; a request to the hub must instead get its 503 soon. An operation that misses
+/// its deadline is cancelled and reported unavailable, and later ones wait only briefly
+/// until one succeeds again (the nodes' own polls, each second, find that out).
+final class Reachability: Sendable {
+    private let reachable = Atomic<Bool>(true)
+
+    /// The most an operation waits while the database answers: a loaded database is slow,
+    /// not gone.
+    static let patience = 15.0
+    /// The most it waits once one has missed its deadline, until one succeeds.
+    static let impatience = 1.0
+
+    /// The caller's continuation, resumed once: by the operation or by its deadline.
+    private final class Outcome<T: Sendable>: Sendable {
+        let waiting = Mutex<CheckedContinuation<T, Error>?>(nil)
+    }
+
+    func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let seconds = reachable.load(ordering: .relaxed) ? Self.patience : Self.impatience
+        let outcome = Outcome<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            outcome.waiting.withLock { $0 = continuation }
+            let work = Task {
+                let result: Result<T, Error>
+                do {
+                    result = .success(try await body())
+                } catch {
+                    result = .failure(error)
+                }
+                if case .success = result { self.reachable.store(true, ordering: .relaxed) }
+                outcome.waiting.withLock { $0.take() }?.resume(with: result)
+            }
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
+                self.reachable.store(false, ordering: .relaxed)
+                work.cancel()
+                waiting.resume(throwing: StoreUnavailable(description: "the database did not answer within \(Int(seconds)) s"))
+            }
+        }
+    }
+}
 
 extension PostgresHubStore {
     /// Runs `body`, turning a lost or refused connection into `StoreUnavailable`.

@@ -55,11 +55,11 @@ extension PostgresHubStore: SharedHubStore {
             try await connection.query(
                 """
                 UPDATE notification SET lease_until = \(until)
-                WHERE owner = \(node) AND state IN ('Enqueued', 'Processing')
-                """, logger: logger)
+                WHERE owner = \(self.node) AND state IN ('Enqueued', 'Processing')
+                """, logger: self.logger)
             let claimed = try await connection.query(
                 """
-                UPDATE notification SET owner = \(node), lease_until = \(until),
+                UPDATE notification SET owner = \(self.node), lease_until = \(until),
                     state = CASE WHEN state = 'Scheduled' THEN 'Enqueued' ELSE state END
                 WHERE seq IN (
                     SELECT seq FROM notification
@@ -67,7 +67,7 @@ extension PostgresHubStore: SharedHubStore {
                         OR (state = 'Scheduled' AND fire_at <= \(now))
                     ORDER BY seq LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING *
-                """, logger: logger
+                """, logger: self.logger
             ).collect()
             return try claimed.map { try Self.notification(from: $0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
         }
@@ -90,8 +90,8 @@ extension PostgresHubStore: SharedHubStore {
 
     public func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]] {
         try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.keys.rawValue))", logger: logger)
-            let stored = try await connection.query("SELECT value FROM meta WHERE key = 'keys'", logger: logger).collect()
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.keys.rawValue))", logger: self.logger)
+            let stored = try await connection.query("SELECT value FROM meta WHERE key = 'keys'", logger: self.logger).collect()
             var keys: [String: [String: String]] = [:]
             if let text = try stored.first?.decode(String.self) {
                 guard let decoded = LocalHubKeyFile.decode(text.utf8) else {
@@ -109,7 +109,7 @@ extension PostgresHubStore: SharedHubStore {
                     """
                     INSERT INTO meta (key, value) VALUES ('keys', \(LocalHubKeyFile.encode(keys)))
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                    """, logger: logger)
+                    """, logger: self.logger)
             }
             return keys
         }

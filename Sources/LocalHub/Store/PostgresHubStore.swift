@@ -15,6 +15,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// This process, as the owner of the notifications it claims.
     public let node: String
     private let runner: Mutex<Task<Void, Never>?>
+    /// Whether the database answered lately: how long an operation may wait for it.
+    let reachability = Reachability()
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates.
     public init(url: String, node: String = UUID().uuidString.lowercased(), logger: Logger) async throws {
@@ -25,7 +27,9 @@ public final class PostgresHubStore: HubStore, Sendable {
         self.node = node
         self.logger = logger
         do {
-            try await Self.withStoreErrors { try await Self.migrate(client, logger: logger) }
+            try await reachability.withDeadline {
+                try await Self.withStoreErrors { try await Self.migrate(client, logger: self.logger) }
+            }
         } catch {
             shutdown()
             throw error
@@ -42,12 +46,20 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     deinit { runner.withLock { $0?.cancel() } }
 
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await Self.withStoreErrors { try await client.withTransaction(logger: logger) { try await body($0) } }
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let (client, logger) = (client, logger)
+        return try await reachability.withDeadline {
+            try await Self.withStoreErrors { try await client.withTransaction(logger: self.logger) { try await body($0) } }
+        }
     }
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
-        try await Self.withStoreErrors { try await client.query(query, logger: logger).collect().map { $0.makeRandomAccess() } }
+        let (client, logger) = (client, logger)
+        return try await reachability.withDeadline {
+            try await Self.withStoreErrors {
+                try await client.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
+            }
+        }
     }
 
     public func epoch() async throws -> String {
@@ -70,7 +82,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         try await transaction { connection in
             var snapshot = HubSnapshot()
             var rejected: [(table: String, hub: String, id: String, record: QuarantinedRecord)] = []
-            for try await row in try await connection.query("SELECT hub, id, json FROM installation", logger: logger) {
+            for try await row in try await connection.query("SELECT hub, id, json FROM installation", logger: self.logger) {
                 let (hub, id, json) = try row.decode((String, String, String).self)
                 do {
                     let installation = try Installation(jsonText: json.utf8)
@@ -83,7 +95,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                 }
             }
             for try await row in try await connection.query(
-                "SELECT hub, id, xml, created, updated FROM registration", logger: logger)
+                "SELECT hub, id, xml, created, updated FROM registration", logger: self.logger)
             {
                 let (hub, id, xml, created, updated) = try row.decode((String, String, String, Double, Double).self)
                 do {
@@ -99,7 +111,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                     rejected.append(("registration", hub, id, Self.quarantined("registration", hub, id, error)))
                 }
             }
-            for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: logger) {
+            for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: self.logger) {
                 let (hub, device) = try row.decode((String, String).self)
                 if DeviceToken.isValid(device) { snapshot.sandboxDevices.append((hub, device.lowercased())) }
             }
@@ -113,15 +125,15 @@ public final class PostgresHubStore: HubStore, Sendable {
                             SELECT $1, convert_to(hub, 'UTF8'), convert_to(id, 'UTF8'), convert_to(\(body), 'UTF8'), $2, $3
                             FROM \(entry.table) WHERE hub = $4 AND id = $5
                             """,
-                        binds: Self.binds(entry.table, entry.record.reason, now, entry.hub, entry.id)), logger: logger)
+                        binds: Self.binds(entry.table, entry.record.reason, now, entry.hub, entry.id)), logger: self.logger)
                 try await connection.query(
                     PostgresQuery(
                         unsafeSQL: "DELETE FROM \(entry.table) WHERE hub = $1 AND id = $2", binds: Self.binds(entry.hub, entry.id)
                     ),
-                    logger: logger)
+                    logger: self.logger)
             }
             snapshot.quarantined = rejected.map(\.record)
-            let total = try await connection.query("SELECT COUNT(*) FROM quarantine", logger: logger).collect()
+            let total = try await connection.query("SELECT COUNT(*) FROM quarantine", logger: self.logger).collect()
             snapshot.quarantinedTotal = try Int(total.first?.decode(Int64.self) ?? 0)
             return snapshot
         }
@@ -154,10 +166,10 @@ public final class PostgresHubStore: HubStore, Sendable {
                         """
                         INSERT INTO installation (hub, id, json) VALUES (\(hub), \(installation.installationId), \(installation.json.text))
                         ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
-                        """, logger: logger)
+                        """, logger: self.logger)
                     changes.append(("i", hub, installation.installationId))
                 case .deleteInstallation(let hub, let id):
-                    try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: logger)
+                    try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
                     changes.append(("i", hub, id))
                 case .upsertRegistration(let stored):
                     try await connection.query(
@@ -165,31 +177,31 @@ public final class PostgresHubStore: HubStore, Sendable {
                         INSERT INTO registration (hub, id, xml, created, updated)
                         VALUES (\(stored.hub), \(stored.id), \(stored.registration.descriptionXML), \(stored.created.timeIntervalSince1970), \(stored.updated.timeIntervalSince1970))
                         ON CONFLICT (hub, id) DO UPDATE SET xml = excluded.xml, created = excluded.created, updated = excluded.updated
-                        """, logger: logger)
+                        """, logger: self.logger)
                     changes.append(("r", stored.hub, stored.id))
                 case .deleteRegistration(let hub, let id):
-                    try await connection.query("DELETE FROM registration WHERE hub = \(hub) AND id = \(id)", logger: logger)
+                    try await connection.query("DELETE FROM registration WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
                     changes.append(("r", hub, id))
                 case .fireScheduled(let hub, let id):
                     try await connection.query(
                         "UPDATE notification SET state = 'Enqueued' WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'",
-                        logger: logger)
+                        logger: self.logger)
                 case .cancelScheduled(let hub, let id, let at):
                     try await connection.query(
                         """
                         UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
                         WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'
-                        """, logger: logger)
+                        """, logger: self.logger)
                 case .claimSandboxDevice(let hub, let device):
                     try await connection.query(
                         "INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(now)) ON CONFLICT DO NOTHING",
-                        logger: logger)
+                        logger: self.logger)
                     changes.append(("s", hub, device))
                 case .insertNotification(let n):
-                    try await insert(n, on: connection, now: now)
+                    try await self.insert(n, on: connection, now: now)
                 }
             }
-            try await appendChanges(changes, on: connection)
+            try await self.appendChanges(changes, on: connection)
         }
     }
 
@@ -203,8 +215,8 @@ public final class PostgresHubStore: HubStore, Sendable {
             VALUES (\(n.hub), \(n.id), \(n.format.rawValue), \(n.tagExpression), \(n.body), \(SQLiteHubStore.encode(n.headers)),
                 \(n.directHandle), \(n.isTest), \(n.enqueued.timeIntervalSince1970), \(n.state.rawValue),
                 \(n.started?.timeIntervalSince1970), \(n.ended?.timeIntervalSince1970), \(outcome),
-                \(n.scheduledFor?.timeIntervalSince1970), \(handles), \(node), \(now + Self.leaseSeconds))
-            """, logger: logger)
+                \(n.scheduledFor?.timeIntervalSince1970), \(handles), \(self.node), \(now + Self.leaseSeconds))
+            """, logger: self.logger)
     }
 
     /// Seconds a node's claim on a notification it dispatches holds without being renewed.
@@ -216,14 +228,14 @@ public final class PostgresHubStore: HubStore, Sendable {
         async throws
     {
         guard !changes.isEmpty else { return }
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.changes.rawValue))", logger: logger)
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.changes.rawValue))", logger: self.logger)
         try await connection.query(
             """
             INSERT INTO change (seq, kind, hub, id)
             SELECT (SELECT COALESCE(MAX(seq), 0) FROM change) + n, k, h, i
             FROM unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n)
-            """, logger: logger)
-        try await connection.query("NOTIFY hub_wake, 'c'", logger: logger)
+            """, logger: self.logger)
+        try await connection.query("NOTIFY hub_wake, 'c'", logger: self.logger)
     }
 
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
@@ -232,8 +244,8 @@ public final class PostgresHubStore: HubStore, Sendable {
             let deliveries = dispatches.flatMap(\.deliveries)
             var written: [Delivery] = []
             if !deliveries.isEmpty {
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: logger)
-                written = try await insert(deliveries, on: connection)
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
+                written = try await self.insert(deliveries, on: connection)
             }
             for dispatch in dispatches {
                 let n = dispatch.notification
@@ -243,9 +255,9 @@ public final class PostgresHubStore: HubStore, Sendable {
                         ended = \(n.ended?.timeIntervalSince1970), outcome = \(SQLiteHubStore.encode(n.outcomeCounts.mapValues(String.init))),
                         report = \(SQLiteHubStore.encode(n.report))
                     WHERE id = \(n.id)
-                    """, logger: logger)
+                    """, logger: self.logger)
             }
-            if !written.isEmpty { try await connection.query("NOTIFY hub_wake, 'd'", logger: logger) }
+            if !written.isEmpty { try await connection.query("NOTIFY hub_wake, 'd'", logger: self.logger) }
             return written
         }
     }
@@ -259,7 +271,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             try await connection.query(
                 """
                 SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))
-                """, logger: logger
+                """, logger: self.logger
             ).collect().first?.decode(Int64.self) ?? 0
         var numbered = deliveries
         var next = high
@@ -280,7 +292,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                 SELECT 1 FROM delivery e WHERE e.notification_id = n AND e.hub = h AND e.device = d AND e.template = t))
             ON CONFLICT (seq) DO NOTHING
             RETURNING seq
-            """, logger: logger)
+            """, logger: self.logger)
         var inserted = Set<Int64>()
         for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
         return numbered.filter { inserted.contains($0.seq) }

@@ -12,6 +12,9 @@ import Synchronization
 /// - `hub_deliveries_total{outcome}`: messages handed to devices (`Success`) or refused.
 /// - `hub_installations`, `hub_registrations`, `hub_stream_clients`,
 ///   `hub_quarantined_records`: gauges, read when `/metrics` is asked.
+///
+/// A node of several on a shared store labels every series with `node`, so that a scraper
+/// behind the front tells the nodes apart.
 public final class HubMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -30,19 +33,24 @@ public final class HubMetrics: Sendable {
     private let streamClients: CoreMetrics.Gauge
     private let quarantined: CoreMetrics.Gauge
 
-    public init() {
+    /// `node` with the node's name, or nothing for a hub of its own.
+    private let nodeLabel: [(String, String)]
+
+    public init(node: String? = nil) {
         factory = PrometheusMetricsFactory(registry: registry)
-        installations = Gauge(label: "hub_installations", factory: factory)
-        registrations = Gauge(label: "hub_registrations", factory: factory)
-        streamClients = Gauge(label: "hub_stream_clients", factory: factory)
-        quarantined = Gauge(label: "hub_quarantined_records", factory: factory)
+        let nodeLabel = node.map { [("node", $0)] } ?? []
+        self.nodeLabel = nodeLabel
+        installations = Gauge(label: "hub_installations", dimensions: nodeLabel, factory: factory)
+        registrations = Gauge(label: "hub_registrations", dimensions: nodeLabel, factory: factory)
+        streamClients = Gauge(label: "hub_stream_clients", dimensions: nodeLabel, factory: factory)
+        quarantined = Gauge(label: "hub_quarantined_records", dimensions: nodeLabel, factory: factory)
     }
 
     private func counter(_ name: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
         let key = name + dimensions.map { "\u{0}" + $0.1 }.joined()
         return counters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: name, dimensions: dimensions, factory: factory)
+            let counter = Counter(label: name, dimensions: dimensions + nodeLabel, factory: factory)
             counters[key] = counter
             return counter
         }
@@ -53,7 +61,8 @@ public final class HubMetrics: Sendable {
         let counter = requests.withLock { requests in
             if let counter = requests[key] { return counter }
             let counter = Counter(
-                label: "hub_http_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))],
+                label: "hub_http_requests_total",
+                dimensions: [("route", route), ("method", method), ("status", String(status))] + nodeLabel,
                 factory: factory)
             requests[key] = counter
             return counter

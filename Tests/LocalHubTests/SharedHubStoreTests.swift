@@ -1,0 +1,169 @@
+import Foundation
+import HubTestSupport
+import LocalHub
+import NotificationHubs
+import Testing
+
+/// What several nodes sharing one PostgreSQL database rely on (`SharedHubStore`), each test
+/// on a database of its own, with one store per node as each node process opens it.
+@Suite struct SharedHubStoreTests {
+    /// `count` stores on one new database, as `count` nodes would open it.
+    static func nodes(_ count: Int) async throws -> [PostgresHubStore] {
+        let url = try await PostgresServer.shared().createDatabase()
+        var stores: [PostgresHubStore] = []
+        for n in 1...count { stores.append(try await PostgresHubStore(url: url, node: "node\(n)", logger: TestHub.quietLogger)) }
+        return stores
+    }
+
+    static func delivery(device: String, notification: String, template: String = "t") -> Delivery {
+        Delivery(
+            seq: 0, hub: "news", device: device, notificationId: notification, template: template,
+            payload: #"{"aps":{"alert":"x"}}"#, delivered: Date(timeIntervalSince1970: 1_800_000_000), tags: "World")
+    }
+
+    /// The trap of a shared log: numbers taken in one order and made visible in another let
+    /// a reader that resumes after the highest number it saw skip a smaller one committed
+    /// later. Four nodes commit at once while a reader follows the feed as a node does; it
+    /// must end up with every delivery, each once, in increasing order.
+    @Test func numbersBecomeVisibleInTheOrderTheyAreTaken() async throws {
+        let stores = try await Self.nodes(4)
+        defer { for store in stores { store.shutdown() } }
+        let reader = stores[0]
+        let written = try await withThrowingTaskGroup(of: [Delivery].self) { group in
+            for (n, store) in stores.enumerated() {
+                group.addTask {
+                    var written: [Delivery] = []
+                    for batch in 0..<40 {
+                        let id = "n\(n)-\(batch)"
+                        try await store.apply([.insertNotification(HubStoreConformanceTests.notification(id))])
+                        let deliveries = (0..<5).map { Self.delivery(device: "d\($0)", notification: id) }
+                        var done = HubStoreConformanceTests.notification(id)
+                        done.state = .completed
+                        written += try await store.record([DispatchRecord(notification: done, deliveries: deliveries)])
+                    }
+                    return written
+                }
+            }
+            var all: [Delivery] = []
+            for try await part in group { all += part }
+            return all
+        }
+        // Followed while they commit, and once more after.
+        var seen: [Int64] = []
+        var cursor: Int64 = 0
+        for _ in 0..<10_000 {
+            let page = try await reader.deliveryFeed(after: cursor, limit: 50)
+            seen += page.map(\.seq)
+            cursor = page.last?.seq ?? cursor
+            if page.isEmpty, seen.count >= written.count { break }
+        }
+        #expect(written.count == 4 * 40 * 5)
+        #expect(seen == seen.sorted() && Set(seen).count == seen.count)
+        #expect(Set(seen) == Set(written.map(\.seq)))
+    }
+
+    @Test func aDispatchRepeatedByAnotherNodeIsNotWrittenTwice() async throws {
+        let stores = try await Self.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        try await stores[0].apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        let first = [Self.delivery(device: "a", notification: "n1"), Self.delivery(device: "b", notification: "n1")]
+        let again = first + [Self.delivery(device: "a", notification: "n1", template: "other")]
+        let n1 = HubStoreConformanceTests.notification("n1")
+        #expect(try await stores[0].record([DispatchRecord(notification: n1, deliveries: first)]).count == 2)
+        let repeated = try await stores[1].record([DispatchRecord(notification: n1, deliveries: again)])
+        #expect(repeated.map(\.template) == ["other"])
+        #expect(try await stores[1].deliveries(hub: "news", device: "a", after: 0, limit: 10).count == 2)
+    }
+
+    @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {
+        let stores = try await Self.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        let (a, b) = (stores[0], stores[1])
+        try await a.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        let now = Date()
+        #expect(try await b.claimNotifications(now: now, limit: 10).isEmpty)
+        // a renews its claim; b looks past the old lease, not past the renewed one.
+        _ = try await a.claimNotifications(now: now.addingTimeInterval(5), limit: 10)
+        #expect(try await b.claimNotifications(now: now.addingTimeInterval(PostgresHubStore.leaseSeconds + 1), limit: 10).isEmpty)
+        // a stops renewing: b takes it over, once.
+        let later = now.addingTimeInterval(5 + PostgresHubStore.leaseSeconds + 1)
+        #expect(try await b.claimNotifications(now: later, limit: 10).map(\.id) == ["n1"])
+        #expect(try await b.claimNotifications(now: later, limit: 10).isEmpty)
+        #expect(try await a.claimNotifications(now: later.addingTimeInterval(1), limit: 10).isEmpty)
+        // Finished, it is nobody's to take.
+        var done = HubStoreConformanceTests.notification("n1")
+        done.state = .completed
+        _ = try await b.record([DispatchRecord(notification: done, deliveries: [])])
+        #expect(try await a.claimNotifications(now: later.addingTimeInterval(60), limit: 10).isEmpty)
+    }
+
+    @Test func aScheduledSendFiresOnOneNodeOnlyAndACancelledOneOnNone() async throws {
+        let stores = try await Self.nodes(3)
+        defer { for store in stores { store.shutdown() } }
+        let at = Date().addingTimeInterval(60)
+        var mutations: [HubMutation] = []
+        for id in ["s1", "s2", "s3"] {
+            var scheduled = HubStoreConformanceTests.notification(id)
+            scheduled.state = .scheduled
+            scheduled.scheduledFor = at
+            mutations.append(.insertNotification(scheduled))
+        }
+        try await stores[0].apply(mutations)
+        #expect(try await stores[1].scheduledCount(hub: "news") == 3)
+        #expect(try await stores[1].cancelScheduled(hub: "news", id: "s2", at: Date()))
+        #expect(try await !stores[2].cancelScheduled(hub: "news", id: "s2", at: Date()))
+        #expect(try await stores[0].claimNotifications(now: at.addingTimeInterval(-1), limit: 10).isEmpty)
+        let claimed = try await withThrowingTaskGroup(of: [String].self) { group in
+            for store in stores { group.addTask { try await store.claimNotifications(now: at, limit: 10).map(\.id) } }
+            var all: [String] = []
+            for try await ids in group { all += ids }
+            return all
+        }
+        #expect(claimed.sorted() == ["s1", "s3"])
+        #expect(try await !stores[0].cancelScheduled(hub: "news", id: "s1", at: Date()))
+        #expect(try await stores[0].notification(hub: "news", id: "s1")?.state == .enqueued)
+    }
+
+    @Test func theChangeLogNamesEveryWriteWithTheRowAsItIsNow() async throws {
+        let stores = try await Self.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        let head = try await stores[1].changeHead()
+        try await stores[0].apply([
+            .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a")),
+            .upsertRegistration(HubStoreConformanceTests.registration(hub: "news", id: "r1")),
+            .claimSandboxDevice(hub: "news", device: "ab12"),
+        ])
+        try await stores[0].apply([
+            .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a", tags: ["Sports"])),
+            .deleteRegistration(hub: "news", id: "r1"),
+        ])
+        let changes = try await stores[1].changes(after: head, limit: 100)
+        #expect(changes.map(\.seq) == Array(head + 1...head + 5))
+        var installations: [String: [String]] = [:]
+        var registrations: [String: Bool] = [:]
+        var devices: [String] = []
+        for change in changes {
+            switch change.row {
+            case .installation(_, let id, let installation): installations[id] = installation?.tags
+            case .registration(_, let id, let stored): registrations[id] = stored != nil
+            case .sandboxDevice(_, let device): devices.append(device)
+            }
+        }
+        // Both entries of `a` read the row as it is now; the deleted registration reads as gone.
+        #expect(installations == ["a": ["Sports"]])
+        #expect(registrations == ["r1": false])
+        #expect(devices == ["ab12"])
+        #expect(try await stores[1].changes(after: head + 5, limit: 100).isEmpty)
+    }
+
+    @Test func everyNodeServesTheKeysTheFirstOneKept() async throws {
+        let stores = try await Self.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        let first = try await stores[0].sharedKeys(adding: ["news": ["Listen": "k1", "Full": "k2"]])
+        let second = try await stores[1].sharedKeys(adding: [
+            "news": ["Listen": "other", "Full": "other"], "more": ["Full": "k3"],
+        ])
+        #expect(first == ["news": ["Listen": "k1", "Full": "k2"]])
+        #expect(second == ["news": ["Listen": "k1", "Full": "k2"], "more": ["Full": "k3"]])
+    }
+}
