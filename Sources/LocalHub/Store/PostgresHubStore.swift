@@ -154,20 +154,33 @@ public final class PostgresHubStore: HubStore, Sendable {
         return binds
     }
 
+    /// Runs of installation upserts and of notification inserts (what registration and send
+    /// bursts bring) are written one statement per run; the rest one statement each.
     public func apply(_ mutations: [HubMutation]) async throws {
         guard !mutations.isEmpty else { return }
         let now = Date().timeIntervalSince1970
         try await transaction { connection in
             var changes: [(kind: String, hub: String, id: String)] = []
-            for mutation in mutations {
-                switch mutation {
-                case .upsertInstallation(let hub, let installation):
-                    try await connection.query(
-                        """
-                        INSERT INTO installation (hub, id, json) VALUES (\(hub), \(installation.installationId), \(installation.json.text))
-                        ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
-                        """, logger: self.logger)
-                    changes.append(("i", hub, installation.installationId))
+            var m = mutations.startIndex
+            while m < mutations.endIndex {
+                switch mutations[m] {
+                case .upsertInstallation:
+                    var run: [(hub: String, installation: Installation)] = []
+                    while m < mutations.endIndex, case .upsertInstallation(let hub, let installation) = mutations[m] {
+                        run.append((hub, installation))
+                        m += 1
+                    }
+                    try await self.upsert(run, on: connection)
+                    changes += run.map { ("i", $0.hub, $0.installation.installationId) }
+                    continue
+                case .insertNotification:
+                    var run: [StoredNotification] = []
+                    while m < mutations.endIndex, case .insertNotification(let n) = mutations[m] {
+                        run.append(n)
+                        m += 1
+                    }
+                    try await self.insert(run, on: connection, now: now)
+                    continue
                 case .deleteInstallation(let hub, let id):
                     try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
                     changes.append(("i", hub, id))
@@ -197,25 +210,45 @@ public final class PostgresHubStore: HubStore, Sendable {
                         "INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(now)) ON CONFLICT DO NOTHING",
                         logger: self.logger)
                     changes.append(("s", hub, device))
-                case .insertNotification(let n):
-                    try await self.insert(n, on: connection, now: now)
                 }
+                m += 1
             }
             try await self.appendChanges(changes, on: connection)
         }
     }
 
-    private func insert(_ n: StoredNotification, on connection: PostgresConnection, now: Double) async throws {
-        let outcome = SQLiteHubStore.encode(n.outcomeCounts.mapValues(String.init))
-        let handles = n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text }
+    /// Upserts a run of installations in one statement; of two with one id, the later.
+    private func upsert(_ run: [(hub: String, installation: Installation)], on connection: PostgresConnection) async throws {
+        var latest: [String: Int] = [:]
+        for (r, entry) in run.enumerated() { latest[entry.hub + "\u{0}" + entry.installation.installationId] = r }
+        let rows = latest.values.sorted().map { run[$0] }
+        try await connection.query(
+            """
+            INSERT INTO installation (hub, id, json)
+            SELECT * FROM unnest(\(rows.map(\.hub)), \(rows.map(\.installation.installationId)), \(rows.map(\.installation.json.text)))
+            ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
+            """, logger: self.logger)
+    }
+
+    /// Inserts a run of notifications in one statement, claimed by this node. Absent values
+    /// travel as a flag beside an empty text, or as NaN for times.
+    private func insert(_ run: [StoredNotification], on connection: PostgresConnection, now: Double) async throws {
+        func time(_ date: Date?) -> Double { date?.timeIntervalSince1970 ?? .nan }
+        let handles = run.map { n in n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text } }
         try await connection.query(
             """
             INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended,
                 outcome, fire_at, direct_handles, owner, lease_until)
-            VALUES (\(n.hub), \(n.id), \(n.format.rawValue), \(n.tagExpression), \(n.body), \(SQLiteHubStore.encode(n.headers)),
-                \(n.directHandle), \(n.isTest), \(n.enqueued.timeIntervalSince1970), \(n.state.rawValue),
-                \(n.started?.timeIntervalSince1970), \(n.ended?.timeIntervalSince1970), \(outcome),
-                \(n.scheduledFor?.timeIntervalSince1970), \(handles), \(self.node), \(now + Self.leaseSeconds))
+            SELECT h, i, f, CASE WHEN tn THEN NULL ELSE t END, b, hd, CASE WHEN dn THEN NULL ELSE d END, x, e, s,
+                NULLIF(st, 'NaN'), NULLIF(en, 'NaN'), o, NULLIF(fa, 'NaN'), CASE WHEN bn THEN NULL ELSE bh END,
+                \(self.node), \(now + Self.leaseSeconds)
+            FROM unnest(\(run.map(\.hub)), \(run.map(\.id)), \(run.map(\.format.rawValue)), \(run.map { $0.tagExpression ?? "" }),
+                \(run.map { $0.tagExpression == nil }), \(run.map(\.body)), \(run.map { SQLiteHubStore.encode($0.headers) }),
+                \(run.map { $0.directHandle ?? "" }), \(run.map { $0.directHandle == nil }), \(run.map(\.isTest)),
+                \(run.map(\.enqueued.timeIntervalSince1970)), \(run.map(\.state.rawValue)), \(run.map { time($0.started) }),
+                \(run.map { time($0.ended) }), \(run.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
+                \(run.map { time($0.scheduledFor) }), \(handles.map { $0 ?? "" }), \(handles.map { $0 == nil }))
+                AS n(h, i, f, t, tn, b, hd, d, dn, x, e, s, st, en, o, fa, bh, bn)
             """, logger: self.logger)
     }
 
