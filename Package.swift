@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "breaking-news-bench",
             dependencies: [
-                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal",
+                "NotificationHubs", "LocalHubSupport", "LocalHub", "BreakingNewsKit", "NewsTerminal", "HubTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -61,20 +61,23 @@ extension Duration {
 
 /// A hub process for the HTTP scenarios.
 struct BenchHub {
-    let process: Process
+    /// The hub's process; nil for a front (nginx) before nodes, which it does not own.
+    let process: Process?
     let url: String
     let port: Int
     let listen: ConnectionString
     let full: ConnectionString
 
-    static func start(binary: String, directory: URL) async throws -> BenchHub {
+    /// - Parameter arguments: more options of `hub serve` (`--store`, `--node`).
+    static func start(binary: String, directory: URL, arguments: [String] = []) async throws -> BenchHub {
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "hub", "serve", "--port", "0", "--data", directory.path, "--hub", "breakingnews", "--log-level", "error",
-        ]
+        process.arguments =
+            [
+                "hub", "serve", "--port", "0", "--data", directory.path, "--hub", "breakingnews", "--log-level", "error",
+            ] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.standardError
         try process.run()
@@ -103,7 +106,17 @@ struct BenchHub {
         SharedAccessSignature.make(resource: url + "/", keyName: cs.keyName, key: cs.key, lifetime: 86_400)
     }
 
+    /// The same hub reached through a front at `url`: tokens signed for the front's address.
+    func behind(url: String, port: Int) throws -> BenchHub {
+        func moved(_ cs: ConnectionString) throws -> ConnectionString {
+            try ConnectionString(
+                parsing: LocalHubKeyFile.connectionString(baseURL: url, hub: "breakingnews", rule: cs.keyName, key: cs.key))
+        }
+        return BenchHub(process: nil, url: url, port: port, listen: try moved(listen), full: try moved(full))
+    }
+
     func stop() {
+        guard let process else { return }
         process.terminate()
         process.waitUntilExit()
         forget(process)

@@ -16,7 +16,8 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
-/// `--only match,apns,ingest,fanout,sends,terminal,reconnect` runs a subset (for profiling).
+/// `--only match,apns,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset (for
+/// profiling); `cluster` runs only when named.
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 /// `--fanout-rounds N` (1–100) publishes N times on each run's streams (profiling the
@@ -69,7 +70,9 @@ func startNchan() throws -> (Process, Int)? {
 
 func main() async throws {
     try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-    let tools = (wanted("fanout") ? [fanoutClient] : []) + (wanted("ingest") || wanted("sends") ? [loadgen] : [])
+    let cluster = only?.contains("cluster") == true
+    let tools =
+        (wanted("fanout") || cluster ? [fanoutClient] : []) + (wanted("ingest") || wanted("sends") || cluster ? [loadgen] : [])
     for tool in tools where !FileManager.default.isExecutableFile(atPath: tool) {
         throw BenchError(description: "\(tool) is missing (make bench builds it)")
     }
@@ -82,6 +85,10 @@ func main() async throws {
     if wanted("apns") {
         log("2/7 APNs sends on one connection")
         rows += try await apnsSends(total: 40_000, inFlight: 500, seconds: 15, runs: quick ? 1 : 3)
+    }
+    if cluster {
+        log("cluster: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx")
+        rows += try await clusterBench(loadgen: loadgen, fanoutClient: fanoutClient, runs: quick ? 1 : 3)
     }
     if only == ["redraw"] {
         rows.append(logRedraw(entries: 10_000, runs: 2000))

@@ -205,17 +205,27 @@ public struct HubProcess: Sendable {
     public let listen: ConnectionString
     public let full: ConnectionString
 
-    public static func start(directory: URL, hub: String = "news", port: Int = 0) async throws -> HubProcess {
+    /// Starts `breaking-news hub serve` on `port` (0: a free one), `arguments` appended to
+    /// the command (`--store URL --node NAME` for a node of a cluster). Its output is
+    /// appended to `log` when given, and not read otherwise.
+    public static func start(
+        directory: URL, hub: String = "news", port: Int = 0, arguments: [String] = [], log: URL? = nil
+    ) async throws -> HubProcess {
         let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
         try? FileManager.default.removeItem(at: stateFile)
-        // ChildProcess, not Foundation's Process (see RunningCommand); its output is not read.
-        let process = try ChildProcess.start([
-            builtBinary().path, "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub,
-            "--log-level", "warning",
-        ])
-        close(process.standardOutput)
-        close(process.standardError)
-        for _ in 0..<300 {
+        // ChildProcess, not Foundation's Process (see RunningCommand).
+        let process = try ChildProcess.start(
+            [
+                builtBinary().path, "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub,
+                "--log-level", "warning",
+            ] + arguments)
+        for output in [process.standardOutput, process.standardError] {
+            if let log { copy(output, to: log.path) } else { close(output) }
+        }
+        // Up to 30 s: a node of a cluster migrates and loads from its database first, and
+        // the machine may be busy.
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline {
             if let state = LocalHubState.read(stateFile), state.pid == process.pid {
                 let keys = try LocalHubKeyFile.read(directory.appendingPathComponent(LocalHubKeyFile.fileName))[hub]!
                 func cs(_ rule: String) throws -> ConnectionString {
@@ -229,8 +239,28 @@ public struct HubProcess: Sendable {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         process.signal(SIGKILL)
-        await process.exited()
-        throw TestHubError(description: "the hub process did not start")
+        let status = await process.exited()
+        throw TestHubError(
+            description: "the hub process did not start (exit status \(status))" + (log.map { "; see \($0.path)" } ?? ""))
+    }
+
+    /// Appends what `descriptor` brings to the file at `path` until its end, on a thread of
+    /// its own; closes the descriptor.
+    private static func copy(_ descriptor: Int32, to path: String) {
+        let thread = Thread {
+            defer { close(descriptor) }
+            let file = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            defer { if file >= 0 { close(file) } }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return }
+                if file >= 0 { _ = buffer.withUnsafeBytes { write(file, $0.baseAddress, count) } }
+            }
+        }
+        thread.name = "hub output"
+        thread.start()
     }
 
     /// The port the hub listens on.
@@ -239,9 +269,10 @@ public struct HubProcess: Sendable {
     /// Runs `body` with a hub process started for it, and stops it (SIGTERM, its graceful
     /// shutdown awaited) afterwards, also when `body` throws.
     public static func with(
-        directory: URL, hub: String = "news", port: Int = 0, _ body: (HubProcess) async throws -> Void
+        directory: URL, hub: String = "news", port: Int = 0, arguments: [String] = [], log: URL? = nil,
+        _ body: (HubProcess) async throws -> Void
     ) async throws {
-        let process = try await start(directory: directory, hub: hub, port: port)
+        let process = try await start(directory: directory, hub: hub, port: port, arguments: arguments, log: log)
         do {
             try await body(process)
             await process.stop()

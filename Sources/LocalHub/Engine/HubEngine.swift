@@ -146,6 +146,7 @@ public final class HubEngine: Sendable {
             }
         }
         if let follower, let changeHead {
+            try await follower.store.releaseClaims()
             // Scheduled sends, and sends other nodes accepted, are claimed from the store.
             follower.start(changesFrom: changeHead, deliveriesFrom: highWater) { [weak self] in self?.applyChanges($0) }
             return

@@ -11,8 +11,9 @@ final class Reachability: Sendable {
     private let reachable = Atomic<Bool>(true)
 
     /// The most an operation waits while the database answers: a loaded database is slow,
-    /// not gone.
-    static let patience = 15.0
+    /// not gone; but a request waits for this (and the writer's batch ahead of it) before its
+    /// 503 when the database has just gone away.
+    static let patience = 5.0
     /// The most it waits once one has missed its deadline, until one succeeds.
     static let impatience = 1.0
 

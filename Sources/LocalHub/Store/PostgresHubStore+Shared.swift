@@ -52,10 +52,14 @@ extension PostgresHubStore: SharedHubStore {
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
         let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
         return try await transaction { connection in
+            // Rows another transaction of this node holds (a dispatch recording them) are
+            // skipped, not waited for: waiting in another order than it would deadlock.
             try await connection.query(
                 """
                 UPDATE notification SET lease_until = \(until)
-                WHERE owner = \(self.node) AND state IN ('Enqueued', 'Processing')
+                WHERE seq IN (
+                    SELECT seq FROM notification WHERE owner = \(self.node) AND state IN ('Enqueued', 'Processing')
+                    FOR UPDATE SKIP LOCKED)
                 """, logger: self.logger)
             let claimed = try await connection.query(
                 """
@@ -71,6 +75,14 @@ extension PostgresHubStore: SharedHubStore {
             ).collect()
             return try claimed.map { try Self.notification(from: $0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
         }
+    }
+
+    public func releaseClaims() async throws {
+        _ = try await rows(
+            """
+            UPDATE notification SET lease_until = 0
+            WHERE owner = \(node) AND state IN ('Enqueued', 'Processing') RETURNING seq
+            """)
     }
 
     public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {
