@@ -6,6 +6,20 @@ import Testing
 /// The built binary driven from a shell's point of view.
 @Suite(.serialized) struct CommandLineTests {
     /// A new user on a fresh machine: no hub started by hand.
+    /// A database that does not answer stops `hub serve` with one line and exit status 1,
+    /// its password never printed.
+    @Test func aHubWhoseDatabaseDoesNotAnswerSaysSoWithoutThePassword() async throws {
+        let user = Command.freshHome()
+        // A port picked free, where nothing listens.
+        let url = "postgres://hub:s3cret-word@127.0.0.1:\(try NginxFront.freePort())/nothing"
+        let served = try await user.run(["hub", "serve", "--port", "0", "--store", url], timeout: 60)
+        #expect(served.status == 1)
+        #expect(served.stderr.contains("cannot reach the database at postgres://hub:***@127.0.0.1:"), "\(served.stderr)")
+        #expect(!(served.stdout + served.stderr).contains("s3cret"))
+        let refused = try await user.run(["hub", "serve", "--store", "mysql://x"])
+        #expect(refused.status != 0 && refused.stderr.contains("--store takes a postgres:// URL"), "\(refused.stderr)")
+    }
+
     @Test func subscribeSendLogOnTheEmbeddedHub() async throws {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }

@@ -97,6 +97,26 @@ import Testing
         #expect(try await a.claimNotifications(now: later.addingTimeInterval(60), limit: 10).isEmpty)
     }
 
+    /// A node killed and started again under its name: its claims are renewed by the new
+    /// process, so it must take them back itself, or no node ever sends them.
+    @Test func aNodeRestartedUnderItsNameTakesBackWhatItHadAccepted() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let first = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        try await first.apply([
+            .insertNotification(HubStoreConformanceTests.notification("n1")),
+            .insertNotification(HubStoreConformanceTests.notification("n2", at: 1)),
+        ])
+        var done = HubStoreConformanceTests.notification("n2", at: 1)
+        done.state = .completed
+        _ = try await first.record([DispatchRecord(notification: done, deliveries: [])])
+        first.shutdown()
+        let again = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        defer { again.shutdown() }
+        #expect(try await again.takeBackClaims(now: Date()).map(\.id) == ["n1"])
+        // Its renewals hold the claim from then on.
+        #expect(try await again.claimNotifications(now: Date(), limit: 10).isEmpty)
+    }
+
     @Test func aScheduledSendFiresOnOneNodeOnlyAndACancelledOneOnNone() async throws {
         let stores = try await Self.nodes(3)
         defer { for store in stores { store.shutdown() } }

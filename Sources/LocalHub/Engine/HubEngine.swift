@@ -146,7 +146,9 @@ public final class HubEngine: Sendable {
             }
         }
         if let follower, let changeHead {
-            try await follower.store.releaseClaims()
+            let own = try await follower.store.takeBackClaims(now: Date())
+            if !own.isEmpty { logger.info("resuming \(own.count) notifications this node had accepted before it stopped") }
+            dispatchClaimed(own)
             // Scheduled sends, and sends other nodes accepted, are claimed from the store.
             follower.start(changesFrom: changeHead, deliveriesFrom: highWater) { [weak self] in self?.applyChanges($0) }
             return

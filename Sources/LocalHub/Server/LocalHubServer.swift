@@ -45,9 +45,11 @@ public enum LocalHubServer {
                 // copy, which the command line reads.
                 keys = try await keys.sharing(through: shared, in: directory)
             } catch let error as StoreUnavailable {
-                throw LocalHubStartError(description: "cannot reach the database at \(url): \(error)")
+                throw LocalHubStartError(
+                    description: "cannot reach the database at \(PostgresHubStore.redacted(url)): \(error)")
             } catch let error as StoreFailure {
-                throw LocalHubStartError(description: "cannot use the database at \(url): \(error)")
+                throw LocalHubStartError(
+                    description: "cannot use the database at \(PostgresHubStore.redacted(url)): \(error)")
             }
             store = shared
         } else {

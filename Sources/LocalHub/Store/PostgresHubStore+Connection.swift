@@ -65,6 +65,15 @@ extension PostgresHubStore {
     }
 }
 
+extension PostgresHubStore {
+    /// The URL as logs and errors may show it: its password replaced by `***`.
+    public static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? "(a postgres:// URL)"
+    }
+}
+
 /// Where a PostgreSQL store is: a `postgres://` URL taken apart.
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
@@ -73,7 +82,8 @@ struct PostgresLocation {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, !host.isEmpty
         else {
-            throw StoreFailure(description: "'\(url)' is not a postgres://user@host:port/database URL")
+            throw StoreFailure(
+                description: "'\(PostgresHubStore.redacted(url))' is not a postgres://user@host:port/database URL")
         }
         let database = String(components.path.drop { $0 == "/" })
         var configuration = PostgresClient.Configuration(

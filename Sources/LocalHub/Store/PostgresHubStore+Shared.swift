@@ -77,12 +77,13 @@ extension PostgresHubStore: SharedHubStore {
         }
     }
 
-    public func releaseClaims() async throws {
-        _ = try await rows(
+    public func takeBackClaims(now: Date) async throws -> [StoredNotification] {
+        try await rows(
             """
-            UPDATE notification SET lease_until = 0
-            WHERE owner = \(node) AND state IN ('Enqueued', 'Processing') RETURNING seq
-            """)
+            UPDATE notification SET lease_until = \(now.timeIntervalSince1970 + Self.leaseSeconds)
+            WHERE owner = \(node) AND state IN ('Enqueued', 'Processing') RETURNING *
+            """
+        ).map(Self.notification(from:)).sorted { $0.enqueued < $1.enqueued }
     }
 
     public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {

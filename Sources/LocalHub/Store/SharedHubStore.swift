@@ -23,10 +23,10 @@ public protocol SharedHubStore: HubStore {
     /// Renews this node's claims, then claims notifications whose claim expired and
     /// scheduled ones now due (those become `Enqueued`), oldest first.
     func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification]
-    /// Lets go of the claims this node's name holds: called at start, when those are a
-    /// previous process's (the same node restarted), whose dispatches died with it; they are
-    /// claimed again, by whichever node polls first.
-    func releaseClaims() async throws
+    /// The notifications this node's name holds claims on, claimed again: called at start,
+    /// when those are a previous process's (the same node restarted), whose dispatches died
+    /// with it. (Renewing them without dispatching them would keep them from every node.)
+    func takeBackClaims(now: Date) async throws -> [StoredNotification]
     /// Cancels a scheduled notification that has not fired; false when none was waiting.
     func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool
     /// Scheduled notifications waiting in one hub.
