@@ -2,20 +2,37 @@ import Foundation
 import PostgresNIO
 import Synchronization
 
-/// Whether the database answered lately, and the deadline that follows from it. While the
-/// database is down, the client's pool keeps a request waiting for a connection as long as
-/// it takes; a request to the hub must instead get its 503 soon. An operation that misses
-/// its deadline is cancelled and reported unavailable, and later ones wait only briefly
-/// until one succeeds again (the nodes' own polls, each second, find that out).
+/// Whether the database answers, and how long an operation may wait for it. While the
+/// database is down, the client's pool keeps an operation waiting for a connection as long
+/// as it takes; a request to the hub must instead get its 503 soon. But a slow operation on
+/// a busy machine is not an outage: an operation fails as unavailable only once the database
+/// has answered nothing at all, to any operation of this process on that server, for
+/// `silence` (the nodes' own polls ask it something every second). After that, until one
+/// succeeds again, operations wait only `impatience`. None waits more than `longest`.
 final class Reachability: Sendable {
-    private let reachable = Atomic<Bool>(true)
+    /// What is known of one server, shared by every store of the process on it.
+    private final class Liveness: Sendable {
+        let reachable = Atomic<Bool>(true)
+        /// When it last answered (`DispatchTime` nanoseconds).
+        let lastAnswer = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
+    }
 
-    /// The most an operation waits while the database answers: a loaded database is slow,
-    /// not gone; but a request waits for this (and the writer's batch ahead of it) before its
-    /// 503 when the database has just gone away.
-    static let patience = 5.0
-    /// The most it waits once one has missed its deadline, until one succeeds.
+    private static let servers = Mutex<[String: Liveness]>([:])
+    private let liveness: Liveness
+
+    /// - Parameter server: `host:port`.
+    init(server: String) {
+        liveness = Self.servers.withLock { servers in
+            if let known = servers[server] { return known }
+            let made = Liveness()
+            servers[server] = made
+            return made
+        }
+    }
+
+    static let silence = 5.0
     static let impatience = 1.0
+    static let longest = 60.0
 
     /// The caller's continuation, resumed once: by the operation or by its deadline.
     private final class Outcome<T: Sendable>: Sendable {
@@ -23,8 +40,9 @@ final class Reachability: Sendable {
     }
 
     func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let seconds = reachable.load(ordering: .relaxed) ? Self.patience : Self.impatience
+        let started = DispatchTime.now().uptimeNanoseconds
         let outcome = Outcome<T>()
+        let liveness = liveness
         return try await withCheckedThrowingContinuation { continuation in
             outcome.waiting.withLock { $0 = continuation }
             let work = Task {
@@ -34,15 +52,31 @@ final class Reachability: Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                if case .success = result { self.reachable.store(true, ordering: .relaxed) }
+                if case .success = result {
+                    liveness.lastAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+                    liveness.reachable.store(true, ordering: .relaxed)
+                }
                 outcome.waiting.withLock { $0.take() }?.resume(with: result)
             }
             Task {
-                try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
-                guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
-                self.reachable.store(false, ordering: .relaxed)
-                work.cancel()
-                waiting.resume(throwing: StoreUnavailable(description: "the database did not answer within \(Int(seconds)) s"))
+                while true {
+                    let quiet = liveness.reachable.load(ordering: .relaxed) ? Self.silence : Self.impatience
+                    let heard = max(started, liveness.lastAnswer.load(ordering: .relaxed))
+                    let deadline = min(heard + UInt64(quiet * 1e9), started + UInt64(Self.longest * 1e9))
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if now < deadline {
+                        try? await Task.sleep(nanoseconds: deadline - now)
+                        if outcome.waiting.withLock({ $0 == nil }) { return }
+                        continue
+                    }
+                    guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
+                    liveness.reachable.store(false, ordering: .relaxed)
+                    work.cancel()
+                    waiting.resume(
+                        throwing: StoreUnavailable(
+                            description: "the database answered nothing for \(Int(quiet)) s"))
+                    return
+                }
             }
         }
     }

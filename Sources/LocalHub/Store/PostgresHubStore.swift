@@ -16,11 +16,12 @@ public final class PostgresHubStore: HubStore, Sendable {
     public let node: String
     private let runner: Mutex<Task<Void, Never>?>
     /// Whether the database answered lately: how long an operation may wait for it.
-    let reachability = Reachability()
+    let reachability: Reachability
 
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates.
     public init(url: String, node: String = UUID().uuidString.lowercased(), logger: Logger) async throws {
         let configuration = try PostgresLocation(url).configuration
+        reachability = Reachability(server: "\(configuration.host ?? ""):\(configuration.port ?? 0)")
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = client
         runner = Mutex(Task { await client.run() })
