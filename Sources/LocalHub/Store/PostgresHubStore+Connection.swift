@@ -127,6 +127,8 @@ struct PostgresLocation {
             configuration.tls = .require(.makeClientConfiguration())
         }
         configuration.options.connectTimeout = .seconds(5)
+        // Every commit waits for the disk, whatever the server's default: a 201 is durable.
+        configuration.options.additionalStartupParameters = [("synchronous_commit", "on")]
         configuration.options.maximumConnections = 16
         self.configuration = configuration
     }
