@@ -101,16 +101,10 @@ extension HubEngine {
             for pending in batch { pending.continuation.resume(throwing: error) }
             return
         }
-        if isClustered {
-            // Read back through the change log, in commit order with every node's writes:
-            // publishing from the batch could set a row older than another node's, read first.
-            do {
-                try await catchUp()
-            } catch {
-                logger.warning("reading back a commit failed; the next read catches up: \(error)")
-            }
-            published = []
-        }
+        // On a shared store the tables take the batch from the change log, in commit order
+        // with every node's writes (publishing it here could set a row older than another
+        // node's, read first); every read, the dispatcher and the next batch catch up first.
+        if isClustered { published = [] }
         directory.withLock { directory in
             for change in published {
                 switch change {

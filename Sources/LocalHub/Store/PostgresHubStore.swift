@@ -281,16 +281,19 @@ public final class PostgresHubStore: HubStore, Sendable {
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
                 written = try await self.insert(deliveries, on: connection)
             }
-            for dispatch in dispatches {
-                let n = dispatch.notification
-                try await connection.query(
-                    """
-                    UPDATE notification SET state = \(n.state.rawValue), started = \(n.started?.timeIntervalSince1970),
-                        ended = \(n.ended?.timeIntervalSince1970), outcome = \(SQLiteHubStore.encode(n.outcomeCounts.mapValues(String.init))),
-                        report = \(SQLiteHubStore.encode(n.report))
-                    WHERE id = \(n.id)
-                    """, logger: self.logger)
-            }
+            // Every final state in one statement (a batch holds up to 256 notifications).
+            let states = dispatches.map(\.notification)
+            let reports = states.map { SQLiteHubStore.encode($0.report) }
+            try await connection.query(
+                """
+                UPDATE notification AS n SET state = u.s, started = NULLIF(u.st, 'NaN'), ended = NULLIF(u.en, 'NaN'),
+                    outcome = u.o, report = CASE WHEN u.rn THEN NULL ELSE u.r END
+                FROM unnest(\(states.map(\.id)), \(states.map(\.state.rawValue)),
+                    \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
+                    \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
+                    \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil })) AS u(i, s, st, en, o, r, rn)
+                WHERE n.id = u.i
+                """, logger: self.logger)
             if !written.isEmpty { try await connection.query("NOTIFY hub_wake, 'd'", logger: self.logger) }
             return written
         }
