@@ -192,6 +192,49 @@ public struct QuarantinedRecord: Sendable, Hashable {
     public var reason: String
 }
 
+extension QuarantinedRecord {
+    /// The record of a row's hub and id as stored (bytes, which may not be UTF-8).
+    init(kind: String, storedHub hub: some Sequence<UInt8>, storedId id: some Sequence<UInt8>, reason: String) {
+        func readable(_ bytes: some Sequence<UInt8>) -> String {
+            String(decoding: Array(bytes), as: UTF8.self).unicodeScalars.prefix(120).map {
+                StoredText.forbidden(in: String($0)) == nil ? String($0) : "\\u{\(String($0.value, radix: 16))}"
+            }.joined()
+        }
+        self.init(kind: kind, hub: readable(hub), id: readable(id), reason: reason)
+    }
+}
+
+/// Why a stored row could not be loaded.
+struct QuarantineReason: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension Installation {
+    /// An installation read from its stored row: its JSON, which must carry the row's id.
+    static func stored(json: String, id: some Sequence<UInt8>) throws -> Installation {
+        let installation = try Installation(jsonText: json.utf8)
+        guard installation.installationId.utf8.elementsEqual(id) else {
+            throw QuarantineReason(description: "the id in the row differs from the one in its JSON")
+        }
+        return installation
+    }
+}
+
+extension StoredRegistration {
+    /// A registration read from its stored row: its Atom XML, which must carry the row's id.
+    static func stored(hub: String, id: some Sequence<UInt8>, xml: String, created: Double, updated: Double) throws
+        -> StoredRegistration
+    {
+        let registration = try Registration(atom: xml)
+        guard (registration.registrationId ?? "").utf8.elementsEqual(id) else {
+            throw QuarantineReason(description: "the id in the row differs from the one in its XML")
+        }
+        return StoredRegistration(
+            hub: hub, registration: registration, created: Date(timeIntervalSince1970: created),
+            updated: Date(timeIntervalSince1970: updated))
+    }
+}
+
 /// Durable storage of a hub. Every method returns only once its writes are durable, but
 /// `record` may leave a power loss (not a crash of the hub) to take its writes: the
 /// notifications it finished are then still enqueued and are dispatched again at restart.

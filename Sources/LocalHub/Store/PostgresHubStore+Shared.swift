@@ -28,15 +28,16 @@ extension PostgresHubStore: SharedHubStore {
             switch kind {
             case "i":
                 // A row that no longer reads is left out of memory, as a load quarantines it.
-                let installation = try row["json"].decode(String?.self).flatMap { try? Installation(jsonText: $0.utf8) }
+                let installation = try row["json"].decode(String?.self).flatMap {
+                    try? Installation.stored(json: $0, id: id.utf8)
+                }
                 return StoredChange(seq: seq, row: .installation(hub: hub, id: id, installation))
             case "r":
                 var stored: StoredRegistration?
-                if let xml = try row["xml"].decode(String?.self), let registration = try? Registration(atom: xml) {
-                    stored = StoredRegistration(
-                        hub: hub, registration: registration,
-                        created: Date(timeIntervalSince1970: try row["created"].decode(Double.self)),
-                        updated: Date(timeIntervalSince1970: try row["updated"].decode(Double.self)))
+                if let xml = try row["xml"].decode(String?.self) {
+                    stored = try? StoredRegistration.stored(
+                        hub: hub, id: id.utf8, xml: xml, created: try row["created"].decode(Double.self),
+                        updated: try row["updated"].decode(Double.self))
                 }
                 return StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored))
             default:

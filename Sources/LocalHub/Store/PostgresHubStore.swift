@@ -68,11 +68,12 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     public func sequenceHighWater() async throws -> Int64 {
-        let row = try await rows(
-            "SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery)) AS high"
-        ).first
-        return try row?["high"].decode(Int64.self) ?? 0
+        try await rows(PostgresQuery(unsafeSQL: Self.highWater)).first?[0].decode(Int64.self) ?? 0
     }
+
+    /// The larger of the last reservation and the last delivery written.
+    static let highWater =
+        "SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))"
 
     public func reserveSequence(through seq: Int64) async throws {
         _ = try await rows(
@@ -86,13 +87,13 @@ public final class PostgresHubStore: HubStore, Sendable {
             for try await row in try await connection.query("SELECT hub, id, json FROM installation", logger: self.logger) {
                 let (hub, id, json) = try row.decode((String, String, String).self)
                 do {
-                    let installation = try Installation(jsonText: json.utf8)
-                    guard installation.installationId == id else {
-                        throw QuarantineReason(description: "the id in the row differs from the one in its JSON")
-                    }
-                    snapshot.installations.append((hub, installation))
+                    snapshot.installations.append((hub, try Installation.stored(json: json, id: id.utf8)))
                 } catch {
-                    rejected.append(("installation", hub, id, Self.quarantined("installation", hub, id, error)))
+                    rejected.append(
+                        (
+                            "installation", hub, id,
+                            QuarantinedRecord(kind: "installation", storedHub: hub.utf8, storedId: id.utf8, reason: "\(error)")
+                        ))
                 }
             }
             for try await row in try await connection.query(
@@ -100,16 +101,14 @@ public final class PostgresHubStore: HubStore, Sendable {
             {
                 let (hub, id, xml, created, updated) = try row.decode((String, String, String, Double, Double).self)
                 do {
-                    let registration = try Registration(atom: xml)
-                    guard registration.registrationId == id else {
-                        throw QuarantineReason(description: "the id in the row differs from the one in its XML")
-                    }
                     snapshot.registrations.append(
-                        StoredRegistration(
-                            hub: hub, registration: registration, created: Date(timeIntervalSince1970: created),
-                            updated: Date(timeIntervalSince1970: updated)))
+                        try StoredRegistration.stored(hub: hub, id: id.utf8, xml: xml, created: created, updated: updated))
                 } catch {
-                    rejected.append(("registration", hub, id, Self.quarantined("registration", hub, id, error)))
+                    rejected.append(
+                        (
+                            "registration", hub, id,
+                            QuarantinedRecord(kind: "registration", storedHub: hub.utf8, storedId: id.utf8, reason: "\(error)")
+                        ))
                 }
             }
             for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: self.logger) {
@@ -138,15 +137,6 @@ public final class PostgresHubStore: HubStore, Sendable {
             snapshot.quarantinedTotal = try Int(total.first?.decode(Int64.self) ?? 0)
             return snapshot
         }
-    }
-
-    static func quarantined(_ kind: String, _ hub: String, _ id: String, _ error: Error) -> QuarantinedRecord {
-        func readable(_ text: String) -> String {
-            text.unicodeScalars.prefix(120).map {
-                StoredText.forbidden(in: String($0)) == nil ? String($0) : "\\u{\(String($0.value, radix: 16))}"
-            }.joined()
-        }
-        return QuarantinedRecord(kind: kind, hub: readable(hub), id: readable(id), reason: "\(error)")
     }
 
     static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {
@@ -305,11 +295,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// another node repeated).
     private func insert(_ deliveries: [Delivery], on connection: PostgresConnection) async throws -> [Delivery] {
         let high =
-            try await connection.query(
-                """
-                SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))
-                """, logger: self.logger
-            ).collect().first?.decode(Int64.self) ?? 0
+            try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: self.logger).collect().first?
+            .decode(Int64.self) ?? 0
         var numbered = deliveries
         var next = high
         for d in numbered.indices where numbered[d].seq == 0 {

@@ -55,11 +55,6 @@ public final class SQLiteHubStore: HubStore {
                 guard case .blob(let data) = value.storage else { return String.fromDatabaseValue(value) }
                 return String(validating: data, as: UTF8.self)
             }
-            func readable(_ data: Data) -> String {
-                String(decoding: data, as: UTF8.self).unicodeScalars.prefix(120).map {
-                    StoredText.forbidden(in: String($0)) == nil ? String($0) : "\\u{\(String($0.value, radix: 16))}"
-                }.joined()
-            }
             let installations = try Row.fetchCursor(
                 db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(id AS BLOB) AS id, CAST(json AS BLOB) AS json FROM installation")
             while let row = try installations.next() {
@@ -69,16 +64,12 @@ public final class SQLiteHubStore: HubStore {
                     guard let hubName = String(validating: hub, as: UTF8.self), let json = text(row["json"]) else {
                         throw QuarantineReason(description: "the row is not UTF-8 text")
                     }
-                    let installation = try Installation(jsonText: json.utf8)
-                    guard Data(installation.installationId.utf8) == id else {
-                        throw QuarantineReason(description: "the id in the row differs from the one in its JSON")
-                    }
-                    snapshot.installations.append((hubName, installation))
+                    snapshot.installations.append((hubName, try Installation.stored(json: json, id: id)))
                 } catch {
                     rejected.append(
                         (
                             "installation", hub, id,
-                            QuarantinedRecord(kind: "installation", hub: readable(hub), id: readable(id), reason: "\(error)")
+                            QuarantinedRecord(kind: "installation", storedHub: hub, storedId: id, reason: "\(error)")
                         ))
                 }
             }
@@ -95,19 +86,13 @@ public final class SQLiteHubStore: HubStore {
                         let created = Double.fromDatabaseValue(row["created"]),
                         let updated = Double.fromDatabaseValue(row["updated"])
                     else { throw QuarantineReason(description: "the row is not UTF-8 text with its times") }
-                    let registration = try Registration(atom: xml)
-                    guard Data((registration.registrationId ?? "").utf8) == id else {
-                        throw QuarantineReason(description: "the id in the row differs from the one in its XML")
-                    }
                     snapshot.registrations.append(
-                        StoredRegistration(
-                            hub: hubName, registration: registration, created: Date(timeIntervalSince1970: created),
-                            updated: Date(timeIntervalSince1970: updated)))
+                        try StoredRegistration.stored(hub: hubName, id: id, xml: xml, created: created, updated: updated))
                 } catch {
                     rejected.append(
                         (
                             "registration", hub, id,
-                            QuarantinedRecord(kind: "registration", hub: readable(hub), id: readable(id), reason: "\(error)")
+                            QuarantinedRecord(kind: "registration", storedHub: hub, storedId: id, reason: "\(error)")
                         ))
                 }
             }
@@ -342,9 +327,4 @@ public final class SQLiteHubStore: HubStore {
             ).map { ($0["device"], $0["n"]) }
         }
     }
-}
-
-/// Why a stored row could not be loaded.
-struct QuarantineReason: Error, CustomStringConvertible {
-    let description: String
 }
