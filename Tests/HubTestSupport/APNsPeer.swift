@@ -7,6 +7,7 @@ import LocalHub
 import Logging
 import NIOCore
 import NIOSSL
+import NotificationHubs
 import Synchronization
 
 /// APNs on loopback, as Apple's servers behave toward a provider (wire spec §11): HTTP/2

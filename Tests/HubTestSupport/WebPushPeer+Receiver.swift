@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LocalHub
+import NotificationHubs
 
 /// What the peer does as a push service checking the sender (RFC 8292) and as the browser
 /// reading the message (RFC 8291), each step written out from the RFCs on its own, not

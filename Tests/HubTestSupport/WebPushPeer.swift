@@ -7,6 +7,7 @@ import LocalHub
 import Logging
 import NIOCore
 import NIOSSL
+import NotificationHubs
 import Synchronization
 
 /// A browser's push service on loopback, and the browser too: over TLS with a certificate

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LocalHubSupport
+import NotificationHubs
 import Testing
 
 @testable import LocalHub

@@ -3,15 +3,22 @@ import NIOSSL
 
 /// How FCM's and Web Push's clients talk HTTP (APNs has an HTTP/2 connection of its own,
 /// `HTTP2Connection`): TLS trusting the credential's CA file besides the system's, HTTP/2 when
-/// the service offers it, 10 s to connect, 30 s to read.
+/// the service offers it, 10 s to connect, 30 s to read, and never a redirect (a push service
+/// answers; one that sends the hub elsewhere is refused, not followed).
 enum ProviderHTTP {
-    static func client(trusting caFile: String?) -> HTTPClient {
+    /// `dnsOverride`: names and the address each must connect to (`WebPushOrigins`).
+    static func client(
+        trusting caFile: String?, dnsOverride: [String: String] = [:], connectTimeout: Int64 = 10,
+        connectionsPerHost: Int = 8
+    ) -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         configuration.httpVersion = .automatic
-        configuration.timeout.connect = .seconds(10)
+        configuration.timeout.connect = .seconds(connectTimeout)
         configuration.timeout.read = .seconds(30)
+        configuration.dnsOverride = dnsOverride
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -1,30 +1,52 @@
 import NotificationHubs
 
 /// What the hub needs of a real push service's client (`APNsClient`, `FCMv1Client`,
-/// `WebPushClient`): one message sent, its answer.
+/// `WebPushClient`): one try of one message, and how its messages are laned and retried
+/// (`ProviderFanOut`).
 protocol ProviderClient: Sendable {
-    func send(_ delivery: Delivery, headers: [String: String]) async -> ProviderAnswer
+    func attempt(_ delivery: Delivery, headers: [String: String]) async -> ProviderTry
+    var fanOut: ProviderFanOut.Policy { get }
     func shutdown() async
 }
 
 extension APNsClient: ProviderClient {
-    func send(_ delivery: Delivery, headers: [String: String]) async -> ProviderAnswer {
-        await send(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
+    func attempt(_ delivery: Delivery, headers: [String: String]) async -> ProviderTry {
+        await attempt(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
+    }
+
+    /// One lane, `maximumStreams` wide: the operator's one endpoint.
+    var fanOut: ProviderFanOut.Policy {
+        let (backoff, limit) = (self.backoff, retries)
+        return .single(width: maximumStreams) { ProviderRetries(backoff: backoff, limit: limit) }
     }
 }
 
 extension FCMv1Client: ProviderClient {
-    func send(_ delivery: Delivery, headers: [String: String]) async -> ProviderAnswer {
-        await send(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
+    func attempt(_ delivery: Delivery, headers: [String: String]) async -> ProviderTry {
+        await attempt(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
+    }
+
+    /// One lane, `maximumConcurrent` wide: the operator's one endpoint.
+    var fanOut: ProviderFanOut.Policy {
+        let (backoff, limit) = (self.backoff, retries)
+        return .single(width: maximumConcurrent) { ProviderRetries(backoff: backoff, limit: limit) }
     }
 }
 
 extension WebPushClient: ProviderClient {
-    func send(_ delivery: Delivery, headers: [String: String]) async -> ProviderAnswer {
-        guard let keys = delivery.webPushKeys else { return .refused(status: 400, reason: "BadP256dh") }
-        return await send(
+    func attempt(_ delivery: Delivery, headers: [String: String]) async -> ProviderTry {
+        guard let keys = delivery.webPushKeys else { return .final(.refused(status: 400, reason: "BadP256dh")) }
+        return await attempt(
             endpoint: delivery.device, p256dh: keys.p256dh, auth: keys.auth, payload: Array(delivery.payload.utf8),
             headers: headers)
+    }
+
+    /// A lane per origin, `perOrigin` wide.
+    var fanOut: ProviderFanOut.Policy {
+        let (backoff, limit) = (self.backoff, retries)
+        return ProviderFanOut.Policy(
+            laneWidth: perOrigin, lane: { _, delivery in Self.lane(of: delivery.device) },
+            retries: { ProviderRetries(backoff: backoff, limit: limit) })
     }
 }
 
@@ -67,7 +89,8 @@ struct ProviderRules: Sendable {
         name: "Web Push",
         gone: { status, reason in
             if status == 404 || status == 410 { return "ExpiredChannel" }
-            return status == 400 && ["BadEndpoint", "BadP256dh", "BadAuth"].contains(reason) ? "BadChannel" : nil
+            return status == 400 && ["BadEndpoint", "BadP256dh", "BadAuth", "PrivateAddress"].contains(reason)
+                ? "BadChannel" : nil
         },
         check: { payload in
             WebPushClient.check(payload).map {
@@ -100,12 +123,29 @@ final class ProviderPushService: PushService {
     func check(_ payload: [UInt8]) -> PushOutcome? { rules.check(payload) }
 
     func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
-        await ProviderFanOut.push(sends) { send, delivery in
-            guard let client = self.clients[send.notification.hub.lowercased()] else {
-                return .refused(name: "PnsUnavailable", text: "The hub has no \(self.rules.name) credentials")
+        // Each hub's client has its own limits and lanes; hubs go at once.
+        var outcomes: [[PushOutcome]] = sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }
+        let byHub = Dictionary(grouping: sends.indices) { sends[$0].notification.hub.lowercased() }
+        await withTaskGroup(of: ([Int], [[PushOutcome]]).self) { group in
+            for (hub, indices) in byHub {
+                guard let client = clients[hub] else {
+                    let refusal = PushOutcome.refused(name: "PnsUnavailable", text: "The hub has no \(rules.name) credentials")
+                    for s in indices { outcomes[s] = Array(repeating: refusal, count: sends[s].deliveries.count) }
+                    continue
+                }
+                let hubSends = indices.map { sends[$0] }
+                group.addTask {
+                    let answers = await ProviderFanOut.push(hubSends, policy: client.fanOut) { send, delivery in
+                        await client.attempt(delivery, headers: send.notification.headers)
+                    }
+                    return (indices, answers.map { $0.map(self.outcome) })
+                }
             }
-            return self.outcome(await client.send(delivery, headers: send.notification.headers))
+            for await (indices, hubOutcomes) in group {
+                for (k, s) in indices.enumerated() { outcomes[s] = hubOutcomes[k] }
+            }
         }
+        return outcomes
     }
 
     func outcome(_ answer: ProviderAnswer) -> PushOutcome {

@@ -1,15 +1,36 @@
 import NotificationHubs
 
-/// The retries of one request to a push service, the same for APNs, FCM and Web Push: at
+/// One try of one message at a push service, as its client reports it.
+enum ProviderTry: Sendable, Equatable {
+    /// The service's last word on the message.
+    case final(ProviderAnswer)
+    /// Worth another try (throttled, the service failed, or the request never left); `answer`
+    /// stands when no try is left. `retryAfter`: what the service asked to wait, in seconds.
+    case again(ProviderAnswer, retryAfter: Double?)
+
+    /// The answer this try gave, whether or not another follows.
+    var answer: ProviderAnswer {
+        switch self {
+        case .final(let answer), .again(let answer, _): answer
+        }
+    }
+}
+
+/// The retries of one message to a push service, the same for APNs, FCM and Web Push: at
 /// most `limit`, each after the shared jittered backoff, or after the `Retry-After` the
-/// service asked for when that is longer (honoured up to a minute).
-struct ProviderRetries {
-    /// The longest `Retry-After` honoured, in seconds.
-    static let longestRetryAfter = 60.0
+/// service asked for when that is longer, and all of them within `longestWait` seconds of
+/// waiting in all. A message waiting holds nothing: no request slot, no task
+/// (`ProviderFanOut` keeps it in a timer queue), so that a service that keeps asking to wait
+/// delays only its own messages.
+struct ProviderRetries: Sendable {
+    /// The longest `Retry-After` honoured, and the longest a message waits between its tries
+    /// in all, in seconds. A service asking for more is given up on for this message.
+    static let longestWait = 60.0
 
     private var backoff: Backoff
     private let limit: Int
     private var used = 0
+    private var waited = 0.0
 
     init(backoff: Backoff, limit: Int) {
         self.backoff = backoff
@@ -19,12 +40,28 @@ struct ProviderRetries {
     /// Whether an answer with `status` is worth another try (throttled, or the service failed).
     static func isTransient(_ status: Int) -> Bool { status == 429 || status >= 500 }
 
-    /// Whether one more try is left; if so, waits before returning.
-    mutating func another(retryAfter: Double? = nil) async -> Bool {
-        guard used < limit else { return false }
+    /// How long to wait before another try, counting it; nil when no try is left (the
+    /// limit is reached, or the wait asked for would pass `longestWait` in all).
+    mutating func delay(retryAfter: Double?) -> Double? {
+        guard used < limit else { return nil }
+        let asked = max(retryAfter ?? 0, 0)
+        guard asked <= Self.longestWait else { return nil }
+        let seconds = max(backoff.fail(), asked)
+        guard waited + seconds <= Self.longestWait else { return nil }
         used += 1
-        let seconds = max(backoff.fail(), min(max(retryAfter ?? 0, 0), Self.longestRetryAfter))
-        try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-        return true
+        waited += seconds
+        return seconds
+    }
+
+    /// One message on its own: tries until an answer is final, waiting between tries. (Many
+    /// messages go through `ProviderFanOut`, which waits for them without a task each.)
+    static func run(backoff: Backoff, limit: Int, _ attempt: () async -> ProviderTry) async -> ProviderAnswer {
+        var retries = ProviderRetries(backoff: backoff, limit: limit)
+        while true {
+            let result = await attempt()
+            guard case .again(let answer, let retryAfter) = result else { return result.answer }
+            guard let seconds = retries.delay(retryAfter: retryAfter), !Task.isCancelled else { return answer }
+            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        }
     }
 }

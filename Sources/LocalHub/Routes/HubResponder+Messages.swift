@@ -216,13 +216,14 @@ extension HubResponder {
                 throw HubRefusal.badRequest("An FCM registration token is up to 4096 printable ASCII characters")
             }
         case .browser:
-            guard handle.utf8.count <= 2048, handle.lowercased().hasPrefix("https://"),
-                handle.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-            else { throw HubRefusal.badRequest("A browser's handle is its push subscription's https endpoint") }
-            for name in ["P256DH", "Auth"] {
-                guard let value = r.header(name), !value.isEmpty, value.utf8.count <= 200,
-                    value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-                else { throw HubRefusal.badRequest("A direct send to a browser needs its subscription's \(name) header") }
+            do throws(InstallationError) {
+                try WebPushSubscription.check(
+                    endpoint: handle, p256dh: r.header("P256DH") ?? "", auth: r.header("Auth") ?? "")
+            } catch {
+                throw HubRefusal.badRequest(
+                    "A direct send to a browser names its push subscription (the ServiceBusNotification-DeviceHandle "
+                        + "endpoint, P256DH and Auth headers): \(error.description.replacingOccurrences(of: "the pushChannel ", with: "the "))"
+                )
             }
         default:
             throw HubRefusal.badRequest("The local hub sends direct with format apple, fcmv1 or browser")

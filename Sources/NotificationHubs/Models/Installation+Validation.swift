@@ -21,9 +21,7 @@ extension Installation {
             guard !handle.isEmpty else { throw InstallationError("the pushChannel is empty") }
             try StoredText.check(handle, field: "the pushChannel")
         case .browser(let endpoint, let p256dh, let auth):
-            try StoredText.check(endpoint, field: "the pushChannel endpoint")
-            try StoredText.check(p256dh, field: "the pushChannel p256dh")
-            try StoredText.check(auth, field: "the pushChannel auth")
+            try WebPushSubscription.check(endpoint: endpoint, p256dh: p256dh, auth: auth)
         }
         let checkedTags: [String]
         do throws(TagError) {

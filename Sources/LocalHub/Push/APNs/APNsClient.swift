@@ -9,17 +9,18 @@ import Synchronization
 /// at most `maximumStreams` requests in flight. `apns-topic` comes from the credentials only;
 /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id` and `apns-id`
 /// from the sender's headers (the push type inferred from the payload when absent).
-/// Retries: once with a new token after 403 ExpiredProviderToken; 429 and 5xx with the
-/// shared jittered backoff, honouring `Retry-After` (up to a minute), at most `retries`
-/// times, as is a request the server never took (no connection, or above a GOAWAY's last
-/// stream). A connection that broke with the request in flight is not retried (the push may
-/// have been shown).
+/// Retries: once at once with a new token after 403 ExpiredProviderToken; 429 and 5xx as
+/// `ProviderRetries` says, as is a request the server never took (no connection, or above a
+/// GOAWAY's last stream). A connection that broke with the request in flight is not retried
+/// (the push may have been shown). A request holds one of `maximumStreams` slots while it is
+/// in flight, never while it waits to be tried again.
 public final class APNsClient: Sendable {
     public let credentials: ProviderCredentials.APNs
     private let connection: HTTP2Connection
     private let streams: StreamLimit
-    private let backoff: Backoff
-    private let retries: Int
+    let maximumStreams: Int
+    let backoff: Backoff
+    let retries: Int
     /// How long one request may wait for its answer.
     private let requestTimeout: TimeAmount
 
@@ -34,6 +35,7 @@ public final class APNsClient: Sendable {
         connection = try HTTP2Connection(origin: credentials.endpoint, trusting: credentials.caFile)
         self.credentials = credentials
         streams = StreamLimit(maximumStreams)
+        self.maximumStreams = max(1, maximumStreams)
         self.backoff = backoff
         self.retries = retries
     }
@@ -44,11 +46,18 @@ public final class APNsClient: Sendable {
     }
 
     /// Sends `payload` to the device `token` (hex) with the sender's `headers` (lower-cased
-    /// names).
+    /// names), retrying as `ProviderRetries` says.
     public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
+        await ProviderRetries.run(backoff: backoff, limit: retries) {
+            await attempt(device: token, payload: payload, headers: headers)
+        }
+    }
+
+    /// One try of a message (and, when APNs says the provider token expired, one more at
+    /// once with a new token).
+    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderTry {
         await streams.acquire()
         defer { streams.release() }
-        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
         var renewed = false
         while true {
             let jwt = credentials.token.token()
@@ -62,36 +71,30 @@ public final class APNsClient: Sendable {
                 // APNs takes a background push only at priority 5.
                 if type == "background", headers["apns-priority"] == nil { fields.append(("apns-priority", "5")) }
             }
-            let status: Int
-            let reason: String
-            let retryAfter: Double?
+            let answer: HTTP2Answer
             do {
-                let answer = try await connection.request(
+                answer = try await connection.request(
                     method: "POST", path: "\(connection.basePath)/3/device/\(token)", headers: fields,
-                    body: ByteBuffer(bytes: payload),
-                    timeout: requestTimeout)
-                status = answer.status
-                if status == 200 {
-                    // Delivered, whatever its (empty) body said.
-                    return .delivered(id: answer.headers.first(name: "apns-id"))
-                }
-                reason = Self.reason(in: Array(answer.body.readableBytesView)) ?? "HTTP \(status)"
-                retryAfter = answer.headers.first(name: "retry-after").flatMap(Double.init)
+                    body: ByteBuffer(bytes: payload), timeout: requestTimeout)
             } catch .notSent(let why) {
                 // APNs never took it: sent again, within the same bounds as a 5xx.
-                guard await retries.another() else { return .unreachable(String(why.prefix(200))) }
-                continue
+                return .again(.unreachable(String(why.prefix(200))), retryAfter: nil)
             } catch {
                 // Not retried: the request may have reached APNs before the connection failed,
                 // and a retry could show the notification twice.
-                return .unreachable(String(error.description.prefix(200)))
+                return .final(.unreachable(String(error.description.prefix(200))))
             }
+            let status = answer.status
+            // Delivered, whatever its (empty) body said.
+            if status == 200 { return .final(.delivered(id: answer.headers.first(name: "apns-id"))) }
+            let reason = Self.reason(in: Array(answer.body.readableBytesView)) ?? "HTTP \(status)"
             if status == 403, reason == "ExpiredProviderToken", !renewed, credentials.token.expired(jwt) {
                 renewed = true
                 continue
             }
-            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
-            return .refused(status: status, reason: reason)
+            let refused = ProviderAnswer.refused(status: status, reason: reason)
+            guard ProviderRetries.isTransient(status) else { return .final(refused) }
+            return .again(refused, retryAfter: answer.headers.first(name: "retry-after").flatMap(Double.init))
         }
     }
 
@@ -103,9 +106,23 @@ public final class APNsClient: Sendable {
         return shows || !aps.contains(where: { $0.0 == "content-available" }) ? "alert" : "background"
     }
 
-    /// The `reason` of APNs' error body `{"reason": "…"}`.
+    /// The `reason` of APNs' error body `{"reason": "…"}` when it is one APNs documents;
+    /// nil otherwise (the answer's own text is never passed on).
     static func reason(in body: [UInt8]) -> String? {
-        guard let text = (try? JSONValue(parsing: body))?["reason"]?.stringValue else { return nil }
-        return String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(64).map(Character.init))
+        guard let text = (try? JSONValue(parsing: body))?["reason"]?.stringValue, knownReasons.contains(text) else {
+            return nil
+        }
+        return text
     }
+
+    /// The reasons APNs documents for its error answers.
+    static let knownReasons: Set<String> = [
+        "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
+        "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+        "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadCertificate", "BadCertificateEnvironment",
+        "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken", "UnrelatedKeyIdInToken",
+        "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken", "Unregistered",
+        "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests", "InternalServerError",
+        "ServiceUnavailable", "Shutdown",
+    ]
 }

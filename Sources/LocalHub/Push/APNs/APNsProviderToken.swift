@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotificationHubs
 import Synchronization
 
 /// The provider token of APNs' token authentication (wire spec §11.3): an ES256 JWT signed

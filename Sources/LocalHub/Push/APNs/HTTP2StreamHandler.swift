@@ -66,7 +66,7 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         let outgoing = unwrapOutboundIn(data)
         // From here on this handler answers the request, whatever happens.
         promise?.succeed()
-        guard !goingAway.value, nextStream < Int(Int32.max) else {
+        guard !goingAway.value, nextStream < Int(Int32.max), context.channel.isActive else {
             goingAway.set()
             outgoing.answer.fail(HTTP2RequestError.notSent("the connection takes no new streams"))
             return
@@ -81,10 +81,11 @@ final class HTTP2StreamHandler: ChannelDuplexHandler {
         let hasBody = outgoing.body.readableBytes > 0
         let sent = context.eventLoop.makePromise(of: Void.self)
         sent.futureResult.assumeIsolated().whenFailure { [weak self] error in
-            // HTTP/2 refused the frame before it was encoded: it never left. A failed socket
-            // write may have sent part of a flush that held it.
-            self?.finish(
-                id, failing: error is any NIOHTTP2Error ? HTTP2RequestError.notSent("\(error)") : .broken("\(error)"))
+            // HTTP/2 refused the frame before it was encoded, or the channel had closed before
+            // the write: it never left. A failed socket write may have sent part of a flush
+            // that held it.
+            let neverLeft = error is any NIOHTTP2Error || (error as? ChannelError) == .ioOnClosedChannel
+            self?.finish(id, failing: neverLeft ? HTTP2RequestError.notSent("\(error)") : .broken("\(error)"))
         }
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: outgoing.headers, endStream: !hasBody)))),

@@ -10,17 +10,18 @@ import NotificationHubs
 /// access token (`FCMAccessToken`), over HTTP/2 or HTTP/1.1, whichever TLS negotiates, at
 /// most `maximumConcurrent` requests in flight. The payload is Notification Hubs' `fcmv1`
 /// format, `{"message":{…}}` without a target: the device's token is set as `message.token`,
-/// in place of any `token`, `topic` or `condition` the sender wrote. Retries: once with a new
-/// access token after a 401; 429 and 5xx with the shared jittered backoff, honouring
-/// `Retry-After` (up to a minute), at most `retries` times. A broken connection is not
-/// retried (the message may have been sent).
+/// in place of any `token`, `topic` or `condition` the sender wrote. Retries: once at once
+/// with a new access token after a 401; 429 and 5xx as `ProviderRetries` says. A broken
+/// connection is not retried (the message may have been sent). A request holds one of
+/// `maximumConcurrent` slots while in flight, never while it waits to be tried again.
 public final class FCMv1Client: Sendable {
     public let credentials: ProviderCredentials.FCMv1
     private let accessToken: FCMAccessToken
     private let http: HTTPClient
     private let limit: StreamLimit
-    private let backoff: Backoff
-    private let retries: Int
+    let maximumConcurrent: Int
+    let backoff: Backoff
+    let retries: Int
     private let sendURL: String
 
     /// The largest payload sent, in bytes. FCM takes 4096 bytes of message data; this counts
@@ -42,6 +43,7 @@ public final class FCMv1Client: Sendable {
         http = ProviderHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         limit = StreamLimit(maximumConcurrent)
+        self.maximumConcurrent = max(1, maximumConcurrent)
         self.backoff = backoff
         self.retries = max(0, retries)
         sendURL = "\(credentials.endpoint)/v1/projects/\(FCMAccessToken.formEncoded(credentials.projectId))/messages:send"
@@ -58,12 +60,19 @@ public final class FCMv1Client: Sendable {
     /// service account (`invalid_grant`…) the answer is a 401 with OAuth's error as reason,
     /// as FCM answers a request it cannot authenticate.
     public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
+        await ProviderRetries.run(backoff: backoff, limit: retries) {
+            await attempt(device: token, payload: payload, headers: headers)
+        }
+    }
+
+    /// One try of a message (and, when FCM says the access token expired, one more at once
+    /// with a new token).
+    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderTry {
         guard Self.check(payload) == nil, let body = Self.request(payload, device: token) else {
-            return .refused(status: 400, reason: "INVALID_ARGUMENT")
+            return .final(.refused(status: 400, reason: "INVALID_ARGUMENT"))
         }
         await limit.acquire()
         defer { limit.release() }
-        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
         var renewed = false
         while true {
             let bearer: String
@@ -71,14 +80,11 @@ public final class FCMv1Client: Sendable {
                 bearer = try await accessToken.token(using: http)
             } catch {
                 switch error {
-                case .unreachable(let why): return .unreachable("the token endpoint: \(why)")
-                case .unreadable(let why): return .unreachable(why)
+                case .unreachable(let why): return .final(.unreachable("the token endpoint: \(why)"))
+                case .unreadable(let why): return .final(.unreachable(why))
                 case .refused(let status, let reason, let retryAfter):
-                    guard ProviderRetries.isTransient(status) else { return .refused(status: 401, reason: reason) }
-                    guard await retries.another(retryAfter: retryAfter) else {
-                        return .unreachable("the token endpoint answered HTTP \(status)")
-                    }
-                    continue
+                    guard ProviderRetries.isTransient(status) else { return .final(.refused(status: 401, reason: reason)) }
+                    return .again(.unreachable("the token endpoint answered HTTP \(status)"), retryAfter: retryAfter)
                 }
             }
             var request = HTTPClientRequest(url: sendURL)
@@ -96,21 +102,22 @@ public final class FCMv1Client: Sendable {
                 if status == 200 {
                     // Sent, whatever becomes of the name.
                     let name = (try? JSONValue(parsing: answer))?["name"]?.stringValue
-                    return .delivered(id: name.map { String($0.unicodeScalars.filter(Self.isPrintable).prefix(256)) })
+                    return .final(.delivered(id: name.map { String($0.unicodeScalars.filter(Self.isPrintable).prefix(256)) }))
                 }
                 reason = Self.reason(in: answer) ?? "HTTP \(status)"
                 retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
             } catch {
                 // Not retried: the request may have reached FCM before the connection failed,
                 // and a retry could show the notification twice.
-                return .unreachable(String(describing: error).prefix(200).description)
+                return .final(.unreachable(String(describing: error).prefix(200).description))
             }
             if status == 401, !renewed, accessToken.expired(bearer) {
                 renewed = true
                 continue
             }
-            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
-            return .refused(status: status, reason: reason)
+            let refused = ProviderAnswer.refused(status: status, reason: reason)
+            guard ProviderRetries.isTransient(status) else { return .final(refused) }
+            return .again(refused, retryAfter: retryAfter)
         }
     }
 
@@ -135,15 +142,24 @@ public final class FCMv1Client: Sendable {
     }
 
     /// FCM's reason in an error body `{"error":{"status","details":[{"@type","errorCode"}]}}`:
-    /// the FcmError's `errorCode`, else the `status`; printable ASCII, at most 64 characters.
+    /// the FcmError's `errorCode`, else the `status`, when it is one FCM or Google's API
+    /// errors document; nil otherwise (the answer's own text is never passed on).
     static func reason(in body: [UInt8]) -> String? {
         guard let error = (try? JSONValue(parsing: body))?["error"] else { return nil }
         let fcmError = error["details"]?.arrayValue?.first { $0["@type"]?.stringValue == fcmErrorType }
         for text in [fcmError?["errorCode"]?.stringValue, error["status"]?.stringValue] {
-            if let text, case let reason = FCMAccessToken.printable(text), !reason.isEmpty { return reason }
+            if let text, knownReasons.contains(text) { return text }
         }
         return nil
     }
+
+    /// FCM's error codes, and the canonical statuses of Google's APIs.
+    static let knownReasons: Set<String> = [
+        "UNSPECIFIED_ERROR", "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED", "UNAVAILABLE",
+        "INTERNAL", "THIRD_PARTY_AUTH_ERROR", "CANCELLED", "UNKNOWN", "DEADLINE_EXCEEDED", "NOT_FOUND",
+        "ALREADY_EXISTS", "PERMISSION_DENIED", "UNAUTHENTICATED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS",
+    ]
 
     private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool { scalar.value >= 0x20 && scalar.value < 0x7F }
 

@@ -38,11 +38,9 @@ public final class VAPID: Sendable {
         publicKey = Base64URL.encode(Array(key.publicKey.x963Representation))
     }
 
-    /// The `Authorization` value for a request to `endpoint`; nil when the endpoint has no
-    /// origin (not an absolute URL with a host).
-    public func authorization(for endpoint: String, now: Date = Date()) -> String? {
-        guard let origin = Self.origin(of: endpoint) else { return nil }
-        return "vapid t=\(token(audience: origin, now: now)), k=\(publicKey)"
+    /// The `Authorization` value for a request to `endpoint`.
+    public func authorization(for endpoint: PushEndpoint, now: Date = Date()) -> String {
+        "vapid t=\(token(audience: endpoint.origin, now: now)), k=\(publicKey)"
     }
 
     /// The token for the origin `audience`, the cached one while it has more than `renewal`
@@ -77,16 +75,10 @@ public final class VAPID: Sendable {
         return signingInput + "." + Base64URL.encode(Array(signature))
     }
 
-    /// The ASCII serialization of `endpoint`'s origin (RFC 6454 §6.2): the scheme and host
-    /// lower-cased, the port only when it is not the scheme's default; nil without a scheme
-    /// or a host.
+    /// The origin of a push endpoint (RFC 6454 §6.2), as `PushEndpoint` reads it: `https`,
+    /// the host in its canonical spelling, the port when it is not 443; nil for a text that
+    /// is not a push endpoint.
     public static func origin(of endpoint: String) -> String? {
-        guard let components = URLComponents(string: endpoint), let scheme = components.scheme?.lowercased(),
-            !scheme.isEmpty, var host = components.host?.lowercased(), !host.isEmpty
-        else { return nil }
-        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
-        let defaultPort = ["https": 443, "http": 80][scheme]
-        if let port = components.port, port != defaultPort { return "\(scheme)://\(host):\(port)" }
-        return "\(scheme)://\(host)"
+        (try? PushEndpoint(endpoint))?.origin
     }
 }

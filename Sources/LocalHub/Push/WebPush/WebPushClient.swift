@@ -2,13 +2,22 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import NotificationHubs
 
 /// Sends notifications to browsers through their push services (RFC 8030): the payload
 /// encrypted for the subscription (RFC 8291, `WebPushEncryption`) and POSTed to its
-/// `https://` endpoint with a VAPID `Authorization` (RFC 8292, `VAPID`), at most
-/// `maximumConcurrent` requests in flight.
+/// `https://` endpoint with a VAPID `Authorization` (RFC 8292, `VAPID`).
+///
+/// Endpoints come from installations, which anyone holding the Listen key may write, so
+/// every request is aimed with care: the endpoint is read by `PushEndpoint`'s strict rules,
+/// its host resolved here and each address checked (`OutboundAddress`: this machine and
+/// private networks are refused unless the credentials say `allowPrivateEndpoints`), the
+/// connection made to that address (`WebPushOrigins`), redirects never followed, and an
+/// answer reported by its status and a reason from a fixed list, never by its bytes. Each
+/// try has `requestTimeout` in all and reads at most `maximumAnswer` bytes of the answer.
+/// At most `perOrigin` tries of one origin and `maximumConcurrent` in all are in flight.
 ///
 /// From the sender's headers (lower-cased names): `ttl` when it is a non-negative integer,
 /// otherwise `defaultTTL`; `urgency` when it is one of RFC 8030's four; `topic` when it is
@@ -16,17 +25,22 @@ import NotificationHubs
 ///
 /// Answers: any 2xx is delivered, the id the `Location` of the message; 404 and 410 (the
 /// subscription is gone), 413 and the other 4xx are refused without a retry; 429 and 5xx
-/// are retried with the shared jittered backoff, honouring `Retry-After` (up to a minute),
-/// at most `retries` times. A connection that could not be made or broke is not retried
-/// (the push may have reached the service).
+/// are retried (`ProviderRetries`). A connection that could not be made is tried again; one
+/// that broke or timed out is not (the push may have reached the service).
 public final class WebPushClient: Sendable {
     public let credentials: ProviderCredentials.WebPush
     /// Signs every request; its `publicKey` is the `applicationServerKey` to subscribe with.
     public let vapid: VAPID
-    private let http: HTTPClient
+    private let origins: WebPushOrigins
     private let requests: StreamLimit
-    private let backoff: Backoff
-    private let retries: Int
+    let backoff: Backoff
+    let retries: Int
+    private let requestTimeout: TimeAmount
+    /// Tries of one origin in flight at once.
+    let perOrigin: Int
+
+    /// The most bytes of an answer read (push services answer with an empty body or a line).
+    static let maximumAnswer = 4096
 
     /// The longest plaintext a subscription can be sent: one 4096-byte `aes128gcm` record
     /// holds 4096 − 86 (salt, record size, key id length, sender key) − 16 (tag) − 1
@@ -43,20 +57,25 @@ public final class WebPushClient: Sendable {
     static let urgencies: Set<String> = ["very-low", "low", "normal", "high"]
 
     public init(
-        _ credentials: ProviderCredentials.WebPush, maximumConcurrent: Int = 100,
-        backoff: Backoff = Backoff(base: 0.5, maximum: 30), retries: Int = 3
+        _ credentials: ProviderCredentials.WebPush, maximumConcurrent: Int = 256, perOrigin: Int = 16,
+        backoff: Backoff = Backoff(base: 0.5, maximum: 30), retries: Int = 3, requestTimeout: TimeAmount = .seconds(10)
     ) throws {
-        http = ProviderHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         vapid = VAPID(key: credentials.vapidKey, subject: credentials.subject)
+        let connectTimeout = max(1, min(5, requestTimeout.nanoseconds / 1_000_000_000))
+        origins = WebPushOrigins(
+            caFile: credentials.caFile, allowPrivate: credentials.allowPrivateEndpoints, perOrigin: perOrigin,
+            connectTimeout: connectTimeout)
         requests = StreamLimit(maximumConcurrent)
+        self.perOrigin = max(1, perOrigin)
         self.backoff = backoff
         self.retries = max(0, retries)
+        self.requestTimeout = requestTimeout
     }
 
     /// Closes the connections; the client cannot send after.
     public func shutdown() async {
-        try? await http.shutdown()
+        await origins.shutdown()
     }
 
     /// Why `payload` cannot be sent to a browser, or nil when it can.
@@ -68,56 +87,87 @@ public final class WebPushClient: Sendable {
 
     /// Sends `payload` to the subscription at `endpoint` with the keys `p256dh` and `auth`
     /// (base64url, as the browser's `PushSubscription` gives them) and the sender's
-    /// `headers` (lower-cased names). A bad endpoint or key, or a payload over
-    /// `maximumPayload`, is refused without a request.
+    /// `headers` (lower-cased names), retrying as `ProviderRetries` says. A bad endpoint or
+    /// key, an address that may not be reached, or a payload over `maximumPayload`, is
+    /// refused without a request.
     public func send(endpoint: String, p256dh: String, auth: String, payload: [UInt8], headers: [String: String]) async
         -> ProviderAnswer
     {
-        guard Self.isPushEndpoint(endpoint), credentials.allowPrivateEndpoints || !Self.isPrivate(endpoint),
-            let authorization = vapid.authorization(for: endpoint)
-        else {
-            return .refused(status: 400, reason: "BadEndpoint")
+        await ProviderRetries.run(backoff: backoff, limit: retries) {
+            await attempt(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: payload, headers: headers)
         }
+    }
+
+    /// The lane of a message: its endpoint's origin (`ProviderFanOut`).
+    static func lane(of endpoint: String) -> String {
+        (try? PushEndpoint(endpoint))?.origin ?? ""
+    }
+
+    /// One try of a message.
+    func attempt(endpoint text: String, p256dh: String, auth: String, payload: [UInt8], headers: [String: String]) async
+        -> ProviderTry
+    {
+        guard let endpoint = try? PushEndpoint(text) else { return .final(.refused(status: 400, reason: "BadEndpoint")) }
         let body: [UInt8]
         do {
             body = try WebPushEncryption.encrypt(payload, p256dh: p256dh, auth: auth)
         } catch {
-            if case .tooLarge = error { return .refused(status: 413, reason: error.reason) }
-            return .refused(status: 400, reason: error.reason)
+            if case .tooLarge = error { return .final(.refused(status: 413, reason: error.reason)) }
+            return .final(.refused(status: 400, reason: error.reason))
         }
+        let lease: WebPushOrigins.Lease
+        switch await origins.lease(endpoint) {
+        case .success(let lent): lease = lent
+        case .failure(.restricted): return .final(.refused(status: 400, reason: "PrivateAddress"))
+        case .failure(.unresolved): return .again(.unreachable("NameNotResolved"), retryAfter: nil)
+        }
+        defer { origins.release(lease) }
+        await lease.requests.acquire()
+        defer { lease.requests.release() }
         await requests.acquire()
         defer { requests.release() }
-        var retries = ProviderRetries(backoff: backoff, limit: self.retries)
-        while true {
-            var request = HTTPClientRequest(url: endpoint)
-            request.method = .POST
-            // Asked again on every try: a retry after a long wait may need a renewed token.
-            request.headers.add(name: "authorization", value: vapid.authorization(for: endpoint) ?? authorization)
-            request.headers.add(name: "content-encoding", value: "aes128gcm")
-            request.headers.add(name: "content-type", value: "application/octet-stream")
-            for (name, value) in Self.passedHeaders(headers) { request.headers.add(name: name, value: value) }
-            request.body = .bytes(ByteBuffer(bytes: body))
-            let status: Int
-            let answerBody: [UInt8]
-            let retryAfter: Double?
-            do {
-                let response = try await http.execute(request, timeout: .seconds(30))
-                status = Int(response.status.code)
-                if (200..<300).contains(status) {
-                    // Delivered, whatever becomes of the (empty) body.
-                    _ = try? await response.body.collect(upTo: 64 << 10)
-                    return .delivered(id: response.headers.first(name: "location"))
+        var request = HTTPClientRequest(url: endpoint.url)
+        request.method = .POST
+        request.headers.add(name: "authorization", value: vapid.authorization(for: endpoint))
+        request.headers.add(name: "content-encoding", value: "aes128gcm")
+        request.headers.add(name: "content-type", value: "application/octet-stream")
+        for (name, value) in Self.passedHeaders(headers) { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await lease.client.execute(request, deadline: .now() + requestTimeout)
+            let status = Int(response.status.code)
+            // Read (and dropped) only so that the connection can serve the next request.
+            _ = try? await response.body.collect(upTo: Self.maximumAnswer)
+            if (200..<300).contains(status) {
+                // The id is the service's `Location`, kept only when it is a short printable line.
+                let location = response.headers.first(name: "location").flatMap { text in
+                    text.utf8.count <= 512 && text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) ? text : nil
                 }
-                answerBody = (try? await response.body.collect(upTo: 64 << 10)).map { Array($0.readableBytesView) } ?? []
-                retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
-            } catch {
-                // Not retried: the message may have reached the service before the
-                // connection failed. (The HTTP client retries making a connection itself.)
-                return .unreachable(String(describing: error).prefix(200).description)
+                return .final(.delivered(id: location))
             }
-            if ProviderRetries.isTransient(status), await retries.another(retryAfter: retryAfter) { continue }
-            return .refused(status: status, reason: Self.reason(status: status, body: answerBody))
+            let answer = ProviderAnswer.refused(status: status, reason: Self.reason(status: status))
+            guard ProviderRetries.isTransient(status) else { return .final(answer) }
+            let retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+            return .again(answer, retryAfter: retryAfter)
+        } catch {
+            return Self.failedTry(error)
         }
+    }
+
+    /// A request that got no answer: one that never left (no connection) is tried again; one
+    /// that may have reached the service is not.
+    static func failedTry(_ error: any Error) -> ProviderTry {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return .again(.unreachable("ConnectTimeout"), retryAfter: nil)
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return .final(.unreachable("Timeout"))
+            case .remoteConnectionClosed: return .final(.unreachable("ConnectionClosed"))
+            default: return .final(.unreachable("RequestFailed"))
+            }
+        }
+        if error is NIOSSLError || error is BoringSSLError { return .again(.unreachable("TLSFailed"), retryAfter: nil) }
+        if error is NIOConnectionError || error is IOError { return .again(.unreachable("ConnectFailed"), retryAfter: nil) }
+        return .final(.unreachable("RequestFailed"))
     }
 
     /// `TTL`, `Urgency` and `Topic` as the service takes them, from the sender's headers.
@@ -137,51 +187,26 @@ public final class WebPushClient: Sendable {
         return passed
     }
 
-    /// An absolute `https://` URL with a host: the only endpoints a browser subscribes with.
-    /// Whether the endpoint names this machine or a private or link-local network by name or
-    /// address literal (`localhost`, 127/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 0/8,
-    /// `::1`, `fc00::/7`, `fe80::/10`). A name that resolves there is not caught.
-    static func isPrivate(_ endpoint: String) -> Bool {
-        guard let host = URL(string: endpoint)?.host?.lowercased() else { return true }
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || bare == "::" { return true }
-        if bare.contains(":") {
-            return bare.hasPrefix("fc") || bare.hasPrefix("fd") || bare.hasPrefix("fe8") || bare.hasPrefix("::ffff:")
-        }
-        let octets = bare.split(separator: ".").map { Int($0) }
-        guard octets.count == 4, let a = octets[0], let b = octets[1], octets.allSatisfy({ $0 != nil }) else { return false }
-        return a == 127 || a == 10 || a == 0 || (a == 172 && (16...31).contains(b)) || (a == 192 && b == 168)
-            || (a == 169 && b == 254)
-    }
-
-    static func isPushEndpoint(_ endpoint: String) -> Bool {
-        guard endpoint.utf8.count <= 4096, let url = URL(string: endpoint), url.scheme?.lowercased() == "https",
-            let origin = VAPID.origin(of: endpoint)
-        else { return false }
-        return origin.hasPrefix("https://")
-    }
-
-    /// A short reason for a refusal: 413 is always `PayloadTooLarge`; otherwise the body when
-    /// it is a short line of text (services often say why), else the status's name.
-    static func reason(status: Int, body: [UInt8]) -> String {
-        if status == 413 { return "PayloadTooLarge" }
-        var text = body[...]
-        while let first = text.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { text.removeFirst() }
-        while let last = text.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 { text.removeLast() }
-        if (1...64).contains(text.count), text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
-            return String(decoding: text, as: UTF8.self)
-        }
+    /// The reason of a refusal: a name for the status, from a fixed list. The answer's
+    /// bytes are never passed on: a service chosen by whoever wrote the installation could
+    /// otherwise read its way into outcomes (and `explain`).
+    static func reason(status: Int) -> String {
         switch status {
+        case 300..<400: return "Redirect"
         case 400: return "BadRequest"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 404: return "NotFound"
         case 410: return "Gone"
+        case 413: return "PayloadTooLarge"
         case 429: return "TooManyRequests"
+        case 400..<500: return "ClientError"
         case 500: return "InternalServerError"
         case 502: return "BadGateway"
         case 503: return "ServiceUnavailable"
-        default: return "HTTP \(status)"
+        case 504: return "GatewayTimeout"
+        case 500..<600: return "ServerError"
+        default: return "UnexpectedStatus"
         }
     }
 

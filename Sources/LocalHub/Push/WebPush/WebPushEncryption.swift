@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotificationHubs
 
 /// Message encryption for Web Push (RFC 8291) in the `aes128gcm` content coding (RFC 8188),
 /// as every browser's push service expects it: an ephemeral P-256 key agreed with the
@@ -33,10 +34,10 @@ public enum WebPushEncryption {
         _ plaintext: [UInt8], p256dh: String, auth: String, senderKey: P256.KeyAgreement.PrivateKey? = nil,
         salt: [UInt8]? = nil
     ) throws(WebPushEncryptionError) -> [UInt8] {
-        guard let receiverBytes = decode(p256dh), receiverBytes.count == 65, receiverBytes.first == 0x04,
+        guard let receiverBytes = WebPushSubscription.publicKey(p256dh),
             let receiver = try? P256.KeyAgreement.PublicKey(x963Representation: receiverBytes)
         else { throw .badP256dh }
-        guard let secret = decode(auth), secret.count == 16 else { throw .badAuth }
+        guard let secret = WebPushSubscription.authSecret(auth) else { throw .badAuth }
         let salt = salt ?? (0..<16).map { _ in UInt8.random(in: .min ... .max) }
         guard salt.count == 16 else { throw .badSalt }
         guard plaintext.count <= maximumPlaintext else { throw .tooLarge(plaintext.count) }
@@ -85,12 +86,5 @@ public enum WebPushEncryption {
         // The record's sequence number, 0 for the only record, XORed in changes nothing.
         let nonceBytes = nonceKey.withUnsafeBytes { Array($0) }
         do { return (key, try AES.GCM.Nonce(data: nonceBytes)) } catch { throw .badP256dh }
-    }
-
-    /// Base64url; the padding some senders keep is tolerated.
-    private static func decode(_ text: String) -> [UInt8]? {
-        var text = Substring(text)
-        for _ in 0..<2 where text.hasSuffix("=") { text.removeLast() }
-        return Base64URL.decode(String(text))
     }
 }

@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotificationHubs
+import Synchronization
+
+/// The connections of a Web Push client, one HTTP client per origin of the subscriptions'
+/// endpoints. Each origin's host is resolved here (`OutboundAddress`) and its client made to
+/// connect to exactly the address that was checked (AsyncHTTPClient's DNS override: the TLS
+/// name and the `Host` stay the endpoint's), so no later lookup can send a request
+/// elsewhere. An origin's address is looked up again after `addressLifetime`; a client whose
+/// address changed, or that was not used for `idleLifetime`, is closed once its requests
+/// are done. At most `maximumOrigins` are kept; each lets `perOrigin` requests be in flight.
+final class WebPushOrigins: Sendable {
+    static let addressLifetime: Duration = .seconds(60)
+    static let idleLifetime: Duration = .seconds(300)
+    static let maximumOrigins = 256
+
+    /// A client lent for one request; give it back with `release`.
+    struct Lease: Sendable {
+        fileprivate let entry: Entry
+        var client: HTTPClient { entry.client }
+        var requests: StreamLimit { entry.requests }
+    }
+
+    fileprivate final class Entry: Sendable {
+        let client: HTTPClient
+        let address: SocketAddress
+        let resolved: ContinuousClock.Instant
+        let requests: StreamLimit
+        /// Requests using it, when it was last used, and whether it is no longer lent.
+        let use = Mutex<(users: Int, lastUsed: ContinuousClock.Instant, retired: Bool)>((0, .now, false))
+
+        init(client: HTTPClient, address: SocketAddress, perOrigin: Int) {
+            self.client = client
+            self.address = address
+            resolved = .now
+            requests = StreamLimit(perOrigin)
+        }
+    }
+
+    private let caFile: String?
+    private let allowPrivate: Bool
+    private let perOrigin: Int
+    private let connectTimeout: Int64
+    private let entries = Mutex<[String: Entry]>([:])
+
+    init(caFile: String?, allowPrivate: Bool, perOrigin: Int, connectTimeout: Int64) {
+        self.caFile = caFile
+        self.allowPrivate = allowPrivate
+        self.perOrigin = perOrigin
+        self.connectTimeout = connectTimeout
+    }
+
+    /// The client for `endpoint`'s origin, resolving its host when needed; the reason when no
+    /// request may go there.
+    func lease(_ endpoint: PushEndpoint) async -> Result<Lease, OutboundAddress.Failure> {
+        let origin = endpoint.origin
+        let now = ContinuousClock.now
+        if let entry = lend(origin, now: now, fresh: { now - $0.resolved < Self.addressLifetime }) {
+            return .success(Lease(entry: entry))
+        }
+        let address: SocketAddress
+        switch await OutboundAddress.resolve(endpoint, allowPrivate: allowPrivate) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let resolved): address = resolved
+        }
+        // The same address as before: the client and its connections stay.
+        if let entry = lend(origin, now: now, fresh: { $0.address == address }) {
+            return .success(Lease(entry: entry))
+        }
+        var override: [String: String] = [:]
+        if case .name(let name) = endpoint.host, let text = address.ipAddress { override[name] = text }
+        let made = Entry(
+            client: ProviderHTTP.client(
+                trusting: caFile, dnsOverride: override, connectTimeout: connectTimeout, connectionsPerHost: 4),
+            address: address, perOrigin: perOrigin)
+        made.use.withLock { $0.users = 1 }
+        var closing: [Entry] = []
+        entries.withLock { entries in
+            if let old = entries[origin] { closing.append(old) }
+            entries[origin] = made
+            if entries.count > Self.maximumOrigins {
+                // The least recently used go first.
+                let byAge = entries.sorted { $0.value.use.withLock { $0.lastUsed } < $1.value.use.withLock { $0.lastUsed } }
+                for (key, entry) in byAge.prefix(entries.count - Self.maximumOrigins) where entry !== made {
+                    entries[key] = nil
+                    closing.append(entry)
+                }
+            }
+            for (key, entry) in entries where now - entry.use.withLock({ $0.lastUsed }) > Self.idleLifetime {
+                entries[key] = nil
+                closing.append(entry)
+            }
+        }
+        for entry in closing { retire(entry) }
+        return .success(Lease(entry: made))
+    }
+
+    /// Gives a lease back; a retired client closes once its last lease is back.
+    func release(_ lease: Lease) {
+        let close = lease.entry.use.withLock { use -> Bool in
+            use.users -= 1
+            use.lastUsed = .now
+            return use.retired && use.users == 0
+        }
+        if close { Self.close(lease.entry) }
+    }
+
+    /// Closes every client; none can be lent after.
+    func shutdown() async {
+        let all = entries.withLock { entries in
+            defer { entries.removeAll() }
+            return Array(entries.values)
+        }
+        for entry in all { try? await entry.client.shutdown() }
+    }
+
+    private func lend(_ origin: String, now: ContinuousClock.Instant, fresh: (Entry) -> Bool) -> Entry? {
+        entries.withLock { entries -> Entry? in
+            guard let entry = entries[origin], fresh(entry) else { return nil }
+            entry.use.withLock {
+                $0.users += 1
+                $0.lastUsed = now
+            }
+            return entry
+        }
+    }
+
+    private func retire(_ entry: Entry) {
+        let close = entry.use.withLock { use -> Bool in
+            use.retired = true
+            return use.users == 0
+        }
+        if close { Self.close(entry) }
+    }
+
+    private static func close(_ entry: Entry) {
+        Task { try? await entry.client.shutdown() }
+    }
+}

@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import HubTestSupport
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// One origin cannot stall Web Push for every browser (issue 26, item 2): a message waiting to
+/// be tried again holds no slot, origins take turns, and each request has a deadline of its own.
+@Suite(.serialized) struct FairDeliveryTests {
+    /// The loopback push service and a hub that delivers to it.
+    static func withPeer<T>(_ body: (TestHub, WebPushPeer) async throws -> T) async throws -> T {
+        let vapidKey = P256.Signing.PrivateKey()
+        let peer = WebPushPeer(vapidKey: vapidKey.publicKey)
+        return try await peer.serve { _ in
+            let directory = TestHub.temporaryDirectory()
+            let keyFile = directory.appendingPathComponent("vapid.pem")
+            try Data(vapidKey.pemRepresentation.utf8).write(to: keyFile)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+            let web = JSONValue.object([
+                ("vapidKeyFile", .string("vapid.pem")), ("subject", .string("mailto:news@example.com")),
+                ("caFile", .string(peer.certificateFile)), ("allowPrivateEndpoints", .bool(true)),
+            ])
+            let providers = JSONValue.object([("hubs", .object([("news", .object([("webPush", web)]))]))])
+            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+            let hub = try await TestHub.start(directory: directory)
+            do {
+                let result = try await body(hub, peer)
+                await hub.stop()
+                return result
+            } catch {
+                await hub.stop()
+                throw error
+            }
+        }
+    }
+
+    static func subscription(_ id: String, _ s: WebPushPeer.Subscription) -> Installation {
+        browser(id, endpoint: s.endpoint, p256dh: s.p256dh, auth: s.auth)
+    }
+
+    static func browser(_ id: String, endpoint: String, p256dh: String? = nil, auth: String? = nil) -> Installation {
+        var installation = Installation(
+            installationId: id, platform: .browser, pushChannel: nil, tags: ["World"],
+            templates: ["web": InstallationTemplate(body: #"{"body":"$(messageParam)"}"#)])
+        installation.pushChannel = .browser(
+            endpoint: endpoint,
+            p256dh: p256dh ?? Base64URL.encode(Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)),
+            auth: auth ?? Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255) }))
+        return installation
+    }
+
+    /// Waits (generously) until `browser` has received `text`; false if it never did.
+    static func arrives(_ peer: WebPushPeer, _ browser: WebPushPeer.Subscription, _ text: String, within seconds: Double)
+        async throws -> Bool
+    {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            let texts = peer.received.filter { $0.subscription == browser.id }.compactMap(\.plaintext).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            if texts.contains(where: { $0.contains(text) }) { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// On `main` the 120 held the client's 100 slots through their 60 s waits: the browser's
+    /// second news came 180 s later.
+    @Test func aHundredAndTwentyEndpointsAskingToWaitAMinuteDoNotDelayABrowser() async throws {
+        try await Self.withPeer { hub, peer in
+            let listen = try hub.client(hub.listen)
+            let full = try hub.client(hub.full)
+            for i in 0..<120 {
+                let busy = peer.subscribe(.fail(status: 503, times: 1_000, retryAfter: "60"))
+                try await listen.createOrUpdateInstallation(Self.subscription("busy\(i)", busy))
+            }
+            let browser = peer.subscribe()
+            try await listen.createOrUpdateInstallation(Self.subscription("browser", browser))
+            _ = try await full.send(.template(["messageParam": "first news"]), tagExpression: "World")
+            #expect(try await Self.arrives(peer, browser, "first news", within: 50))
+            // Every busy endpoint was asked once and is now waiting out its minute.
+            _ = try await full.send(.template(["messageParam": "second news"]), tagExpression: "World")
+            #expect(
+                try await Self.arrives(peer, browser, "second news", within: 50),
+                "the second news must arrive before the first Retry-After (60 s) has ended")
+        }
+    }
+
+    /// A hundred origins that accept and never answer hold no slot the browser needs: its news
+    /// arrives while their requests are still waiting for an answer.
+    @Test func aHundredOriginsThatNeverAnswerDoNotDelayABrowser() async throws {
+        try await Self.withPeer { hub, peer in
+            try await SilentListeners.with(count: 100) { ports in
+                let listen = try hub.client(hub.listen)
+                let full = try hub.client(hub.full)
+                for (i, port) in ports.enumerated() {
+                    try await listen.createOrUpdateInstallation(
+                        Self.browser("silent\(i)", endpoint: "https://127.0.0.1:\(port)/push/\(i)"))
+                }
+                let browser = peer.subscribe()
+                try await listen.createOrUpdateInstallation(Self.subscription("browser", browser))
+                let receipt = try await full.send(.template(["messageParam": "news"]), tagExpression: "World")
+                #expect(try await Self.arrives(peer, browser, "news", within: 50))
+                let details = try await full.notificationDetails(id: try #require(receipt.notificationId))
+                #expect(details.state == .processing, "the silent origins' requests have not ended yet")
+            }
+        }
+    }
+}
