@@ -204,7 +204,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport"]
+            dependencies: [
+                "NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
 import Synchronization
@@ -13,10 +14,11 @@ func reconnect(binary: String, runs: Int) async throws -> BenchRow {
     try FileManager.default.createDirectory(at: hubFolder, withIntermediateDirectories: true)
     let port = 20_000 + Int.random(in: 0..<10_000)
     func startHub() throws -> ChildProcess.Running {
-        let hub = try ChildProcess.start([
-            binary, "hub", "serve", "--port", String(port), "--data", hubFolder.path, "--hub", "breakingnews", "--log-level",
-            "error",
-        ])
+        let hub = try ChildProcess.start(
+            [
+                binary, "hub", "serve", "--port", String(port), "--data", hubFolder.path, "--hub", "breakingnews", "--log-level",
+                "error",
+            ] + HubProcess.unlimitedClients)
         close(hub.standardOutput)
         close(hub.standardError)
         return hub

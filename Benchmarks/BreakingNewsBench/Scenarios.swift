@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import BreakingNewsKit
 import Foundation
+import HubTestSupport
 import LocalHub
 import LocalHubSupport
 import NIOCore
@@ -77,7 +78,7 @@ struct BenchHub {
         process.arguments =
             [
                 "hub", "serve", "--port", "0", "--data", directory.path, "--hub", "breakingnews", "--log-level", "error",
-            ] + arguments
+            ] + HubProcess.unlimitedClients + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.standardError
         try process.run()

@@ -104,9 +104,11 @@ struct LogCommand: AsyncParsableCommand {
         var wasOnline = false
         var lost = false
         var offline: String?
+        var waitingForRegistration = false
         for await status in receiver.statuses {
             switch status {
             case .online:
+                waitingForRegistration = false
                 if wasOnline { printError("reconnected to the hub") }
                 wasOnline = true
                 lost = false
@@ -116,6 +118,11 @@ struct LogCommand: AsyncParsableCommand {
                 lost = true
             case .offline(let reason):
                 offline = reason
+            case .notRegistered:
+                if !waitingForRegistration {
+                    printError("this terminal is not registered yet; waiting for 'breaking-news subscribe'")
+                }
+                waitingForRegistration = true
             case .connecting, .stopped:
                 break
             }

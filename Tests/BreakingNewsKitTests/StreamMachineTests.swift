@@ -20,6 +20,21 @@ struct StreamMachineTests {
         #expect(machine.lastEventId == 5)
     }
 
+    /// A device the hub does not know (yet) waits for its registration without backing off,
+    /// and says so rather than "reconnecting".
+    @Test func aDeviceTheHubDoesNotKnowWaitsWithoutBackingOff() {
+        var machine = StreamMachine(lastEventId: 7, backoff: Backoff(jitter: 0))
+        _ = machine.handle(.start)
+        for _ in 0..<5 {
+            #expect(
+                machine.handle(.unregistered)
+                    == [.close, .report(.notRegistered), .wait(seconds: StreamMachine.unregisteredRetry)])
+            #expect(machine.backoff.failures == 0)
+            #expect(machine.handle(.retryTimerFired) == [.report(.connecting), .open(lastEventId: 7)])
+        }
+        #expect(machine.handle(.opened) == [.report(.online)])
+    }
+
     @Test func disconnectsBackOffFromOneToSixtySeconds() {
         var machine = StreamMachine(backoff: Backoff(jitter: 0))
         _ = machine.handle(.start)

@@ -5,7 +5,7 @@ import Testing
 
 extension Tmux {
     /// Starts the UI of `user`'s home in a new session, on the hub `connectionString` names,
-    /// and waits until it is online.
+    /// and waits until it has settled (online, or not registered yet).
     func startUI(_ session: String, of user: Command, hub connectionString: ConnectionString) async throws {
         try await start(
             session: session, command: builtBinary().path,
@@ -13,7 +13,7 @@ extension Tmux {
                 "BREAKING_NEWS_HOME": user.home.path, "BREAKING_NEWS_CONNECTION_STRING": connectionString.description,
                 "TERM": "screen",
             ])
-        try await waitFor(session) { $0.contains("● online") }
+        try await waitFor(session) { Tmux.settled($0) }
     }
 }
 

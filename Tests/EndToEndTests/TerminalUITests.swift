@@ -19,7 +19,8 @@ struct TerminalUITests {
                 environment: [
                     "BREAKING_NEWS_HOME": homeA, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
                 ])
-            var screen = try await tmux.waitFor("A") { $0.contains("● online") }
+            // A new terminal: the hub knows nothing of it until it subscribes.
+            var screen = try await tmux.waitFor("A") { $0.contains("○ not registered yet") }
             #expect(screen.contains(" ▸ [ OFF ] World"))
 
             // Toggle World and Sports, then subscribe.
@@ -31,6 +32,8 @@ struct TerminalUITests {
             #expect(screen.contains("Breaking news for World, Sports will reach this terminal."))
             try await tmux.keys("A", "Enter")
             screen = try await tmux.waitFor("A") { $0.contains("✓ Registered World, Sports") }
+            // Registered, its stream opens at once.
+            screen = try await tmux.waitFor("A") { $0.contains("● online") && $0.contains("✓ Registered World, Sports") }
             #expect(screen.contains("[  ON ] World"))
             #expect(screen.contains("[  ON ] Sports"))
             let defaults = try String(contentsOfFile: homeA + "/config/defaults.json", encoding: .utf8)
@@ -46,7 +49,7 @@ struct TerminalUITests {
                 environment: [
                     "BREAKING_NEWS_HOME": homeB, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
                 ])
-            try await tmux.waitFor("B") { $0.contains("● online") }
+            try await tmux.waitFor("B") { $0.contains("○ not registered yet") }
             try await tmux.keys("B", "2")
             try await tmux.type("B", "Earthquake drill at noon")
             try await tmux.keys("B", "Escape", "Space", "Up")

@@ -73,6 +73,8 @@ public final class TestHub: Sendable {
         logger.logLevel = .critical
         var configuration = LocalHubConfiguration(
             host: "127.0.0.1", port: port, dataDirectory: directory, hubs: hubs, tls: tls, keepAliveInterval: keepAlive)
+        // Tests play thousands of devices from one address; those about the limits set them.
+        configuration.clientRates = .unlimited
         configure(&configuration)
         let (ready, readyContinuation) = AsyncStream<LocalHubState>.makeStream()
         let shutdown = LocalHubShutdown()
@@ -134,6 +136,12 @@ public struct RawResponse {
     public let body: String
 
     public var errorDetail: String? { ServiceErrorBody(xml: body)?.detail }
+
+    public init(status: Int, headers: HTTPHeaders, body: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 /// Sends one raw request, as an SDK would shape it.
@@ -205,9 +213,15 @@ public struct HubProcess: Sendable {
     public let listen: ConnectionString
     public let full: ConnectionString
 
+    /// No per-client limit: tests and benchmarks play thousands of devices from one address.
+    public static let unlimitedClients = [
+        "--client-new-devices-per-hour", "0", "--client-megabytes-per-hour", "0", "--client-streams", "0",
+    ]
+
     /// Starts `breaking-news hub serve` on `port` (0: a free one), `arguments` appended to
-    /// the command (`--store URL --node NAME` for a node of a cluster). Its output is
-    /// appended to `log` when given, and not read otherwise.
+    /// the command (`--store URL --node NAME` for a node of a cluster; a later per-client
+    /// flag overrides `unlimitedClients`). Its output is appended to `log` when given, and
+    /// not read otherwise.
     public static func start(
         directory: URL, hub: String = "news", port: Int = 0, arguments: [String] = [], log: URL? = nil
     ) async throws -> HubProcess {
@@ -218,7 +232,7 @@ public struct HubProcess: Sendable {
             [
                 builtBinary().path, "hub", "serve", "--port", String(port), "--data", directory.path, "--hub", hub,
                 "--log-level", "warning",
-            ] + arguments)
+            ] + unlimitedClients + arguments)
         for output in [process.standardOutput, process.standardError] {
             if let log { copy(output, to: log.path) } else { close(output) }
         }

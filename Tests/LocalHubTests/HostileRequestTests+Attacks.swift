@@ -80,17 +80,21 @@ extension HostileRequestTests {
 
     @Test func attack_streamsCannotHoldEveryConnection() async throws {
         try await TestHub.with(configure: { $0.maximumConnections = 8 }) { hub in
-            func openStream(closing: Bool = false) throws -> RawConnection {
+            // Terminals' devices, claimed: the hub streams only to devices it knows.
+            let listen = try hub.client(hub.listen)
+            func openStream(closing: Bool = false) async throws -> RawConnection {
+                let device = randomDevice()
+                #expect(try await listen.claimSandboxDevice(device))
                 let connection = try RawConnection(port: hub.port)
                 try connection.send(
-                    "GET \(SandboxDelivery.path(hub: "news", device: randomDevice(), resource: "stream")) HTTP/1.1\r\n"
+                    "GET \(SandboxDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
                         + "Host: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
                         + (closing ? "Connection: close\r\n\r\n" : "\r\n"))
                 return connection
             }
             // Six of the eight connections may stream (three quarters).
             var open: [RawConnection] = []
-            for _ in 0..<6 { open.append(try openStream()) }
+            for _ in 0..<6 { open.append(try await openStream()) }
             var streaming = false
             for _ in 0..<600 where !streaming {
                 streaming = metricValue(try await raw(.GET, hub.baseURL + "/metrics").body, "hub_stream_clients") == 6
@@ -98,7 +102,7 @@ extension HostileRequestTests {
             }
             #expect(streaming)
             // The seventh is turned away, and the hub still answers everything else.
-            let seventh = try openStream(closing: true)
+            let seventh = try await openStream(closing: true)
             let answer = await seventh.readUntilClosed(timeout: 60)
             #expect(answer.text.hasPrefix("HTTP/1.1 503"), "\(answer.text)")
             #expect(answer.text.contains("Retry-After"))

@@ -192,6 +192,26 @@ import Testing
         #expect(try await reopen().sequenceHighWater() == 10_000)
     }
 
+    /// A claim counts from its last renewal; released, it is gone, also after a reopen.
+    @Test(arguments: Kind.allCases)
+    func claimsAreRenewedReleasedAndFoundByAge(kind: Kind) async throws {
+        let (store, reopen) = try await kind.make()
+        try await store.apply([
+            .claimSandboxDevice(hub: "news", device: "aa", at: Self.t0),
+            .claimSandboxDevice(hub: "news", device: "bb", at: Self.t0 + 10),
+            .claimSandboxDevice(hub: "news", device: "cc", at: Self.t0 + 20),
+        ])
+        #expect(try await store.staleSandboxDevices(before: Self.t0 + 15, limit: 10).map(\.device) == ["aa", "bb"])
+        // Renewed: counted from then.
+        try await store.apply([.claimSandboxDevice(hub: "news", device: "aa", at: Self.t0 + 30)])
+        #expect(try await store.staleSandboxDevices(before: Self.t0 + 25, limit: 10).map(\.device) == ["bb", "cc"])
+        #expect(try await store.staleSandboxDevices(before: Self.t0 + 25, limit: 1).map(\.device) == ["bb"])
+        try await store.apply([.releaseSandboxDevice(hub: "news", device: "bb")])
+        let reopened = try await reopen()
+        #expect(try await reopened.staleSandboxDevices(before: Self.t0 + 100, limit: 10).map(\.device) == ["cc", "aa"])
+        #expect(try await reopened.load().sandboxDevices.map(\.device).sorted() == ["aa", "cc"])
+    }
+
     /// The same random history, applied to every store, leaves the same contents: a
     /// differential check that no store drops, reorders or merges what another keeps.
     @Test func everyStoreEndsWithTheSameContentsAfterTheSameHistory() async throws {

@@ -151,29 +151,33 @@ import Testing
         try await stores[0].apply([
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a")),
             .upsertRegistration(HubStoreConformanceTests.registration(hub: "news", id: "r1")),
-            .claimSandboxDevice(hub: "news", device: "ab12"),
+            .claimSandboxDevice(hub: "news", device: "ab12", at: Date()),
+            .claimSandboxDevice(hub: "news", device: "cd34", at: Date()),
         ])
         try await stores[0].apply([
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a", tags: ["Sports"])),
             .deleteRegistration(hub: "news", id: "r1"),
+            // A renewal changes nothing another node keeps; a release does.
+            .claimSandboxDevice(hub: "news", device: "ab12", at: Date() + 60),
+            .releaseSandboxDevice(hub: "news", device: "cd34"),
         ])
         let changes = try await stores[1].changes(after: head, limit: 100)
-        #expect(changes.map(\.seq) == Array(head + 1...head + 5))
+        #expect(changes.map(\.seq) == Array(head + 1...head + 7))
         var installations: [String: [String]] = [:]
         var registrations: [String: Bool] = [:]
-        var devices: [String] = []
+        var devices: [String: [Bool]] = [:]
         for change in changes {
             switch change.row {
             case .installation(_, let id, let installation): installations[id] = installation?.tags
             case .registration(_, let id, let stored): registrations[id] = stored != nil
-            case .sandboxDevice(_, let device): devices.append(device)
+            case .sandboxDevice(_, let device, let claimed): devices[device, default: []].append(claimed)
             }
         }
         // Both entries of `a` read the row as it is now; the deleted registration reads as gone.
         #expect(installations == ["a": ["Sports"]])
         #expect(registrations == ["r1": false])
-        #expect(devices == ["ab12"])
-        #expect(try await stores[1].changes(after: head + 5, limit: 100).isEmpty)
+        #expect(devices == ["ab12": [true], "cd34": [false, false]])
+        #expect(try await stores[1].changes(after: head + 7, limit: 100).isEmpty)
     }
 
     @Test func everyNodeServesTheKeysTheFirstOneKept() async throws {

@@ -80,6 +80,7 @@ public final class InboxReceiver: Sendable {
         do {
             stream = try await sandbox.current(starting: starting).stream(after: lastEventId, epoch: epoch)
         } catch {
+            if error.notRegistered { return .unregistered }
             return error.isRefusal ? .refused(reason: error.description) : .closed(reason: error.description)
         }
         pending += machine.handle(.opened)

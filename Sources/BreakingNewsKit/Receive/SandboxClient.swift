@@ -24,14 +24,17 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    /// Why a sandbox call failed; `isRefusal` when retrying cannot help.
+    /// Why a sandbox call failed; `isRefusal` when retrying cannot help; `notRegistered`
+    /// when the hub knows nothing of the device yet.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
         public let isRefusal: Bool
+        public let notRegistered: Bool
 
-        public init(description: String, isRefusal: Bool) {
+        public init(description: String, isRefusal: Bool, notRegistered: Bool = false) {
             self.description = description
             self.isRefusal = isRefusal
+            self.notRegistered = notRegistered
         }
     }
 
@@ -44,6 +47,10 @@ public struct SandboxClient: Sendable {
             throw Self.failure(error, doing: "the stream")
         }
     }
+
+    /// What the receiver says while the hub knows nothing of this device yet (the stream
+    /// answered 404 saying so): retried, and tried at once after the next registration.
+    public static let notRegistered = "not registered yet: subscribe to receive news here"
 
     public static let noSandbox =
         "this hub has no sandbox push service: on Azure, notifications arrive on real devices, not in this terminal (use 'send --test' to see the hub's outcome)"
@@ -61,6 +68,8 @@ public struct SandboxClient: Sendable {
     /// anything else is retried.
     static func failure(_ error: HubError, doing what: String) -> Failure {
         switch error.status {
+        case 404 where error.detail.contains("not registered"):
+            return Failure(description: notRegistered, isRefusal: false, notRegistered: true)
         case 404: return Failure(description: noSandbox, isRefusal: true)
         case 401, 403: return Failure(description: "the hub refused \(what): \(error.detail)", isRefusal: true)
         default: return Failure(description: "\(what) failed: \(error)", isRefusal: false)

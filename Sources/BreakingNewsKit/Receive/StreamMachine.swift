@@ -8,6 +8,9 @@ public enum ConnectionStatus: Sendable, Hashable {
     case reconnecting(seconds: Double, reason: String)
     /// Given up: the hub refused the stream or has no sandbox push service.
     case offline(String)
+    /// The hub knows nothing of this device yet (never registered, or its claim was let go):
+    /// tried again after the next registration, and now and then.
+    case notRegistered
     case stopped
 }
 
@@ -33,6 +36,8 @@ public struct StreamMachine: Sendable, Hashable {
         case closed(reason: String)
         /// The stream was refused for good (401, 403, no sandbox).
         case refused(reason: String)
+        /// The hub does not know the device (yet).
+        case unregistered
         case retryTimerFired
         case stop
     }
@@ -56,6 +61,9 @@ public struct StreamMachine: Sendable, Hashable {
         self.lastEventId = lastEventId
         self.backoff = backoff
     }
+
+    /// Seconds between tries while the hub does not know the device.
+    public static let unregisteredRetry = 5.0
 
     /// Forgets the resume point: the hub's delivery log started again (a new epoch).
     public mutating func resetResumePoint() { lastEventId = nil }
@@ -84,6 +92,11 @@ public struct StreamMachine: Sendable, Hashable {
         case (.connecting, .refused(let reason)), (.live, .refused(let reason)), (.waiting, .refused(let reason)):
             state = .stopped
             return [.close, .report(.offline(reason))]
+        case (.connecting, .unregistered), (.live, .unregistered):
+            // Not a failure of the connection: no backoff, a try after the next registration
+            // (which rings) or after `unregisteredRetry`.
+            state = .waiting
+            return [.close, .report(.notRegistered), .wait(seconds: Self.unregisteredRetry)]
         case (.waiting, .retryTimerFired):
             state = .connecting
             return [.report(.connecting), .open(lastEventId: lastEventId)]

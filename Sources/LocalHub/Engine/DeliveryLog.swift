@@ -24,23 +24,22 @@ public struct DeliveryLog: Sendable {
         try await store.deleteDeliveries(hub: hub, device: device)
     }
 
-    /// Why a stream cannot be opened now, or nil when it can.
-    public func refusal(hub: String, device: String) -> DeviceStreams.ListenRefusal? {
-        if streams.isClosed { return .closed }
-        if streams.openCount(hub: hub, device: device) >= streams.maximumPerDevice { return .tooManyStreams }
-        if streams.count >= streams.maximum { return .full }
-        return nil
+    /// Why a stream cannot be opened now for `client`, or nil when it can; `claimed`: the
+    /// device is a terminal's (`DeviceStreams.reserve`).
+    public func refusal(hub: String, device: String, client: String?, claimed: Bool) -> DeviceStreams.ListenRefusal? {
+        streams.refusal(hub: hub, device: device, client: client, claimed: claimed)
     }
 
-    /// Streams one device may have open, and all devices together.
+    /// Streams one device may have open, one client, and all devices together.
     public var maximumStreamsPerDevice: Int { streams.maximumPerDevice }
+    public var maximumStreamsPerClient: Int { streams.maximumPerClient }
     public var maximumStreams: Int { streams.maximum }
 
     /// Starts following a device's deliveries with `sink`; `cancel` with the id when done.
-    public func listen(hub: String, device: String, sink: any DeviceStreamSink) throws(DeviceStreams.ListenRefusal) -> (
-        id: Int, unrecorded: [Delivery]
-    ) {
-        try streams.listen(hub: hub, device: device, sink: sink)
+    public func listen(
+        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true
+    ) throws(DeviceStreams.ListenRefusal) -> (id: Int, unrecorded: [Delivery]) {
+        try streams.listen(hub: hub, device: device, sink: sink, client: client, claimed: claimed)
     }
 
     /// Events a stream may have waiting for its client before it is ended.

@@ -19,7 +19,7 @@ extension HubEngine {
     enum Changed {
         case installation(hub: String, id: String)
         case registration(hub: String, id: String)
-        case sandboxDevice(hub: String, device: String)
+        case sandboxDevice(hub: String, device: String, claimed: Bool)
     }
 
     /// What a batch changed so far, consulted before memory by the batch's later writes.
@@ -33,8 +33,9 @@ extension HubEngine {
         var installationDelta: [String: Int] = [:]
         var registrationDelta: [String: Int] = [:]
         var bytesDelta: [String: Int] = [:]
-        /// Devices claimed for the sandbox in this batch (`key`), and how many by hub.
-        var sandboxDevices: Set<String> = []
+        /// Devices claimed for the sandbox (true) or let go (false) in this batch (`key`), and
+        /// the change in how many are claimed, by hub.
+        var sandboxDevices: [String: Bool] = [:]
         var claimDelta: [String: Int] = [:]
         /// Notifications accepted (to dispatch, or to schedule), and scheduled ones taken out
         /// of the book (fired or cancelled), in order.
@@ -114,8 +115,10 @@ extension HubEngine {
                 case .registration(let hub, let id):
                     let stored = overlay.registrations[Overlay.key(hub, id)] ?? nil
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
-                case .sandboxDevice(let hub, let device):
-                    directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
+                case .sandboxDevice(let hub, let device, let claimed):
+                    directory.modify(hub) {
+                        if claimed { $0.sandboxDevices.insert(device) } else { $0.sandboxDevices.remove(device) }
+                    }
                 }
             }
         }
@@ -279,16 +282,40 @@ extension HubEngine {
             mutations.append(.cancelScheduled(hub: hub, id: id, at: now))
             return .done
         case .claimSandboxDevice(let hub, let device):
-            let claimed = directory.withLock { $0[hub]?.sandboxDevices }
-            guard let claimed else { return .notFound("The hub '\(hub)' is not served") }
-            if claimed.contains(device) || overlay.sandboxDevices.contains(Overlay.key(hub, device)) { return .done }
-            guard claimed.count + (overlay.claimDelta[hub.lowercased()] ?? 0) < maximumPerHub else {
-                return .quotaExceeded("the hub's built-in push service holds \(claimed.count) devices, the most it may")
+            let held = directory.withLock { $0[hub].map { ($0.sandboxDevices.contains(device), $0.sandboxDevices.count) } }
+            guard let (isClaimed, count) = held else { return .notFound("The hub '\(hub)' is not served") }
+            let key = Overlay.key(hub, device)
+            if overlay.sandboxDevices[key] ?? isClaimed {
+                // Held already: renewed, at most once an hour (each renewal is a write).
+                if claimRenewalDue(hub: hub, device: device, now: now) {
+                    mutations.append(.claimSandboxDevice(hub: hub, device: device, at: now))
+                }
+                return .done
             }
-            overlay.sandboxDevices.insert(Overlay.key(hub, device))
+            guard count + (overlay.claimDelta[hub.lowercased()] ?? 0) < maximumPerHub else {
+                return .quotaExceeded(
+                    "the hub's built-in push service holds \(count) devices, the most it may; devices no terminal "
+                        + "used for \(Self.describeDays(claimLifetime)) are let go, and an operator can remove some "
+                        + "('breaking-news hub devices remove')")
+            }
+            overlay.sandboxDevices[key] = true
             overlay.claimDelta[hub.lowercased(), default: 0] += 1
-            mutations.append(.claimSandboxDevice(hub: hub, device: device))
-            published.append(.sandboxDevice(hub: hub, device: device))
+            _ = claimRenewalDue(hub: hub, device: device, now: now)
+            mutations.append(.claimSandboxDevice(hub: hub, device: device, at: now))
+            published.append(.sandboxDevice(hub: hub, device: device, claimed: true))
+            return .done
+        case .releaseSandboxDevice(let hub, let device):
+            guard let isClaimed = directory.withLock({ $0[hub]?.sandboxDevices.contains(device) }) else {
+                return .notFound("The hub '\(hub)' is not served")
+            }
+            let key = Overlay.key(hub, device)
+            guard overlay.sandboxDevices[key] ?? isClaimed else {
+                return .notFound("The device is not claimed for the built-in push service")
+            }
+            overlay.sandboxDevices[key] = false
+            overlay.claimDelta[hub.lowercased(), default: 0] -= 1
+            mutations.append(.releaseSandboxDevice(hub: hub, device: device))
+            published.append(.sandboxDevice(hub: hub, device: device, claimed: false))
             return .done
         case .channelGone(let gone):
             let (owners, claimed) = directory.withLock {

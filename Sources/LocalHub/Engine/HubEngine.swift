@@ -23,6 +23,10 @@ public final class HubEngine: Sendable {
     public let maximumBytesPerHub: Int
     /// At most this many devices are reached by a test send, as on the service.
     public let testSendLimit: Int
+    /// How long a claim of the built-in push service holds without use (`HubEngine+Claims`).
+    public let claimLifetime: TimeInterval
+    /// When each claim was last written, this start (renewals are written at most hourly).
+    let claimRenewals = Mutex<[String: Date]>([:])
     let directory: Mutex<HubDirectory>
     let hubNames: [String]
     /// The configured name of each hub by its lower-cased form, as `HubDirectory` keys them.
@@ -75,10 +79,13 @@ public final class HubEngine: Sendable {
     public init(
         store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
         maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20, maximumStreamsPerDevice: Int = 16,
-        maximumStreams: Int = .max, pushServices: [any PushService] = [], logger: Logger = Logger(label: "local-hub")
+        maximumStreams: Int = .max, maximumStreamsPerClient: Int = 0, pushServices: [any PushService] = [],
+        claimLifetime: TimeInterval = 7 * 86_400, logger: Logger = Logger(label: "local-hub")
     ) {
+        self.claimLifetime = claimLifetime
         self.store = store
-        let streams = DeviceStreams(maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams)
+        let streams = DeviceStreams(
+            maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams, maximumPerClient: maximumStreamsPerClient)
         self.streams = streams
         let follower = (store as? any SharedHubStore).map { ClusterFollower(store: $0, logger: logger) }
         self.follower = follower
@@ -170,6 +177,8 @@ public final class HubEngine: Sendable {
             // Not in the group: stopping ends the writer and the dispatcher by closing their
             // queues, and the scheduler by cancelling it.
             let scheduler = Task { await self.runScheduler() }
+            let claims = Task { await self.runClaimExpiry() }
+            claimExpiryTask.withLock { $0 = claims }
             if let follower {
                 // Not in the group either: stopping cancels them.
                 let following = [
@@ -190,12 +199,14 @@ public final class HubEngine: Sendable {
 
     private let keepAliveTicker = Mutex<Task<Void, Never>?>(nil)
     private let schedulerTask = Mutex<Task<Void, Never>?>(nil)
+    private let claimExpiryTask = Mutex<Task<Void, Never>?>(nil)
     private let followerTasks = Mutex<[Task<Void, Never>]>([])
 
     /// Stops taking work; waiting writers get an error.
     public func stop() {
         keepAliveTicker.withLock { $0?.cancel() }
         schedulerTask.withLock { $0?.cancel() }
+        claimExpiryTask.withLock { $0?.cancel() }
         follower?.stop()
         for task in followerTasks.withLock({ $0 }) { task.cancel() }
         let running = realTasks.withLock { tasks in

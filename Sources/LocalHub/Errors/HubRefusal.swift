@@ -15,6 +15,14 @@ struct HubRefusal: HTTPResponseError {
 
     static func badRequest(_ detail: String) -> HubRefusal { HubRefusal(.badRequest, detail) }
 
+    /// 429: the client asked for more than it may now; it may try again in `retryAfter` seconds.
+    static func tooManyRequests(_ detail: String, retryAfter seconds: Double) -> HubRefusal {
+        let wait = max(1, Int(seconds.rounded(.up)))
+        var refusal = HubRefusal(.tooManyRequests, "\(detail); try again in \(wait) s")
+        refusal.headers[.retryAfter] = String(wait)
+        return refusal
+    }
+
     /// The one answer to each reason the engine refuses a write.
     init(_ refusal: WriteRefusal) {
         switch refusal.reason {

@@ -18,6 +18,9 @@ public final class DeviceStreams: Sendable {
         var listeners: [String: [String: [Int: any DeviceStreamSink]]] = [:]
         var nextId = 0
         var count = 0
+        /// Streams open by client, and each listener's client (when it has one).
+        var byClient: [String: Int] = [:]
+        var clientOf: [Int: String] = [:]
         var closed = false
         /// Deliveries handed to live streams before their commit finished, batch by batch in
         /// the order published: a stream that opens in between gets them from here, not from
@@ -33,6 +36,10 @@ public final class DeviceStreams: Sendable {
             defer { if !sinks.isEmpty { devices[device] = sinks } }
             guard let sink = sinks.removeValue(forKey: id) else { return nil }
             count -= 1
+            if let client = clientOf.removeValue(forKey: id) {
+                let left = (byClient[client] ?? 1) - 1
+                byClient[client] = left > 0 ? left : nil
+            }
             return sink
         }
     }
@@ -147,18 +154,26 @@ public final class DeviceStreams: Sendable {
     public let maximum: Int
     /// Events one stream may have waiting for its client.
     public let bufferLimit: Int
+    /// Streams one client may have open at once; 0: no limit.
+    public let maximumPerClient: Int
+    /// The last streams of `maximum`, kept for devices claimed for the built-in push service
+    /// (terminals): a device known only from an installation cannot take them.
+    public var reserve: Int { maximum == .max ? 0 : maximum / 4 }
 
-    public init(maximumPerDevice: Int = 16, maximum: Int = .max, bufferLimit: Int = 1024) {
+    public init(maximumPerDevice: Int = 16, maximum: Int = .max, bufferLimit: Int = 1024, maximumPerClient: Int = 0) {
         self.maximumPerDevice = maximumPerDevice
         self.maximum = maximum
         self.bufferLimit = bufferLimit
+        self.maximumPerClient = maximumPerClient
     }
 
     /// A stream that could not be opened.
     public enum ListenRefusal: Error, Sendable {
         /// The device has `maximumPerDevice` streams open.
         case tooManyStreams
-        /// `maximum` streams are open.
+        /// The client has `maximumPerClient` streams open.
+        case clientLimit
+        /// `maximum` streams are open (or all but the `reserve`, for a device not claimed).
         case full
         /// The hub is shutting down.
         case closed
@@ -167,19 +182,25 @@ public final class DeviceStreams: Sendable {
     /// Starts listening to a device with `sink`; call `cancel` with the id when done.
     /// `unrecorded` holds the device's deliveries already published but not yet in the
     /// database.
-    public func listen(hub: String, device: String, sink: any DeviceStreamSink) throws(ListenRefusal) -> (
-        id: Int, unrecorded: [Delivery]
-    ) {
+    /// `client`: who opens it, counted against `maximumPerClient` (nil: nobody's, inside the
+    /// process); `claimed`: whether the device is a terminal's, which may use the `reserve`.
+    public func listen(
+        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true
+    ) throws(ListenRefusal) -> (id: Int, unrecorded: [Delivery]) {
         let (hub, device) = (hub.lowercased(), device.lowercased())
         let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
-            if registry.closed { return .failure(.closed) }
-            if registry.listeners[hub]?[device]?.count ?? 0 >= maximumPerDevice { return .failure(.tooManyStreams) }
-            if registry.count >= maximum { return .failure(.full) }
+            if let refusal = refusal(registry, hub: hub, device: device, client: client, claimed: claimed) {
+                return .failure(refusal)
+            }
             registry.nextId += 1
             var devices = registry.listeners.removeValue(forKey: hub) ?? [:]
             devices[device, default: [:]][registry.nextId] = sink
             registry.listeners[hub] = devices
             registry.count += 1
+            if let client {
+                registry.byClient[client, default: 0] += 1
+                registry.clientOf[registry.nextId] = client
+            }
             var unrecorded: [Delivery] = []
             for b in registry.unrecorded.indices { unrecorded += registry.unrecorded[b].deliveries(hub: hub, device: device) }
             return .success((registry.nextId, unrecorded))
@@ -203,6 +224,22 @@ public final class DeviceStreams: Sendable {
             sink.end()
             throw error
         }
+    }
+
+    /// Why a stream could not be opened now, or nil when it could.
+    public func refusal(hub: String, device: String, client: String?, claimed: Bool) -> ListenRefusal? {
+        let (hub, device) = (hub.lowercased(), device.lowercased())
+        return registry.withLock { refusal($0, hub: hub, device: device, client: client, claimed: claimed) }
+    }
+
+    private func refusal(_ registry: Registry, hub: String, device: String, client: String?, claimed: Bool)
+        -> ListenRefusal?
+    {
+        if registry.closed { return .closed }
+        if registry.listeners[hub]?[device]?.count ?? 0 >= maximumPerDevice { return .tooManyStreams }
+        if let client, maximumPerClient > 0, registry.byClient[client] ?? 0 >= maximumPerClient { return .clientLimit }
+        if registry.count >= (claimed ? maximum : maximum - reserve) { return .full }
+        return nil
     }
 
     /// Streams open now for one device.
@@ -281,6 +318,8 @@ public final class DeviceStreams: Sendable {
             let all = registry.listeners.values.flatMap { $0.values.flatMap(\.values) }
             registry.listeners = [:]
             registry.count = 0
+            registry.byClient = [:]
+            registry.clientOf = [:]
             return all
         }
         for sink in all { sink.end() }

@@ -22,14 +22,18 @@ struct HubRequest {
         return query
     }
     let trackingId: String
+    /// Who it comes from (`RequestClient`).
+    let client: RequestClient
 
-    /// The request as a route handler sees it, with the tracking id the front settled on.
+    /// The request as a route handler sees it, with the tracking id and client the front
+    /// settled on.
     init(_ request: Request, _ context: HubRequestContext) {
-        self.init(request, trackingId: context.trackingId)
+        self.init(request, trackingId: context.trackingId, client: context.client)
     }
 
-    init(_ request: Request, trackingId: String) {
+    init(_ request: Request, trackingId: String, client: RequestClient = .unknown) {
         self.request = request
+        self.client = client
         let path = request.uri.path
         rawPath = path
         segments = path.split(separator: "/", omittingEmptySubsequences: true).map {

@@ -28,6 +28,7 @@ extension HubResponder {
             } catch {
                 throw HubRefusal.badRequest(error.description)
             }
+            try spend(r, bytes: bytes.count, newDevice: engine.installation(hub: hub, id: id) == nil)
             _ = try await engine.write(.putInstallation(hub: hub, stored))
             var headers = HTTPFields()
             headers[Self.contentLocation] = "\(baseURL(r))/\(hub)/installations/\(id)"
@@ -49,6 +50,7 @@ extension HubResponder {
             } catch {
                 throw HubRefusal.badRequest("The patch is invalid: \(error)")
             }
+            try spend(r, bytes: bytes.count, newDevice: false)
             _ = try await engine.write(.patchInstallation(hub: hub, id: id, operations))
             return HubReply.empty(.ok, trackingId: r.trackingId)
         case .delete:

@@ -53,6 +53,8 @@ extension HubResponder {
     private func store(_ registration: Registration, hub: String, id: String?, ifMatch: String?, r: HubRequest) async throws
         -> Response
     {
+        try spend(
+            r, bytes: registration.storedSize, newDevice: id.map { engine.registration(hub: hub, id: $0) == nil } ?? true)
         guard
             case .registration(let stored) = try await engine.write(
                 .putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch))

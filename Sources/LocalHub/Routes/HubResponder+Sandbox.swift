@@ -14,9 +14,13 @@ extension HubResponder {
     /// - `PUT …/devices/{token}` (Listen): claims the token for the built-in push service. A
     ///   terminal does so before it registers: on a hub with APNs credentials every token not
     ///   claimed goes to Apple, and a terminal's must never (204; Azure's hubs answer 404).
+    ///   Claiming again renews the claim; one no installation uses and no stream opened on for
+    ///   `HubEngine.claimLifetime` is let go. A new claim counts as a new device of its client.
+    /// - `DELETE …/devices/{token}` (Listen): lets the claim go (the terminal unregisters; 204,
+    ///   404 when not claimed).
     /// - `GET …/devices/{token}/stream` (Listen): Server-Sent Events, resuming after `Last-Event-ID`.
     /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen): the same deliveries by polling.
-    /// - `GET …/devices` (Manage): devices with deliveries and their counts.
+    /// - `GET …/devices` (Manage): devices claimed or with deliveries, their counts and claims.
     /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
     /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
     func sandbox(_ r: HubRequest, path: EndpointPath, channel: any Channel) async throws -> Response {
@@ -40,9 +44,17 @@ extension HubResponder {
             route = "/_sandbox/apns/{hub}/devices"
             try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
             guard r.method == .get else { throw HubRefusal(.methodNotAllowed, "Use GET") }
-            let devices = try await engine.deliveries.devices(hub: hub)
+            try await engine.catchUp()
+            var counts: [String: Int] = [:]
+            for (device, count) in try await engine.deliveries.devices(hub: hub) { counts[device] = count }
+            let claimed = engine.claimedDevices(hub: hub)
             let json = JSONValue.array(
-                devices.map { .object([("device", .string($0.device)), ("deliveries", .number(String($0.count)))]) })
+                Set(counts.keys).union(claimed).sorted().map { device in
+                    .object([
+                        ("device", .string(device)), ("deliveries", .number(String(counts[device] ?? 0))),
+                        ("claimed", .bool(claimed.contains(device))),
+                    ])
+                })
             return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
         }
         if s.count == 5 {
@@ -51,8 +63,15 @@ extension HubResponder {
                 throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
             }
             try authorize(r, hub: hub, needs: .listen, audiencePath: "/\(hub)/")
-            guard r.method == .put else { throw HubRefusal(.methodNotAllowed, "Use PUT to claim a device") }
-            _ = try await engine.write(.claimSandboxDevice(hub: hub, device: s[4]))
+            switch r.method {
+            case .put:
+                try spend(r, bytes: 0, newDevice: engine.deviceStanding(hub: hub, device: s[4]) != .claimed)
+                _ = try await engine.write(.claimSandboxDevice(hub: hub, device: s[4]))
+            case .delete:
+                _ = try await engine.write(.releaseSandboxDevice(hub: hub, device: s[4]))
+            default:
+                throw HubRefusal(.methodNotAllowed, "Use PUT to claim a device and DELETE to let it go")
+            }
             return HubReply.empty(.noContent, trackingId: r.trackingId)
         }
         guard s.count == 6 else {
@@ -69,8 +88,7 @@ extension HubResponder {
         case (.get, "stream"):
             route = "/_sandbox/apns/{hub}/devices/{token}/stream"
             let since = try resumePoint(r)
-            return try stream(
-                hub: hub, device: device, after: since, request: r.request, channel: channel, trackingId: r.trackingId)
+            return try stream(hub: hub, device: device, after: since, r: r, channel: channel)
         case (.get, "inbox"), (.get, "deliveries"):
             route = "/_sandbox/apns/{hub}/devices/{token}/\(s[5])"
             let since = try resumePoint(r)
@@ -112,18 +130,34 @@ extension HubResponder {
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
     /// hub shuts down.
-    private func stream(
-        hub: String, device: String, after since: Int64, request: Request, channel: any Channel, trackingId: String
-    ) throws -> Response {
+    private func stream(hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel) throws
+        -> Response
+    {
+        let (request, trackingId) = (r.request, r.trackingId)
         // Checked before the response so that a refusal is a status code; listening itself
         // starts in the body, which always ends it (a stream refused there just ends).
+        let standing = engine.deviceStanding(hub: hub, device: device)
+        guard standing != .unknown else {
+            throw HubRefusal(
+                .notFound,
+                "The device is not registered: nothing is delivered to a token that is neither claimed for the built-in "
+                    + "push service nor the handle of an installation; claim it (PUT) or register it first")
+        }
+        let client = r.client.key
         let log = engine.deliveries
-        switch log.refusal(hub: hub, device: device) {
+        switch log.refusal(hub: hub, device: device, client: client, claimed: standing == .claimed) {
         case .tooManyStreams:
             var refusal = HubRefusal(
                 .tooManyRequests,
                 "The device has \(log.maximumStreamsPerDevice) streams open already; close one or resume it later")
             refusal.headers[.retryAfter] = "5"
+            throw refusal
+        case .clientLimit:
+            var refusal = HubRefusal(
+                .tooManyRequests,
+                "This client (\(client)) has \(log.maximumStreamsPerClient) streams open, the most one client may; close one first"
+            )
+            refusal.headers[.retryAfter] = "30"
             throw refusal
         case .full:
             var refusal = HubRefusal(
@@ -137,6 +171,7 @@ extension HubResponder {
         case nil:
             break
         }
+        engine.streamOpened(hub: hub, device: device)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"
@@ -145,7 +180,10 @@ extension HubResponder {
         let body = ResponseBody { writer in
             let sink = ChannelStreamSink(
                 channel: channel, epoch: log.epoch, limit: log.streamBufferLimit, mayWriteChunks: request.method == .get)
-            guard let listener = try? log.listen(hub: hub, device: device, sink: sink) else {
+            guard
+                let listener = try? log.listen(
+                    hub: hub, device: device, sink: sink, client: client, claimed: standing == .claimed)
+            else {
                 try await writer.finish(nil)
                 return
             }

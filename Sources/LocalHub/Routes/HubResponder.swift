@@ -16,12 +16,17 @@ struct HubResponder: Sendable {
 
     /// This start's secret, for `/healthz` to prove it is the hub of its data folder.
     let secret: String
+    /// What each client has left of its hourly new devices and written bytes.
+    let newDevices: ClientBuckets
+    let writtenBytes: ClientBuckets
 
     init(engine: HubEngine, keys: HubKeys, configuration: LocalHubConfiguration, secret: String) {
         self.engine = engine
         self.secret = secret
         self.configuration = configuration
         self.scheme = configuration.tls ? "https" : "http"
+        newDevices = ClientBuckets(perHour: configuration.clientRates.newDevicesPerHour)
+        writtenBytes = ClientBuckets(perHour: configuration.clientRates.bytesPerHour)
         var verifiers: [String: VerifiedTokens] = [:]
         for hub in configuration.hubs {
             verifiers[hub.lowercased()] = VerifiedTokens(
@@ -42,6 +47,23 @@ struct HubResponder: Sendable {
 
     /// The base URL clients used, for `Location` headers.
     func baseURL(_ r: HubRequest) -> String { "\(scheme)://\(r.authority)" }
+
+    /// Spends what a write costs its client: `bytes` of body, and one new device when
+    /// `newDevice` (a claim, installation or registration that did not exist). 429 with
+    /// `Retry-After` once the client used what it may in an hour (`ClientRates`).
+    func spend(_ r: HubRequest, bytes: Int, newDevice: Bool) throws {
+        let rates = configuration.clientRates
+        if newDevice, let wait = newDevices.take(1, client: r.client.key) {
+            throw HubRefusal.tooManyRequests(
+                "This client (\(r.client)) has added \(rates.newDevicesPerHour) devices within the hour, the most one "
+                    + "client may (claims, installations and registrations that did not exist)", retryAfter: wait)
+        }
+        if let wait = writtenBytes.take(bytes, client: r.client.key) {
+            throw HubRefusal.tooManyRequests(
+                "This client (\(r.client)) has written \(HubEngine.describeBytes(rates.bytesPerHour)) of installations and "
+                    + "registrations within the hour, the most one client may", retryAfter: wait)
+        }
+    }
 
     /// Verifies the token for this hub and checks its rights: 401 for a bad token, 403 for a
     /// good token without the right.

@@ -13,6 +13,8 @@ struct HubRequestContext: RequestContext {
     var trackingId = ""
     /// The hub named by the path, in its configured spelling.
     var hub = ""
+    /// Who the request comes from, for the per-client limits.
+    var client = RequestClient.unknown
     /// The connection, for the device streams that write to it directly.
     let channel: any Channel
 
@@ -147,6 +149,9 @@ struct HubFront: RouterMiddleware {
         var context = context
         context.trackingId =
             request.headers[HubRequest.trackingIdField].flatMap(HubRequest.acceptedTrackingId) ?? HubRequest.newTrackingId()
+        context.client = RequestClient.of(
+            peer: context.channel.remoteAddress, forwardedFor: request.headers[values: Self.forwardedFor],
+            trusted: responder.configuration.trustedProxies)
         let response: Response
         do {
             // The host is signed into token audiences and written into Location headers.
@@ -197,6 +202,8 @@ struct HubFront: RouterMiddleware {
         }
         return HubRefusal(.notFound, "No resource at \(r.rawPath)")
     }
+
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 
     /// `routeName`, worked out once per route: the table has a few dozen.
     static func cachedRouteName(_ path: String) -> String {

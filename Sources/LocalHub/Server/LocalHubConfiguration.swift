@@ -50,6 +50,15 @@ public struct LocalHubConfiguration: Sendable {
     public var storeURL: String?
     /// This node's name in logs, claims and `/metrics`; made from the host and process when nil.
     public var nodeName: String?
+    /// What one client may do (`ClientRates`); tests and benchmarks raise it.
+    public var clientRates: ClientRates
+    /// How long a claim of the built-in push service holds unused (`HubEngine.claimLifetime`).
+    public var claimLifetime: TimeInterval = 7 * 86_400
+    /// Proxies whose `X-Forwarded-For` names the client (nginx in front of nodes).
+    public var trustedProxies: TrustedProxies
+    /// The bearer token `/metrics` asks of a peer that is not this machine or came through a
+    /// proxy; nil: such peers get no metrics.
+    public var metricsToken: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
@@ -57,8 +66,12 @@ public struct LocalHubConfiguration: Sendable {
         keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
         idleTimeout: Double = 30, requestTimeout: Double = 20, maximumConnections: Int = 4096,
         maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20,
-        providersFile: URL? = nil, storeURL: String? = nil, nodeName: String? = nil
+        providersFile: URL? = nil, storeURL: String? = nil, nodeName: String? = nil, clientRates: ClientRates = ClientRates(),
+        trustedProxies: TrustedProxies = .none, metricsToken: String? = nil
     ) {
+        self.clientRates = clientRates
+        self.trustedProxies = trustedProxies
+        self.metricsToken = metricsToken
         self.providersFile = providersFile
         self.storeURL = storeURL
         self.nodeName = nodeName

@@ -70,7 +70,8 @@ public enum LocalHubServer {
             maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
             maximumBytesPerHub: configuration.maximumBytesPerHub,
             maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams,
-            pushServices: providers.services, logger: logger)
+            maximumStreamsPerClient: configuration.clientRates.streams, pushServices: providers.services,
+            claimLifetime: configuration.claimLifetime, logger: logger)
         do {
             try await engine.start()
         } catch {

@@ -149,8 +149,11 @@ public enum HubMutation: Sendable {
     case upsertRegistration(StoredRegistration)
     case deleteRegistration(hub: String, id: String)
     case insertNotification(StoredNotification)
-    /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`).
-    case claimSandboxDevice(hub: String, device: String)
+    /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`), claimed or
+    /// renewed: its claim counts from `at`.
+    case claimSandboxDevice(hub: String, device: String, at: Date)
+    /// A claim given up: by its terminal, by an operator, or because nothing used it.
+    case releaseSandboxDevice(hub: String, device: String)
     /// A scheduled notification is due: enqueued for dispatch.
     case fireScheduled(hub: String, id: String)
     /// A scheduled notification will not be sent.
@@ -265,6 +268,9 @@ public protocol HubStore: Sendable {
     func deleteDeliveries(hub: String, device: String) async throws -> Int
     /// Devices with deliveries, with their counts.
     func devices(hub: String) async throws -> [(device: String, count: Int)]
+    /// Claims of the built-in push service last claimed or renewed before `before`, at most
+    /// `limit`, oldest first.
+    func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)]
     /// A value made when the store was created: sequence numbers compare only within it.
     func epoch() async throws -> String
 }

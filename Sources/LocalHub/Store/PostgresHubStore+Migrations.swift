@@ -55,7 +55,10 @@ extension PostgresHubStore {
                 // What changed, in commit order: other nodes read the rows named here.
                 "CREATE TABLE change (seq bigint PRIMARY KEY, kind text NOT NULL, hub text NOT NULL, id text NOT NULL)",
                 "INSERT INTO meta (key, value) VALUES ('seq_reserved', '0')",
-            ])
+            ]),
+        // A claim's `claimed` is when it was last claimed or renewed: claims nothing used for
+        // a week are let go, oldest first.
+        Migration(name: "v2: claims by age", statements: ["CREATE INDEX sandbox_device_claimed ON sandbox_device (claimed)"]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.

@@ -14,10 +14,11 @@ extension PostgresHubStore: SharedHubStore {
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
         try await rows(
             """
-            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated
+            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.device IS NOT NULL AS claimed
             FROM change c
             LEFT JOIN installation i ON c.kind = 'i' AND i.hub = c.hub AND i.id = c.id
             LEFT JOIN registration r ON c.kind = 'r' AND r.hub = c.hub AND r.id = c.id
+            LEFT JOIN sandbox_device s ON c.kind = 's' AND s.hub = c.hub AND s.device = c.id
             WHERE c.seq > \(seq) ORDER BY c.seq LIMIT \(limit)
             """
         ).map { row in
@@ -41,7 +42,8 @@ extension PostgresHubStore: SharedHubStore {
                 }
                 return StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored))
             default:
-                return StoredChange(seq: seq, row: .sandboxDevice(hub: hub, device: id))
+                return StoredChange(
+                    seq: seq, row: .sandboxDevice(hub: hub, device: id, claimed: try row["claimed"].decode(Bool.self)))
             }
         }
     }

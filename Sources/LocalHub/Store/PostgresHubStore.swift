@@ -196,10 +196,20 @@ public final class PostgresHubStore: HubStore, Sendable {
                         UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
                         WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'
                         """, logger: self.logger)
-                case .claimSandboxDevice(let hub, let device):
+                case .claimSandboxDevice(let hub, let device, let at):
+                    let inserted =
+                        try await connection.query(
+                            """
+                            INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(at.timeIntervalSince1970))
+                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed
+                            RETURNING (xmax = 0) AS inserted
+                            """, logger: self.logger
+                        ).collect().first?.makeRandomAccess()["inserted"].decode(Bool.self) ?? true
+                    // A renewal changes nothing another node keeps in memory.
+                    if inserted { changes.append(("s", hub, device)) }
+                case .releaseSandboxDevice(let hub, let device):
                     try await connection.query(
-                        "INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(now)) ON CONFLICT DO NOTHING",
-                        logger: self.logger)
+                        "DELETE FROM sandbox_device WHERE hub = \(hub) AND device = \(device)", logger: self.logger)
                     changes.append(("s", hub, device))
                 }
                 m += 1
@@ -372,6 +382,15 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     public func deleteDeliveries(hub: String, device: String) async throws -> Int {
         try await rows("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
+    }
+
+    public func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
+        try await rows(
+            """
+            SELECT hub, device FROM sandbox_device WHERE claimed < \(before.timeIntervalSince1970)
+            ORDER BY claimed LIMIT \(limit)
+            """
+        ).map { (try $0["hub"].decode(String.self), try $0["device"].decode(String.self)) }
     }
 
     public func devices(hub: String) async throws -> [(device: String, count: Int)] {

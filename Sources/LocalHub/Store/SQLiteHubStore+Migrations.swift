@@ -122,6 +122,11 @@ extension SQLiteHubStore {
                     CREATE INDEX notification_scheduled ON notification(fire_at) WHERE state = 'Scheduled';
                     """)
         }
+        // A claim's `claimed` is when it was last claimed or renewed: claims nothing used for
+        // a week are let go, oldest first.
+        migrator.registerMigration("v8: claims by age") { db in
+            try db.execute(sql: "CREATE INDEX sandbox_device_claimed ON sandbox_device(claimed)")
+        }
         return migrator
     }
 }

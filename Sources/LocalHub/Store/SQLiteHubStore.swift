@@ -157,9 +157,16 @@ public final class SQLiteHubStore: HubStore {
                     try db.cachedStatement(
                         sql: "UPDATE notification SET state = ?, ended = ? WHERE hub = ? AND id = ? AND state = 'Scheduled'"
                     ).execute(arguments: [NotificationDetails.State.cancelled.rawValue, at.timeIntervalSince1970, hub, id])
-                case .claimSandboxDevice(let hub, let device):
-                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)")
-                        .execute(arguments: [hub, device, Date().timeIntervalSince1970])
+                case .claimSandboxDevice(let hub, let device, let at):
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)
+                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed
+                            """
+                    ).execute(arguments: [hub, device, at.timeIntervalSince1970])
+                case .releaseSandboxDevice(let hub, let device):
+                    try db.cachedStatement(sql: "DELETE FROM sandbox_device WHERE hub = ? AND device = ?")
+                        .execute(arguments: [hub, device])
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """
@@ -316,6 +323,15 @@ public final class SQLiteHubStore: HubStore {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM delivery WHERE hub = ? AND device = ?", arguments: [hub, device])
             return db.changesCount
+        }
+    }
+
+    public func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT hub, device FROM sandbox_device WHERE claimed < ? ORDER BY claimed LIMIT ?",
+                arguments: [before.timeIntervalSince1970, limit]
+            ).map { ($0["hub"], $0["device"]) }
         }
     }
 

@@ -54,7 +54,8 @@ public struct StoredChange: Sendable {
         /// The installation now, nil when deleted (or unreadable).
         case installation(hub: String, id: String, Installation?)
         case registration(hub: String, id: String, StoredRegistration?)
-        case sandboxDevice(hub: String, device: String)
+        /// A claim of the built-in push service, as it is now: held or let go.
+        case sandboxDevice(hub: String, device: String, claimed: Bool)
     }
 
     public var seq: Int64

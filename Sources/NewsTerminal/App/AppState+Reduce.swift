@@ -190,7 +190,7 @@ extension AppState {
             return []
         case .reconnect:
             switch connection {
-            case .reconnecting, .offline:
+            case .reconnecting, .offline, .notRegistered:
                 connection = .connecting
                 reconnectAt = nil
                 return [.reconnect]

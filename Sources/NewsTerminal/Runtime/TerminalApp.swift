@@ -179,6 +179,7 @@ public final class TerminalApp: Sendable {
                 Task {
                     for await outcome in profile.subscriber(endpoint).registerUntilDone(stored) {
                         queue.push(.registration(outcome.record, userInitiated: false))
+                        if outcome.record.state == .registered { self.registered() }
                     }
                 }
             }
@@ -200,6 +201,11 @@ public final class TerminalApp: Sendable {
         }
     }
 
+    /// The device is registered now: a stream the hub refused as not registered tries again.
+    func registered() {
+        receiver.withLock { $0 }?.retryNow()
+    }
+
     static func describe(_ endpoint: HubEndpoint) -> String {
         let root = endpoint.listen.serviceRoot.replacingOccurrences(of: "https://", with: "").replacingOccurrences(
             of: "http://", with: "")
@@ -215,6 +221,7 @@ public final class TerminalApp: Sendable {
             Task {
                 let record = await profile.subscribe(categories, on: await endpointTask?.value)
                 queue.push(.registration(record, userInitiated: true))
+                if record.state == .registered { self.registered() }
             }
         case .send(let text, let categories):
             Task {

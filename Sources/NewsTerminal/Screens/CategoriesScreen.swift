@@ -85,7 +85,7 @@ enum CategoriesScreen {
     static func connectionProblem(_ state: AppState) -> String? {
         switch state.connection {
         case .reconnecting(_, let reason), .offline(let reason): return reason.isEmpty ? nil : reason
-        case .connecting, .online, .stopped: return nil
+        case .connecting, .online, .stopped, .notRegistered: return nil
         }
     }
 }

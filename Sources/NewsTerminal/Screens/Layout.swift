@@ -81,6 +81,7 @@ public enum Layout {
             let left = state.reconnectAt.map { max(0, Int($0.timeIntervalSince(state.now).rounded(.up))) } ?? Int(seconds)
             return ("◌ reconnecting in \(left) s (r: now)", .warning)
         case .offline(let reason): return ("○ offline (r: retry): \(reason)", .bad)
+        case .notRegistered: return ("○ not registered yet", .muted)
         case .stopped: return ("○ stopped", .muted)
         }
     }

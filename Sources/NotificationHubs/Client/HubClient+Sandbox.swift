@@ -36,6 +36,31 @@ extension HubClient {
         }
     }
 
+    /// Lets the claim of `device` go (a terminal that unregisters, or an operator removing a
+    /// token nobody uses); false when it was not claimed.
+    public func releaseSandboxDevice(_ device: String) async throws(HubError) -> Bool {
+        do {
+            _ = try await call(.DELETE, SandboxDelivery.path(hub: hubName, device: device), expect: [200, 204])
+            return true
+        } catch {
+            if error.status == 404 { return false }
+            throw error
+        }
+    }
+
+    /// The devices of the built-in push service (Manage): those claimed, and those with
+    /// deliveries, with their counts.
+    public func sandboxDevices() async throws(HubError) -> [(device: String, deliveries: Int, claimed: Bool)] {
+        let response = try await call(.GET, "/_sandbox/apns/\(PercentEncoding.encode(hubName))/devices", expect: [200])
+        guard let items = (try? JSONValue(parsing: Array(response.body.utf8)))?.arrayValue else {
+            throw HubError(.invalidResponse, detail: "the hub's device list is unreadable")
+        }
+        return items.compactMap { item in
+            guard let device = item["device"]?.stringValue, case .number(let count)? = item["deliveries"] else { return nil }
+            return (device, Int(count) ?? 0, item["claimed"] == .bool(true))
+        }
+    }
+
     /// Every delivery to `device` after `since`, paging through its inbox.
     public func inbox(device: String, after since: Int64, epoch: String?) async throws(HubError) -> [SandboxDelivery] {
         var all: [SandboxDelivery] = []

@@ -209,7 +209,7 @@ public struct PushEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// IPv4 in every spelling `inet_aton` reads (and so every resolver): one to four parts,
     /// each decimal, octal (leading `0`) or hexadecimal (`0x`), the last filling the bytes
     /// left (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`, `0`). Nil for anything else.
-    static func parseIPv4(_ text: [UInt8]) -> [UInt8]? {
+    public static func parseIPv4(_ text: [UInt8]) -> [UInt8]? {
         let parts = text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard (1...4).contains(parts.count) else { return nil }
         var values: [UInt64] = []
@@ -247,7 +247,7 @@ public struct PushEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// An IPv6 address as RFC 4291 §2.2 writes it: eight groups of up to four hex digits,
     /// one `::`, an IPv4 tail in dotted decimal. Nil for anything else (zones included).
-    static func parseIPv6(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    public static func parseIPv6(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard !text.isEmpty, text.count <= 45 else { return nil }
         var text = Array(text)
         var tail: [UInt8] = []

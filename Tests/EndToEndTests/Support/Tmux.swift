@@ -78,9 +78,16 @@ struct Tmux {
 }
 
 extension Tmux {
+    /// Whether a window has settled with its hub: online, or (a home that never subscribed)
+    /// told that the hub does not know it yet.
+    static func settled(_ screen: String, online: String = "● online") -> Bool {
+        screen.contains(online) || screen.contains("not registered yet")
+    }
+
     /// Starts the UI of `user`'s home on its own embedded hub (no connection string), in a
-    /// new session with `extra` in its environment, and waits until the header says `online`;
-    /// returns that screen. The caller stops the hub (`hub stop`) and the tmux server.
+    /// new session with `extra` in its environment, and waits until it has settled
+    /// (`settled`); returns that screen. The caller stops the hub (`hub stop`) and the tmux
+    /// server.
     @discardableResult
     func startUIOnItsOwnHub(
         _ session: String, of user: Command, extra: [String: String] = [:], columns: Int = 100, rows: Int = 30,
@@ -90,6 +97,6 @@ extension Tmux {
         environment["TERM"] = "screen"
         environment.merge(extra) { $1 }
         try await start(session: session, command: builtBinary().path, environment: environment, columns: columns, rows: rows)
-        return try await waitFor(session) { $0.contains(online) }
+        return try await waitFor(session) { Tmux.settled($0, online: online) }
     }
 }

@@ -1,0 +1,197 @@
+import ArgumentParser
+import BreakingNewsKit
+import Foundation
+import LocalHub
+import LocalHubSupport
+import Logging
+import NewsCommandLine
+import NotificationHubs
+
+extension HubCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the local hub in the foreground.",
+            discussion: """
+                Serves the Notification Hubs REST API at http://HOST:PORT/{hub}/… and the sandbox push service at \
+                /_sandbox/apns/{hub}/devices/{token}/stream. Defaults: 127.0.0.1, port \(LocalHubDefaults.port) \
+                (or BREAKING_NEWS_HUB_PORT), hub '\(LocalHubDefaults.hubName)', data in the Breaking News data folder. \
+                Keys are made on first start; print them with 'breaking-news hub connection-strings'.
+                """
+        )
+
+        @Option(help: "Address to listen on.")
+        var host = "127.0.0.1"
+
+        @Option(help: "Port to listen on (0 picks a free one).")
+        var port: Int?
+
+        @Option(help: "Folder for the database, keys and state file.")
+        var data: String?
+
+        @Option(name: .customLong("hub"), help: "A hub to serve (repeatable).")
+        var hubs: [String] = []
+
+        @Flag(help: "Serve HTTPS with a self-signed certificate kept beside the keys.")
+        var tls = false
+
+        @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+        var logLevel: String = "info"
+
+        @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait to be accepted.")
+        var maximumConnections: Int = 4096
+
+        @Option(
+            name: .customLong("idle-timeout"),
+            help: "Seconds a connection may wait for a request's head, or idle between requests.")
+        var idleTimeout: Double = 30
+
+        @Option(
+            name: .customLong("request-timeout"), help: "Seconds a request's body may take after its head (408 after).")
+        var requestTimeout: Double = 20
+
+        @Option(
+            name: .customLong("max-installations"), help: "Installations, and legacy registrations, one hub may hold.")
+        var maximumInstallations: Int = 100_000
+
+        @Option(
+            name: .customLong("max-hub-megabytes"),
+            help: "Megabytes one hub's installations and registrations may take in all.")
+        var maximumHubMegabytes: Int = 256
+
+        @Option(
+            name: .customLong("config"),
+            help: ArgumentHelp(
+                "The push services' credentials (providers.json); default: the data folder's, when there.",
+                valueName: "file"))
+        var providersFile: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "A PostgreSQL database that several hub nodes share (or BREAKING_NEWS_HUB_STORE); default: SQLite in the data folder.",
+                valueName: "postgres://user@host:port/database"))
+        var store: String?
+
+        @Option(help: "This node's name in logs, claims and /metrics (default: host name and process id).")
+        var node: String?
+
+        @Option(
+            name: .customLong("client-new-devices-per-hour"),
+            help: "New devices (claims, installations, registrations) one client may add an hour; 0: no limit.")
+        var newDevicesPerHour: Int = ClientRates().newDevicesPerHour
+
+        @Option(
+            name: .customLong("client-megabytes-per-hour"),
+            help: "Megabytes of installations and registrations one client may write an hour; 0: no limit.")
+        var megabytesPerHour: Int = ClientRates().bytesPerHour >> 20
+
+        @Option(name: .customLong("client-streams"), help: "Device streams one client may hold open; 0: no limit.")
+        var clientStreams: Int = ClientRates().streams
+
+        @Option(
+            name: .customLong("trusted-proxy"),
+            help: ArgumentHelp(
+                "A proxy (address or network) whose X-Forwarded-For names the client (repeatable).", valueName: "address[/bits]"))
+        var trustedProxies: [String] = []
+
+        @Option(
+            name: .customLong("metrics-token"),
+            help:
+                "The bearer token /metrics asks of peers that are not this machine (visible in ps: prefer --metrics-token-file).")
+        var metricsToken: String?
+
+        @Option(
+            name: .customLong("metrics-token-file"),
+            help: ArgumentHelp("A file holding the /metrics bearer token (or BREAKING_NEWS_METRICS_TOKEN).", valueName: "file"))
+        var metricsTokenFile: String?
+
+        @Option(
+            name: .customLong("claim-lifetime"),
+            help: ArgumentHelp(
+                "How long a claimed terminal token nothing uses is kept (s, m, h, d; default 7d).", valueName: "duration"))
+        var claimLifetime: HubDuration = HubDuration(seconds: 7 * 86_400)
+
+        func validate() throws {
+            if let store, !(store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")) {
+                throw ValidationError("--store takes a postgres:// URL")
+            }
+            if let node,
+                node.isEmpty || node.count > 64
+                    || !node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            {
+                throw ValidationError("--node takes 1 to 64 letters, digits, '-', '_' or '.'")
+            }
+            guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+            if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
+            guard (1...1_000_000).contains(maximumConnections) else {
+                throw ValidationError("--max-connections must be 1 to 1000000")
+            }
+            guard (1...86_400).contains(idleTimeout), (1...86_400).contains(requestTimeout) else {
+                throw ValidationError("--idle-timeout and --request-timeout must be 1 to 86400 seconds")
+            }
+            guard maximumInstallations >= 1 else { throw ValidationError("--max-installations must be at least 1") }
+            guard (1...1_048_576).contains(maximumHubMegabytes) else {
+                throw ValidationError("--max-hub-megabytes must be 1 to 1048576")
+            }
+            for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+                throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
+            }
+            guard newDevicesPerHour >= 0, (0...1_048_576).contains(megabytesPerHour), clientStreams >= 0 else {
+                throw ValidationError(
+                    "--client-new-devices-per-hour, --client-megabytes-per-hour and --client-streams take 0 or more")
+            }
+            do {
+                _ = try TrustedProxies(trustedProxies)
+            } catch {
+                throw ValidationError(error.description)
+            }
+            guard claimLifetime.seconds >= 60 else { throw ValidationError("--claim-lifetime must be at least 1m") }
+        }
+
+        /// The /metrics token: from the command line (with a warning), a file, or the environment.
+        func resolvedMetricsToken() throws -> String? {
+            if let metricsToken {
+                printError(
+                    "warning: --metrics-token is visible to every user of this machine in 'ps'; prefer --metrics-token-file")
+                return metricsToken
+            }
+            if let metricsTokenFile {
+                guard let text = try? String(contentsOfFile: metricsTokenFile, encoding: .utf8) else {
+                    throw CommandFailure("cannot read --metrics-token-file \(metricsTokenFile)", exitCode: .failure)
+                }
+                let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !token.isEmpty else { throw CommandFailure("\(metricsTokenFile) is empty", exitCode: .failure) }
+                return token
+            }
+            return ProcessInfo.processInfo.environment["BREAKING_NEWS_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        }
+
+        func run() async throws {
+            let paths = Paths()
+            let environmentPort = ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init)
+            var configuration = LocalHubConfiguration(
+                host: host, port: port ?? environmentPort ?? LocalHubDefaults.port,
+                dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
+                hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
+                idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
+                maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20,
+                providersFile: providersFile.map { URL(fileURLWithPath: $0) },
+                storeURL: store
+                    ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 },
+                nodeName: node,
+                clientRates: ClientRates(
+                    newDevicesPerHour: newDevicesPerHour, bytesPerHour: megabytesPerHour << 20, streams: clientStreams),
+                trustedProxies: try TrustedProxies(trustedProxies), metricsToken: try resolvedMetricsToken())
+            configuration.claimLifetime = claimLifetime.seconds
+            // Everything the hub writes (database, journal, keys, state, certificate) is the
+            // owner's alone.
+            umask(0o077)
+            var logger = Logger(label: "local-hub")
+            logger.logLevel = configuration.logLevel
+            do {
+                try await LocalHubServer.run(configuration: configuration, logger: logger)
+            } catch let error as LocalHubStartError {
+                throw CommandFailure(error.description, exitCode: .failure)
+            }
+        }
+    }
+}

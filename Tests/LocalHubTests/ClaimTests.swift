@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import Foundation
+import HubTestSupport
+import NIOCore
+import NIOHTTP1
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// Claims belong to someone (issue 26, item 3): one nothing uses expires, a terminal can let
+/// its own go, an operator any, one client cannot fill the table, and a full table says so.
+@Suite struct ClaimTests {
+    static func claim(_ hub: TestHub, _ device: String, token: String? = nil, client: HTTPClient? = nil) async throws
+        -> RawResponse
+    {
+        try await call(hub, .PUT, SandboxDelivery.path(hub: "news", device: device), token: token, client: client)
+    }
+
+    static func call(
+        _ hub: TestHub, _ method: HTTPMethod, _ path: String, token: String? = nil, client: HTTPClient? = nil
+    ) async throws -> RawResponse {
+        var request = HTTPClientRequest(url: hub.baseURL + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: token ?? hub.token(hub.listen))
+        let response = try await (client ?? HubClient.sharedHTTPClient).execute(request, timeout: .seconds(30))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        return RawResponse(status: Int(response.status.code), headers: response.headers, body: text)
+    }
+
+    /// The devices the hub lists as claimed (Manage).
+    static func claimed(_ hub: TestHub) async throws -> Set<String> {
+        Set(try await hub.client(hub.full).sandboxDevices().filter(\.claimed).map(\.device))
+    }
+
+    @Test func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
+        try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
+            let (unused, installed, streaming) = (randomDevice(), randomDevice(), randomDevice())
+            for device in [unused, installed, streaming] { #expect(try await Self.claim(hub, device).status == 204) }
+            try await hub.client(hub.listen).createOrUpdateInstallation(
+                newsInstallation("i", device: installed, tags: ["World"]))
+            // A stream held open the whole time.
+            let stream = Task {
+                try? await readStream(
+                    baseURL: hub.baseURL, hub: "news", device: streaming, token: hub.token(hub.listen), count: 1, timeout: 30)
+            }
+            defer { stream.cancel() }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await Self.claimed(hub).contains(unused), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try await Self.claimed(hub) == [installed, streaming])
+            // Let go, its token streams no more: the hub knows nothing of it.
+            let gone = try await Self.call(hub, .GET, SandboxDelivery.path(hub: "news", device: unused, resource: "stream"))
+            #expect(gone.status == 404 && gone.errorDetail?.contains("not registered") == true, "\(gone.body)")
+        }
+    }
+
+    @Test func aTerminalLetsItsClaimGoAndAnOperatorAny() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            #expect(try await Self.claim(hub, device).status == 204)
+            let path = SandboxDelivery.path(hub: "news", device: device)
+            #expect(try await Self.call(hub, .DELETE, path).status == 204)
+            #expect(try await Self.call(hub, .DELETE, path).status == 404)
+            #expect(try await Self.claimed(hub).isEmpty)
+            // The operator's client does the same, and lists what is claimed.
+            let other = randomDevice()
+            #expect(try await Self.claim(hub, other).status == 204)
+            #expect(try await Self.claimed(hub) == [other])
+            let operatorClient = try hub.client(hub.full)
+            #expect(try await operatorClient.releaseSandboxDevice(other))
+            let again = try await operatorClient.releaseSandboxDevice(other)
+            #expect(!again)
+            // Listing needs Manage.
+            #expect(try await Self.call(hub, .GET, "/_sandbox/apns/news/devices").status == 403)
+        }
+    }
+
+    /// On `main`, 100,000 claims of random tokens with Listen took 178 s and then every new
+    /// terminal's subscribe failed with a message about keys.
+    @Test func oneClientCannotFillTheClaimTable() async throws {
+        let rates = ClientRates(newDevicesPerHour: 5, bytesPerHour: 1 << 20, streams: 0)
+        try await TestHub.with(configure: { $0.clientRates = rates }) { hub in
+            var statuses: [Int] = []
+            for _ in 0..<8 { statuses.append(try await Self.claim(hub, randomDevice()).status) }
+            #expect(statuses == [204, 204, 204, 204, 204, 429, 429, 429])
+            let refused = try await Self.claim(hub, randomDevice())
+            #expect(refused.headers.first(name: "Retry-After").flatMap(Int.init).map { $0 > 0 } == true)
+            #expect(refused.errorDetail?.contains("has added 5 devices within the hour") == true, "\(refused.body)")
+            // Claiming one it holds again is no new device; nor is updating an installation.
+            let held = try await hub.client(hub.full).sandboxDevices().first { $0.claimed }!.device
+            #expect(try await Self.claim(hub, held).status == 204)
+            // A new installation is a new device too.
+            await #expect(throws: HubError.self) {
+                try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("n", device: held, tags: ["World"]))
+            }
+        }
+    }
+
+    @Test func aFullTableSaysWhatIsFullNotThatTheKeyIsWrong() async throws {
+        try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 2 }) { hub in
+            #expect(try await Self.claim(hub, randomDevice()).status == 204)
+            #expect(try await Self.claim(hub, randomDevice()).status == 204)
+            let full = try await Self.claim(hub, randomDevice())
+            #expect(full.status == 403)
+            #expect(full.errorDetail?.contains("holds 2 devices") == true && full.errorDetail?.contains("let go") == true)
+            do {
+                _ = try await hub.client(hub.listen).claimSandboxDevice(randomDevice())
+                Issue.record("claimed in a full table")
+            } catch {
+                #expect(!"\(error)".contains("key"), "\(error)")
+            }
+        }
+    }
+
+    /// Clients are told apart by address, through a trusted proxy by `X-Forwarded-For`.
+    @Test func clientsAreTheirAddressesOrWhatATrustedProxySays() throws {
+        let loopback = try SocketAddress(ipAddress: "127.0.0.1", port: 5)
+        let trusted = try TrustedProxies(["127.0.0.1", "10.0.0.0/8"])
+        func key(_ peer: SocketAddress, _ forwarded: [String], _ proxies: TrustedProxies = trusted) -> String {
+            RequestClient.of(peer: peer, forwardedFor: forwarded, trusted: proxies).key
+        }
+        #expect(key(loopback, []) == "127.0.0.1")
+        #expect(key(loopback, ["203.0.113.9"]) == "203.0.113.9")
+        #expect(key(loopback, ["203.0.113.9", "10.1.1.1"]) == "203.0.113.9", "trusted hops are skipped")
+        #expect(key(loopback, ["198.51.100.1, 203.0.113.9"]) == "203.0.113.9", "only the nearest untrusted hop counts")
+        #expect(key(loopback, ["203.0.113.9"], .none) == "127.0.0.1", "an untrusted peer's header is ignored")
+        #expect(key(try SocketAddress(ipAddress: "192.0.2.4", port: 5), ["203.0.113.9"]) == "192.0.2.4")
+        #expect(key(try SocketAddress(ipAddress: "2001:db8:1:2:3:4:5:6", port: 5), []) == "2001:db8:1:2::/64")
+        #expect(key(try SocketAddress(ipAddress: "::ffff:192.0.2.4", port: 5), []) == "192.0.2.4")
+        #expect(key(loopback, ["not an address"]) == "forwarded:unreadable")
+        #expect(throws: LocalHubStartError.self) { try TrustedProxies(["10.0.0.0/33"]) }
+        #expect(throws: LocalHubStartError.self) { try TrustedProxies(["example.com"]) }
+    }
+
+    @Test func aBucketRefillsOverTheHourAndForgetsIdleClients() {
+        let buckets = ClientBuckets(perHour: 3600)
+        let start = ContinuousClock.now
+        #expect(buckets.take(3600, client: "a", now: start) == nil)
+        #expect(buckets.take(1, client: "a", now: start) == 1)
+        #expect(buckets.take(1, client: "a", now: start + .seconds(1)) == nil, "one a second")
+        #expect(buckets.take(1, client: "b", now: start) == nil, "each client its own")
+        #expect(ClientBuckets(perHour: 0).take(1_000_000, client: "a") == nil, "0 is no limit")
+    }
+}
