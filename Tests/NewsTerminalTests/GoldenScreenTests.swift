@@ -5,29 +5,15 @@ import Testing
 
 @testable import NewsTerminal
 
-/// The screens the README shows, drawn from states like the ones they were captured in and
-/// compared character for character: the README cannot drift from what the app draws.
+/// The screens the manual (`docs/manual.md`) shows, drawn from states like the ones they were
+/// captured in and compared character for character: the manual cannot drift from what the
+/// app draws. The README's one screen is one of them.
 struct GoldenScreenTests {
-    /// The ```text blocks of the README section whose heading starts with `heading`.
+    /// The ```text blocks of the manual's section whose `###` heading starts with `heading`.
     static func captures(under heading: String) throws -> [[String]] {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        let sections = text.components(separatedBy: "\n### ")
-        let section = try #require(sections.first { $0.hasPrefix(heading) }, "no README section '\(heading)'")
-        var blocks: [[String]] = []
-        var current: [String]?
-        for line in section.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("## ") { break }
-            if line == "```text" {
-                current = []
-            } else if line == "```", let block = current {
-                blocks.append(block)
-                current = nil
-            } else {
-                current?.append(line)
-            }
-        }
-        return blocks
+        let sections = try Manual.text().components(separatedBy: "\n### ")
+        let section = try #require(sections.first { $0.hasPrefix(heading) }, "no manual section '\(heading)'")
+        return Manual.textBlocks(in: section, stoppingAtSection: true)
     }
 
     /// Draws `state` 100 columns wide and compares it with `capture`: the whole screen when
@@ -44,7 +30,7 @@ struct GoldenScreenTests {
         }
         #expect(drawn.count == capture.count, sourceLocation: sourceLocation)
         for (i, (line, expected)) in zip(drawn, capture).enumerated() where line != expected {
-            Issue.record("line \(i):\n  drawn:  \(line)\n  README: \(expected)", sourceLocation: sourceLocation)
+            Issue.record("line \(i):\n  drawn:  \(line)\n  manual: \(expected)", sourceLocation: sourceLocation)
         }
     }
 
@@ -116,5 +102,13 @@ struct GoldenScreenTests {
         _ = state.press(.character("3"))
         let capture = try #require(try Self.captures(under: "3 · Log").first)
         expectDrawn(state, matches: capture)
+    }
+
+    /// The screen the README shows is one the manual shows, so the tests above hold it too.
+    @Test func theREADMEScreenIsOneOfTheManuals() throws {
+        let readme = Manual.textBlocks(in: try Manual.readme())
+        let screen = try #require(readme.first, "the README shows no screen")
+        let manual = Manual.textBlocks(in: try Manual.text())
+        #expect(manual.contains(screen), "the README's screen is none of the manual's captures")
     }
 }

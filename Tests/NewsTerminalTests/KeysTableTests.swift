@@ -3,14 +3,13 @@ import Testing
 
 @testable import NewsTerminal
 
-/// The README's key list is the key map's help, row for row: the README cannot name a key
-/// the program lacks or miss one it has.
+/// The manual's key table (`docs/manual.md`) is the key map's help, row for row: the manual
+/// cannot name a key the program lacks or miss one it has.
 struct KeysTableTests {
-    /// The rows of the README's "### Keys" table: key, what it does, where.
-    static func readmeRows() throws -> [[String]] {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "\n### Keys\n").dropFirst().first, "no README section Keys")
+    /// The rows of the manual's "### Keys" table: key, what it does, where.
+    static func manualRows() throws -> [[String]] {
+        let text = try Manual.text()
+        let section = try #require(text.components(separatedBy: "\n### Keys\n").dropFirst().first, "no manual section Keys")
         return section.split(separator: "\n").prefix { !$0.hasPrefix("#") }.filter { $0.hasPrefix("| ") }.dropFirst()
             .filter { !$0.hasPrefix("|---") }
             .map { line in
@@ -21,9 +20,9 @@ struct KeysTableTests {
             }
     }
 
-    @Test func theREADMEListsEveryKeyOfTheKeyMap() throws {
+    @Test func theManualListsEveryKeyOfTheKeyMap() throws {
         let expected = KeyMap.helpLines.map { [$0.label, $0.summary, $0.scope] }
-        let rows = try Self.readmeRows()
-        #expect(rows == expected, "README rows:\n\(rows.map { $0.joined(separator: " | ") }.joined(separator: "\n"))")
+        let rows = try Self.manualRows()
+        #expect(rows == expected, "manual rows:\n\(rows.map { $0.joined(separator: " | ") }.joined(separator: "\n"))")
     }
 }
