@@ -85,7 +85,8 @@ bench: bench-deps
 # libFuzzer over every parser of the wire library, with AddressSanitizer (and its leak
 # check): each target runs FUZZ_SECONDS (FUZZ_TARGETS to choose). See README, Security.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= tag-expression template json xml sas json-patch atom sse installation direct-batch
+FUZZ_TARGETS ?= tag-expression template json xml sas json-patch atom sse installation direct-batch push-endpoint \
+	schedule-time
 FUZZ_BUILD := .build-fuzz
 
 fuzz: deps

@@ -27,7 +27,7 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int) async throws
             nodes.append(
                 try await BenchHub.start(
                     binary: binary, directory: output.appendingPathComponent("cluster-node\(n)"),
-                    arguments: ["--store", url, "--node", "node\(n)"]))
+                    arguments: ["--store", url, "--node", "node\(n)", "--trusted-proxy", "127.0.0.1"]))
         }
         try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
             let viaFront = try nodes[0].behind(url: front.url, port: front.port)

@@ -16,8 +16,8 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
-/// `--only match,apns,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset (for
-/// profiling); `cluster` runs only when named.
+/// `--only match,apns,webpush,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset
+/// (for profiling); `cluster` runs only when named.
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 /// `--fanout-rounds N` (1–100) publishes N times on each run's streams (profiling the
@@ -85,6 +85,10 @@ func main() async throws {
     if wanted("apns") {
         log("2/7 APNs sends on one connection")
         rows += try await apnsSends(total: 40_000, inFlight: 500, seconds: 15, runs: quick ? 1 : 3)
+    }
+    if wanted("webpush") {
+        log("Web Push: one browser's news beside services that stall")
+        rows += try await webPushFairness(runs: quick ? 1 : 3)
     }
     if cluster {
         log("cluster: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx")

@@ -17,6 +17,8 @@ enum FuzzTarget: String, CaseIterable {
     case sse
     case installation
     case directBatch = "direct-batch"
+    case pushEndpoint = "push-endpoint"
+    case scheduleTime = "schedule-time"
 }
 
 let fuzzTarget: FuzzTarget = {
@@ -157,6 +159,32 @@ func fuzzDirectBatch(_ bytes: [UInt8]) {
     check((try? DirectBatch(parsing: Array(written.utf8), contentType: writtenType)) == batch, "a batch does not read back")
 }
 
+func fuzzPushEndpoint(_ text: String) {
+    // IPv6 text: whatever 16 bytes, written and read back, are the same address.
+    let bytes = Array(text.utf8.prefix(16))
+    if bytes.count == 16 {
+        check(PushEndpoint.parseIPv6(ArraySlice(PushEndpoint.ipv6Text(bytes).utf8)) == bytes, "IPv6 text does not read back")
+    }
+    guard let endpoint = try? PushEndpoint(text) else { return }
+    // The canonical spelling is an endpoint too, the same one, and no longer than allowed.
+    let again = try? PushEndpoint(endpoint.url)
+    check(again == endpoint, "\(endpoint.url) does not read back as the endpoint it came from")
+    check((1...65535).contains(endpoint.port), "a port out of range")
+    check(endpoint.url.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "the URL holds a byte a request line cannot")
+}
+
+func fuzzScheduleTime(_ text: String) {
+    guard let date = try? ScheduleTime.parse(text) else { return }
+    // Every accepted time is a date the service can write, and writing it back reads the same.
+    let written = W3CDate.format(date)
+    check(written.count == 28, "\(text) gave a date out of the service's range: \(written)")
+    if let again = try? ScheduleTime.parse(written) {
+        check(abs(again.timeIntervalSince(date)) < 0.001, "\(written) does not read back as \(text)")
+    } else {
+        check(false, "\(written), written from \(text), does not read")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let bytes = start.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
@@ -172,6 +200,8 @@ public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     case .sse: fuzzSSE(bytes)
     case .installation: fuzzInstallation(bytes)
     case .directBatch: fuzzDirectBatch(bytes)
+    case .pushEndpoint: fuzzPushEndpoint(text)
+    case .scheduleTime: fuzzScheduleTime(text)
     }
     return 0
 }

@@ -75,6 +75,13 @@ extension HubCommand {
         var node: String?
 
         @Option(
+            name: .customLong("store-password-file"),
+            help: ArgumentHelp(
+                "A file holding the database password (or BREAKING_NEWS_HUB_STORE_PASSWORD); keeps it out of ps.",
+                valueName: "file"))
+        var storePasswordFile: String?
+
+        @Option(
             name: .customLong("client-new-devices-per-hour"),
             help: "New devices (claims, installations, registrations) one client may add an hour; 0: no limit.")
         var newDevicesPerHour: Int = ClientRates().newDevicesPerHour
@@ -147,6 +154,25 @@ extension HubCommand {
             guard claimLifetime.seconds >= 60 else { throw ValidationError("--claim-lifetime must be at least 1m") }
         }
 
+        /// The database password: from a file or the environment; a password in a --store URL
+        /// on the command line is used, with a warning (every user sees it in `ps`).
+        func resolvedStorePassword() throws -> String? {
+            if let store, URLComponents(string: store)?.password != nil {
+                printError(
+                    "warning: the password in --store is visible to every user of this machine in 'ps'; use "
+                        + "--store-password-file or BREAKING_NEWS_HUB_STORE_PASSWORD")
+            }
+            if let storePasswordFile {
+                guard let text = try? String(contentsOfFile: storePasswordFile, encoding: .utf8) else {
+                    throw CommandFailure("cannot read --store-password-file \(storePasswordFile)", exitCode: .failure)
+                }
+                let password = text.trimmingCharacters(in: .newlines)
+                guard !password.isEmpty else { throw CommandFailure("\(storePasswordFile) is empty", exitCode: .failure) }
+                return password
+            }
+            return ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        }
+
         /// The /metrics token: from the command line (with a warning), a file, or the environment.
         func resolvedMetricsToken() throws -> String? {
             if let metricsToken {
@@ -182,6 +208,7 @@ extension HubCommand {
                     newDevicesPerHour: newDevicesPerHour, bytesPerHour: megabytesPerHour << 20, streams: clientStreams),
                 trustedProxies: try TrustedProxies(trustedProxies), metricsToken: try resolvedMetricsToken())
             configuration.claimLifetime = claimLifetime.seconds
+            configuration.storePassword = try resolvedStorePassword()
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)

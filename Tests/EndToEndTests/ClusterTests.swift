@@ -137,7 +137,9 @@ private final class Cluster: Sendable {
     func start(_ index: Int) async throws {
         let node = try await HubProcess.start(
             directory: folders[index], port: ports[index],
-            arguments: ["--store", database, "--node", "node\(index + 1)", "--log-level", "info"],
+            arguments: [
+                "--store", database, "--node", "node\(index + 1)", "--log-level", "info", "--trusted-proxy", "127.0.0.1",
+            ],
             log: folders[index].appendingPathComponent("node.log"))
         nodes.withLock { $0[index] = node }
     }

@@ -16,6 +16,19 @@ import Testing
         #expect(served.status == 1)
         #expect(served.stderr.contains("cannot reach the database at postgres://hub:***@127.0.0.1:"), "\(served.stderr)")
         #expect(!(served.stdout + served.stderr).contains("s3cret"))
+        #expect(served.stderr.contains("warning: the password in --store is visible to every user"), "\(served.stderr)")
+        // From a file, the password stays out of ps, and no warning is given.
+        let file = user.home.appendingPathComponent("db-password")
+        try Data("s3cret-word\n".utf8).write(to: file)
+        let bare = url.replacingOccurrences(of: ":s3cret-word@", with: "@")
+        let fromFile = try await user.run(
+            ["hub", "serve", "--port", "0", "--store", bare, "--store-password-file", file.path], timeout: 60)
+        #expect(fromFile.status == 1 && !fromFile.stderr.contains("warning"), "\(fromFile.stderr)")
+        #expect(fromFile.stderr.contains("cannot reach the database at postgres://hub@127.0.0.1:"), "\(fromFile.stderr)")
+        let missing = try await user.run([
+            "hub", "serve", "--port", "0", "--store", bare, "--store-password-file", "/nonexistent",
+        ])
+        #expect(missing.status == 1 && missing.stderr.contains("cannot read --store-password-file"), "\(missing.stderr)")
         let refused = try await user.run(["hub", "serve", "--store", "mysql://x"])
         #expect(refused.status != 0 && refused.stderr.contains("--store takes a postgres:// URL"), "\(refused.stderr)")
     }

@@ -82,6 +82,8 @@ public final class NginxFront: Sendable {
                   # The hub checks SAS token audiences, and writes Location headers, with the
                   # host the client used.
                   proxy_set_header Host $http_host;
+                  # Who the client is, for the nodes' per-client limits (with --trusted-proxy).
+                  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
                   # Device streams (Server-Sent Events) pass through as the hub writes them,
                   # and stay open for as long as the client keeps them.
                   proxy_buffering off;

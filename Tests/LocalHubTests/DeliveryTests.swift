@@ -152,7 +152,8 @@ import Testing
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("live", device: device, tags: ["Sports"]))
             let token = hub.token(hub.listen)
-            async let received = readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3)
+            async let received = readStream(
+                baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3, timeout: 30)
             try await Task.sleep(nanoseconds: 300_000_000)
             let sender = try hub.client(hub.full)
             for i in 1...3 { _ = try await sender.send(.template(["messageParam": "live \(i)"]), tagExpression: "Sports") }

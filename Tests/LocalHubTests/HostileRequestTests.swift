@@ -102,17 +102,22 @@ import Testing
             try db.execute(
                 sql: "INSERT INTO installation (hub, id, json) VALUES ('news', ?, '{\"installationId\":')",
                 arguments: [Data("bad\u{0}id".utf8)])
+            // One that reads, but that no request could make: 500 tags (60 at most).
+            let tags = (0..<500).map { "\"t\($0)\"" }.joined(separator: ",")
+            try db.execute(
+                sql: "INSERT INTO installation (hub, id, json) VALUES ('news', 'many', ?)",
+                arguments: [#"{"installationId":"many","platform":"apns","pushChannel":"ab12","tags":["# + tags + "]}"])
         }
         try await database.close()
         try await TestHub.with(directory: directory) { hub in
             try await expectHealthy(hub)
             #expect(try await hub.client(hub.listen).installation(id: "good").pushChannel == .handle(device))
             let metrics = try await raw(.GET, hub.baseURL + "/metrics")
-            #expect(metricValue(metrics.body, "hub_quarantined_records") == 2, "\(metrics.body)")
+            #expect(metricValue(metrics.body, "hub_quarantined_records") == 3, "\(metrics.body)")
         }
         // Kept, not lost, and not tried again.
         let kept = try DatabaseQueue(path: directory.appendingPathComponent("hub.sqlite").path)
-        #expect(try await kept.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM quarantine") } == 2)
+        #expect(try await kept.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM quarantine") } == 3)
         #expect(try await kept.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM registration") } == 0)
         try await kept.close()
         try await TestHub.with(directory: directory) { hub in try await expectHealthy(hub) }

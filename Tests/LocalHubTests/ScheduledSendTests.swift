@@ -90,10 +90,10 @@ import Testing
     }
 
     @Test func scheduleTimesInBothSDKFormsAndBadOnesRefused() async throws {
-        #expect(HubResponder.scheduleTime("2026-11-25T18:00:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
-        #expect(HubResponder.scheduleTime("2026-11-25T18:00:00.250Z") == W3CDate.parse("2026-11-25T18:00:00.25Z"))
-        #expect(HubResponder.scheduleTime("2026-11-25T19:00:00+01:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
-        #expect(HubResponder.scheduleTime("tomorrow") == nil)
+        #expect(try ScheduleTime.parse("2026-11-25T18:00:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        #expect(try ScheduleTime.parse("2026-11-25T18:00:00.250Z") == W3CDate.parse("2026-11-25T18:00:00.25Z"))
+        #expect(try ScheduleTime.parse("2026-11-25T19:00:00+01:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        #expect(throws: ScheduleTime.Refusal.self) { try ScheduleTime.parse("tomorrow") }
         try await TestHub.with { hub in
             func schedule(_ time: String?, query: String = "") async throws -> RawResponse {
                 var headers = [
@@ -212,6 +212,65 @@ import Testing
             let notJSON = DirectBatch(payload: "hello", devices: [randomDevice()]).multipart()
             let status6 = try await post("&direct", notJSON.contentType, notJSON.body)
             #expect(status6 == 400)
+        }
+    }
+
+    /// On `main`, `+99:99` offsets, February 30th, a leap second, a bare date and year 1 were
+    /// accepted, and the past ones fired at once.
+    @Test func scheduleTimesAreRealDatesAndTheirPastIsShort() async throws {
+        for text in [
+            "2026-11-25T18:00:00+99:99", "2026-11-25T18:00:00+14:01", "2026-02-30T10:00:00", "2026-11-25T23:59:60Z",
+            "2026-11-25", "2026-11-25T24:00:00", "2026-13-01T00:00:00", "2026-11-25T18:00", "2026-11-25T18:00:00.12345678Z",
+            "2026-11-25T18:00:00+0100", " 2026-11-25T18:00:00", "２０２６-11-25T18:00:00",
+        ] {
+            #expect(throws: ScheduleTime.Refusal.self, "\(text)") { try ScheduleTime.parse(text) }
+        }
+        #expect(try ScheduleTime.parse("2028-02-29T00:00:00Z") == W3CDate.parse("2028-02-29T00:00:00Z"), "a leap day")
+        #expect(try ScheduleTime.parse("2026-11-25T04:00:00-14:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        try await TestHub.with { hub in
+            func schedule(_ time: String) async throws -> RawResponse {
+                try await raw(
+                    .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
+                    headers: [
+                        ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
+                        ("Content-Type", "application/json"), ("ServiceBusNotification-ScheduleTime", time),
+                    ], body: #"{"messageParam":"x"}"#)
+            }
+            for text in [
+                "0001-01-01T00:00:00", "2001-01-01T00:00:00", W3CDate.format(Date().addingTimeInterval(-600)),
+                "2026-02-30T10:00:00",
+            ] {
+                let refused = try await schedule(text)
+                #expect(refused.status == 400, "\(text): \(refused.body)")
+            }
+            let past = try await schedule(W3CDate.format(Date().addingTimeInterval(-120)))
+            #expect(past.status == 201, "a time a little past is sent at once: \(past.body)")
+        }
+    }
+
+    /// Waiting sends keep their bodies in memory: on `main`, 2,000 of 60 KB took 126 MB.
+    @Test func waitingScheduledSendsHaveAByteBudget() async throws {
+        try await TestHub.with { hub in
+            let body = JSONValue.object([("messageParam", .string(String(repeating: "b", count: 60_000)))]).text
+            var accepted = 0
+            var refusal: RawResponse?
+            for _ in 0..<400 {
+                let answer = try await raw(
+                    .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
+                    headers: [
+                        ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
+                        ("Content-Type", "application/json"),
+                        ("ServiceBusNotification-ScheduleTime", W3CDate.format(Date().addingTimeInterval(86_400))),
+                    ], body: body)
+                if answer.status == 201 {
+                    accepted += 1
+                } else {
+                    refusal = answer
+                    break
+                }
+            }
+            #expect((250...290).contains(accepted), "16 MB of 60 KB sends: \(accepted)")
+            #expect(refusal?.status == 403 && refusal?.errorDetail?.contains("16 MB") == true, "\(refusal?.body ?? "")")
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import HubTestSupport
-import LocalHub
 import NotificationHubs
 import Testing
+
+@testable import LocalHub
 
 /// What several nodes sharing one PostgreSQL database rely on (`SharedHubStore`), each test
 /// on a database of its own, with one store per node as each node process opens it.
@@ -189,5 +190,44 @@ import Testing
         ])
         #expect(first == ["news": ["Listen": "k1", "Full": "k2"]])
         #expect(second == ["news": ["Listen": "k1", "Full": "k2"], "more": ["Full": "k3"]])
+    }
+
+    /// A node trusts no row (issue 26, item 7): on `main` an installation given 50,000 tags in
+    /// the database by hand was served (the limit is 60), and a bad row was skipped silently
+    /// until a restart quarantined it. Now the row reads as deleted, goes aside at once, once.
+    @Test func aRowWrittenByHandIsCheckedAsARequestAndQuarantinedAtOnce() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let writer = try await PostgresHubStore(url: url, node: "writer", logger: TestHub.quietLogger)
+        let reader = try await PostgresHubStore(url: url, node: "reader", logger: TestHub.quietLogger)
+        defer { for store in [writer, reader] { store.shutdown() } }
+        let head = try await reader.changeHead()
+        try await writer.apply([.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a"))])
+        // By hand: 500 tags (a request may give 60), and a change-log entry for it, as another
+        // node would write.
+        _ = try await PostgresServer.shared().psql(
+            """
+            UPDATE installation SET json = json_build_object('installationId', 'a', 'platform', 'apns',
+                'pushChannel', 'ab12', 'tags', (SELECT json_agg('t' || g) FROM generate_series(1, 500) g))::text
+            WHERE id = 'a';
+            INSERT INTO change (seq, kind, hub, id) SELECT MAX(seq) + 1, 'i', 'news', 'a' FROM change;
+            """, database: url)
+        let changes = try await reader.changes(after: head, limit: 10)
+        #expect(changes.count == 2)
+        #expect(changes.allSatisfy { if case .installation(_, _, nil) = $0.row { true } else { false } })
+        #expect(changes.filter(\.quarantined).count == 1, "moved aside once, by the first read")
+        let kept = try await PostgresServer.shared().psql(
+            "SELECT (SELECT COUNT(*) FROM installation), (SELECT COUNT(*) FROM quarantine)", database: url)
+        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "0|1")
+        let reason = try await PostgresServer.shared().psql("SELECT reason FROM quarantine", database: url)
+        #expect(reason.contains("tags"), "\(reason)")
+        // Read again: nothing more to move.
+        #expect(try await reader.changes(after: head, limit: 10).filter(\.quarantined).isEmpty)
+    }
+
+    /// The password can stay out of the URL, and so out of `ps`.
+    @Test func thePasswordCanComeApartFromTheURL() throws {
+        let url = "postgres://hub:inurl@127.0.0.1:5/db"
+        #expect(try PostgresLocation(url, password: "fromfile").configuration.password == "fromfile")
+        #expect(try PostgresLocation(url).configuration.password == "inurl")
     }
 }

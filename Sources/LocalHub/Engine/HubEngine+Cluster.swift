@@ -28,6 +28,8 @@ extension HubEngine {
 
     /// Sets rows other nodes changed (or this one: the same rows again) in the tables.
     func applyChanges(_ changes: [StoredChange]) {
+        let quarantined = changes.filter(\.quarantined).count
+        if quarantined > 0 { metrics.addQuarantined(quarantined) }
         directory.withLock { directory in
             for change in changes {
                 switch change.row {

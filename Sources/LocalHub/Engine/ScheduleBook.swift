@@ -5,8 +5,9 @@ import NotificationHubs
 /// too (state `Scheduled`), and the engine reloads them at start.
 struct ScheduleBook: Sendable {
     private var waiting: [String: StoredNotification] = [:]
-    /// How many wait, by lower-cased hub.
+    /// How many wait, and the bytes they hold, by lower-cased hub.
     private var perHub: [String: Int] = [:]
+    private var bytesPerHub: [String: Int] = [:]
 
     private static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
 
@@ -14,16 +15,31 @@ struct ScheduleBook: Sendable {
 
     func count(hub: String) -> Int { perHub[hub.lowercased()] ?? 0 }
 
+    /// The bytes one hub's waiting sends hold in memory.
+    func bytes(hub: String) -> Int { bytesPerHub[hub.lowercased()] ?? 0 }
+
+    /// About what a notification holds in memory while it waits.
+    static func size(_ notification: StoredNotification) -> Int {
+        notification.body.utf8.count + (notification.tagExpression?.utf8.count ?? 0)
+            + notification.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+            + (notification.batchHandles ?? []).reduce(0) { $0 + $1.utf8.count } + 256
+    }
+
     mutating func add(_ notification: StoredNotification) {
-        if waiting.updateValue(notification, forKey: Self.key(notification.hub, notification.id)) == nil {
-            perHub[notification.hub.lowercased(), default: 0] += 1
+        let key = notification.hub.lowercased()
+        if let old = waiting.updateValue(notification, forKey: Self.key(notification.hub, notification.id)) {
+            bytesPerHub[key, default: 0] -= Self.size(old)
+        } else {
+            perHub[key, default: 0] += 1
         }
+        bytesPerHub[key, default: 0] += Self.size(notification)
     }
 
     /// Takes a notification out (it fires, or is cancelled); nil when it is not waiting.
     mutating func remove(hub: String, id: String) -> StoredNotification? {
         guard let removed = waiting.removeValue(forKey: Self.key(hub, id)) else { return nil }
         perHub[hub.lowercased(), default: 1] -= 1
+        bytesPerHub[hub.lowercased(), default: 0] -= Self.size(removed)
         return removed
     }
 

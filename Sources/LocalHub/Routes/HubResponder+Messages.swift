@@ -23,9 +23,10 @@ extension HubResponder {
     }
 
     /// `POST /{hub}/schedulednotifications` (Send): a send as to `messages`, fired at
-    /// `ServiceBusNotification-ScheduleTime` (UTC, .NET's `yyyy-MM-ddTHH:mm:ss` or JS's ISO
-    /// form with milliseconds and `Z`; any offset is honoured), at most 7 days ahead; a time
-    /// past fires at once. 201 with `Location` `…/schedulednotifications/{id}`; the id is also
+    /// `ServiceBusNotification-ScheduleTime` (`ScheduleTime`: .NET's zone-less
+    /// `yyyy-MM-ddTHH:mm:ss` as UTC, JS's ISO form with milliseconds and `Z`, or an offset
+    /// within ±14:00), at most 7 days ahead; a time up to `latePast` (5 minutes) gone fires
+    /// at once, an older one is refused. 201 with `Location` `…/schedulednotifications/{id}`; the id is also
     /// the notification's for `GET …/messages/{id}` (state `Scheduled`, then as any send).
     /// `DELETE …/schedulednotifications/{id}` cancels it (200; 404 once fired or cancelled).
     func scheduled(_ r: HubRequest, hub: String, id: String?) async throws -> Response {
@@ -35,12 +36,20 @@ extension HubResponder {
             guard let timeText = r.header("ServiceBusNotification-ScheduleTime") else {
                 throw HubRefusal.badRequest("A scheduled send needs the ServiceBusNotification-ScheduleTime header (UTC)")
             }
-            guard let at = Self.scheduleTime(timeText) else {
-                throw HubRefusal.badRequest(
-                    "The ServiceBusNotification-ScheduleTime '\(timeText)' is not a time such as 2026-11-25T18:00:00 (UTC)")
+            let at: Date
+            do {
+                at = try ScheduleTime.parse(timeText.trimmingCharacters(in: .whitespaces))
+            } catch {
+                let shown = String(
+                    timeText.unicodeScalars.prefix(40).map { $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+                throw HubRefusal.badRequest("The ServiceBusNotification-ScheduleTime '\(shown)' \(error)")
             }
             guard at.timeIntervalSinceNow <= HubEngine.longestSchedule else {
                 throw HubRefusal.badRequest("A send may be scheduled at most 7 days ahead")
+            }
+            guard at.timeIntervalSinceNow >= -Self.latePast else {
+                throw HubRefusal.badRequest(
+                    "The ServiceBusNotification-ScheduleTime '\(timeText)' is more than 5 minutes past; send it now instead")
             }
             var notification = try await acceptedNotification(r, hub: hub, scheduled: true)
             notification.scheduledFor = at
@@ -59,13 +68,9 @@ extension HubResponder {
         }
     }
 
-    /// A schedule time in either SDK's form; a time without a zone is UTC.
-    static func scheduleTime(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.count <= 40 else { return nil }
-        if let date = W3CDate.parse(trimmed) { return date }
-        return W3CDate.parse(trimmed + "Z")
-    }
+    /// How long past a schedule time may be and still be sent (at once): a clock a little
+    /// behind, or a request a little slow.
+    static let latePast: TimeInterval = 300
 
     /// A send's request checked and made a notification (not yet accepted): the format, a
     /// direct handle (not for scheduled sends), the tags, and a body of the format's kind.

@@ -35,7 +35,7 @@ extension HubResponder {
         router.add(middleware: HubFront(responder: self))
         router.get("/") { request, context in self.home(HubRequest(request, context)) }
         router.get("healthz") { request, context in try await self.health(HubRequest(request, context)) }
-        router.get("metrics") { request, context in self.metricsPage(HubRequest(request, context)) }
+        router.get("metrics") { request, context in try self.metricsPage(HubRequest(request, context)) }
         // Every method reaches the sandbox, which authorizes first and then says what each
         // resource takes.
         for method in [HTTPRequest.Method.get, .delete, .post, .put, .patch] {
@@ -119,12 +119,40 @@ extension HubResponder {
             contentType: "text/plain; charset=utf-8", trackingId: r.trackingId, headers: headers)
     }
 
-    /// `GET /metrics`, Prometheus text.
-    func metricsPage(_ r: HubRequest) -> Response {
+    /// `GET /metrics`, Prometheus text: open to this machine when nothing stood between;
+    /// otherwise only with `Authorization: Bearer` and the `--metrics-token` (Prometheus
+    /// cannot make SAS tokens).
+    func metricsPage(_ r: HubRequest) throws -> Response {
+        if !r.client.directLoopback {
+            guard let token = configuration.metricsToken else {
+                throw HubRefusal(
+                    .forbidden,
+                    "Metrics are served to this machine only; start the hub with --metrics-token-file to serve them to "
+                        + "other peers with a bearer token")
+            }
+            let given = r.header(.authorization).flatMap { value -> String? in
+                value.lowercased().hasPrefix("bearer ") ? String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+            }
+            guard let given, Self.sameText(given, token) else {
+                var refusal = HubRefusal(.unauthorized, "Metrics need Authorization: Bearer with the hub's metrics token")
+                refusal.headers[.wwwAuthenticate] = "Bearer"
+                throw refusal
+            }
+        }
         let text = engine.metrics.render(
             installations: engine.installationCount, registrations: engine.registrationCount,
             streamClients: engine.openStreams)
         return HubReply.body(.ok, text, contentType: "text/plain; version=0.0.4; charset=utf-8", trackingId: r.trackingId)
+    }
+
+    /// Whether two texts are equal, in time that does not depend on where they differ.
+    static func sameText(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        var difference = x.count ^ y.count
+        for i in 0..<max(x.count, y.count) {
+            difference |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0))
+        }
+        return difference == 0
     }
 
     /// `POST /{hub}/registrationids` (Listen): a new registration id, in `Location`.
@@ -151,6 +179,7 @@ struct HubFront: RouterMiddleware {
             request.headers[HubRequest.trackingIdField].flatMap(HubRequest.acceptedTrackingId) ?? HubRequest.newTrackingId()
         context.client = RequestClient.of(
             peer: context.channel.remoteAddress, forwardedFor: request.headers[values: Self.forwardedFor],
+            forwarded: request.headers[Self.forwarded] != nil || request.headers[Self.realIP] != nil,
             trusted: responder.configuration.trustedProxies)
         let response: Response
         do {
@@ -204,6 +233,8 @@ struct HubFront: RouterMiddleware {
     }
 
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwarded = HTTPField.Name("Forwarded")!
+    static let realIP = HTTPField.Name("X-Real-IP")!
 
     /// `routeName`, worked out once per route: the table has a few dozen.
     static func cachedRouteName(_ path: String) -> String {

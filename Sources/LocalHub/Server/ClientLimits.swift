@@ -12,7 +12,8 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     let key: String
     /// The request reached this hub through a trusted proxy.
     let proxied: Bool
-    /// The peer is this machine (a loopback address) and no proxy stood between.
+    /// The peer is this machine (a loopback address) and nothing says a proxy stood between
+    /// (no `X-Forwarded-For`, `Forwarded` or `X-Real-IP`): what `/metrics` serves openly.
     let directLoopback: Bool
 
     var description: String { key }
@@ -20,16 +21,22 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     static let unknown = RequestClient(key: "unknown", proxied: false, directLoopback: false)
 
     /// `peer`: the connection's remote address; `forwardedFor`: every `X-Forwarded-For`
-    /// value, in order.
-    static func of(peer: SocketAddress?, forwardedFor: [String], trusted: TrustedProxies) -> RequestClient {
-        guard let peerBytes = peer.flatMap(addressBytes) else { return .unknown }
+    /// value, in order; `forwarded`: whether the request carries any forwarding header.
+    static func of(peer: SocketAddress?, forwardedFor: [String], forwarded: Bool = false, trusted: TrustedProxies)
+        -> RequestClient
+    {
+        // No address: a request handed to the router inside this process (tests).
+        guard let peerBytes = peer.flatMap(addressBytes) else {
+            return RequestClient(key: "in-process", proxied: false, directLoopback: !forwarded && forwardedFor.isEmpty)
+        }
+        let direct = isLoopback(peerBytes) && !forwarded && forwardedFor.isEmpty
         guard trusted.contains(peerBytes) else {
-            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: isLoopback(peerBytes))
+            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: direct)
         }
         // From the nearest hop back: the first that is not a trusted proxy is the client.
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         guard !hops.isEmpty else {
-            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: isLoopback(peerBytes))
+            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: direct)
         }
         var client = peerBytes
         for hop in hops.reversed() {

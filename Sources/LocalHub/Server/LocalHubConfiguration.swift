@@ -50,6 +50,8 @@ public struct LocalHubConfiguration: Sendable {
     public var storeURL: String?
     /// This node's name in logs, claims and `/metrics`; made from the host and process when nil.
     public var nodeName: String?
+    /// The database password, kept out of `storeURL` (from a file or the environment).
+    public var storePassword: String?
     /// What one client may do (`ClientRates`); tests and benchmarks raise it.
     public var clientRates: ClientRates
     /// How long a claim of the built-in push service holds unused (`HubEngine.claimLifetime`).

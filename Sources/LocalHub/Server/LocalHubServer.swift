@@ -40,7 +40,8 @@ public enum LocalHubServer {
         if let url = configuration.storeURL {
             let shared: PostgresHubStore
             do {
-                shared = try await PostgresHubStore(url: url, node: configuration.effectiveNodeName, logger: logger)
+                shared = try await PostgresHubStore(
+                    url: url, password: configuration.storePassword, node: configuration.effectiveNodeName, logger: logger)
                 // Every node serves the keys kept in the database; the data folder keeps a
                 // copy, which the command line reads.
                 keys = try await keys.sharing(through: shared, in: directory)

@@ -112,7 +112,8 @@ extension PostgresHubStore {
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
 
-    init(_ url: String) throws {
+    /// `password`, when given, is used in place of any the URL holds.
+    init(_ url: String, password: String? = nil) throws {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, !host.isEmpty
         else {
@@ -122,7 +123,7 @@ struct PostgresLocation {
         let database = String(components.path.drop { $0 == "/" })
         var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: database.isEmpty ? nil : database, tls: .disable)
+            password: password ?? components.password, database: database.isEmpty ? nil : database, tls: .disable)
         if components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true {
             configuration.tls = .require(.makeClientConfiguration())
         }

@@ -12,7 +12,8 @@ extension PostgresHubStore: SharedHubStore {
     }
 
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
-        try await rows(
+        var changes: [StoredChange] = []
+        for row in try await rows(
             """
             SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.device IS NOT NULL AS claimed
             FROM change c
@@ -21,31 +22,70 @@ extension PostgresHubStore: SharedHubStore {
             LEFT JOIN sandbox_device s ON c.kind = 's' AND s.hub = c.hub AND s.device = c.id
             WHERE c.seq > \(seq) ORDER BY c.seq LIMIT \(limit)
             """
-        ).map { row in
+        ) {
             let (seq, kind, hub, id) = (
                 try row["seq"].decode(Int64.self), try row["kind"].decode(String.self), try row["hub"].decode(String.self),
                 try row["id"].decode(String.self)
             )
             switch kind {
             case "i":
-                // A row that no longer reads is left out of memory, as a load quarantines it.
-                let installation = try row["json"].decode(String?.self).flatMap {
-                    try? Installation.stored(json: $0, id: id.utf8)
+                var installation: Installation?
+                var quarantined = false
+                if let json = try row["json"].decode(String?.self) {
+                    do {
+                        installation = try Installation.stored(json: json, id: id.utf8)
+                    } catch {
+                        // Checked as a request is; a row that fails reads as deleted, and goes aside.
+                        quarantined = try await quarantine("installation", hub: hub, id: id, body: json, reason: "\(error)")
+                    }
                 }
-                return StoredChange(seq: seq, row: .installation(hub: hub, id: id, installation))
+                changes.append(
+                    StoredChange(seq: seq, row: .installation(hub: hub, id: id, installation), quarantined: quarantined))
             case "r":
                 var stored: StoredRegistration?
+                var quarantined = false
                 if let xml = try row["xml"].decode(String?.self) {
-                    stored = try? StoredRegistration.stored(
-                        hub: hub, id: id.utf8, xml: xml, created: try row["created"].decode(Double.self),
-                        updated: try row["updated"].decode(Double.self))
+                    do {
+                        stored = try StoredRegistration.stored(
+                            hub: hub, id: id.utf8, xml: xml, created: try row["created"].decode(Double.self),
+                            updated: try row["updated"].decode(Double.self))
+                    } catch {
+                        quarantined = try await quarantine("registration", hub: hub, id: id, body: xml, reason: "\(error)")
+                    }
                 }
-                return StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored))
+                changes.append(
+                    StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored), quarantined: quarantined))
             default:
-                return StoredChange(
-                    seq: seq, row: .sandboxDevice(hub: hub, device: id, claimed: try row["claimed"].decode(Bool.self)))
+                // A token that is not one reads as a claim let go.
+                let claimed = try row["claimed"].decode(Bool.self) && DeviceToken.isValid(id)
+                changes.append(
+                    StoredChange(seq: seq, row: .sandboxDevice(hub: hub, device: id.lowercased(), claimed: claimed)))
             }
         }
+        return changes
+    }
+
+    /// Moves a row that failed its checks into the quarantine, if it still holds `body` (a
+    /// write since replaced it: nothing to do), and logs it once. True when this call moved it.
+    private func quarantine(_ table: String, hub: String, id: String, body: String, reason: String) async throws -> Bool {
+        let column = table == "installation" ? "json" : "xml"
+        let moved = try await rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH moved AS (
+                        DELETE FROM \(table) WHERE hub = $1 AND id = $2 AND \(column) = $3 RETURNING hub, id, \(column))
+                    INSERT INTO quarantine (kind, hub, id, body, reason, at)
+                    SELECT $4, convert_to(hub, 'UTF8'), convert_to(id, 'UTF8'), convert_to(\(column), 'UTF8'), $5, $6
+                    FROM moved RETURNING seq
+                    """,
+                binds: Self.binds(hub, id, body, table, reason, Date().timeIntervalSince1970)))
+        guard !moved.isEmpty else { return false }
+        let record = QuarantinedRecord(kind: table, storedHub: hub.utf8, storedId: id.utf8, reason: reason)
+        let why = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+        logger.error(
+            "quarantined the \(table) '\(record.id)' of hub '\(record.hub)' read from the database: \(why); it is kept in the quarantine table"
+        )
+        return true
     }
 
     public func deliveryFeed(after seq: Int64, limit: Int) async throws -> [Delivery] {

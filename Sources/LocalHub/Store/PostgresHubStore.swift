@@ -18,9 +18,12 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// Whether the database answered lately: how long an operation may wait for it.
     let reachability: Reachability
 
-    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates.
-    public init(url: String, node: String = UUID().uuidString.lowercased(), logger: Logger) async throws {
-        let configuration = try PostgresLocation(url).configuration
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates;
+    /// `password`, when given, in place of any in the URL (which `ps` shows every user).
+    public init(url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger)
+        async throws
+    {
+        let configuration = try PostgresLocation(url, password: password).configuration
         reachability = Reachability(server: "\(configuration.host ?? ""):\(configuration.port ?? 0)")
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let client = client

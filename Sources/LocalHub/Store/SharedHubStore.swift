@@ -60,4 +60,7 @@ public struct StoredChange: Sendable {
 
     public var seq: Int64
     public var row: Row
+    /// The row did not pass the checks a request's would and was moved to the quarantine
+    /// (it reads as deleted).
+    public var quarantined = false
 }

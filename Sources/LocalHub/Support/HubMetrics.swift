@@ -70,7 +70,21 @@ public final class HubMetrics: Sendable {
         counter.increment()
     }
 
-    func setQuarantined(_ count: Int) { quarantined.record(count) }
+    func setQuarantined(_ count: Int) {
+        quarantinedCount.withLock { $0 = count }
+        quarantined.record(count)
+    }
+
+    /// Rows quarantined since, while the hub runs (a node reading a bad row another wrote).
+    func addQuarantined(_ count: Int) {
+        let total = quarantinedCount.withLock { total in
+            total += count
+            return total
+        }
+        quarantined.record(total)
+    }
+
+    private let quarantinedCount = Mutex(0)
 
     func send(format: String) {
         counter("hub_sends_total", [("format", format)]).increment()
