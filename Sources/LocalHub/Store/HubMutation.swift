@@ -1,0 +1,20 @@
+import Foundation
+import NotificationHubs
+
+/// A change to installations, registrations or the notification queue.
+public enum HubMutation: Sendable {
+    case upsertInstallation(hub: String, Installation)
+    case deleteInstallation(hub: String, id: String)
+    case upsertRegistration(StoredRegistration)
+    case deleteRegistration(hub: String, id: String)
+    case insertNotification(StoredNotification)
+    /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`), claimed or
+    /// renewed: its claim counts from `at`.
+    case claimSandboxDevice(hub: String, device: String, at: Date)
+    /// A claim given up: by its terminal, by an operator, or because nothing used it.
+    case releaseSandboxDevice(hub: String, device: String)
+    /// A scheduled notification is due: enqueued for dispatch.
+    case fireScheduled(hub: String, id: String)
+    /// A scheduled notification will not be sent.
+    case cancelScheduled(hub: String, id: String, at: Date)
+}
