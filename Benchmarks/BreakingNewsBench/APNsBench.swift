@@ -156,7 +156,7 @@ func measureAPNs(
     let topic = "com.example.news"
     let token = try APNsProviderToken(key: P256.Signing.PrivateKey().pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ")
     let client = try APNsClient(
-        ProviderCredentials.APNs(token: token, topic: topic, endpoint: url, caFile: caFile), maximumStreams: inFlight)
+        PushCredentials.APNs(token: token, topic: topic, endpoint: url, caFile: caFile), maximumStreams: inFlight)
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.additionalTrustRoots = [.file(caFile)]
     var configuration = HTTPClient.Configuration(tlsConfiguration: tls)

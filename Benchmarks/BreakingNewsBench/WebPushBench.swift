@@ -24,7 +24,7 @@ func webPushFairness(runs: Int) async throws -> [BenchRow] {
             ("caFile", .string(peer.certificateFile)), ("allowPrivateEndpoints", .bool(true)),
         ])
         let providers = JSONValue.object([("hubs", .object([("breakingnews", .object([("webPush", web)]))]))])
-        let providersFile = config.appendingPathComponent(ProviderCredentials.fileName)
+        let providersFile = config.appendingPathComponent(PushCredentials.fileName)
         try Data(providers.text.utf8).write(to: providersFile)
 
         func measure(_ label: String, load: (HubClient, Int) async throws -> Void) async throws -> Double {

@@ -33,7 +33,7 @@ extension FCMPeer {
 
         /// Writes `service-account.json` (mode 0600) and a `providers.json` naming it for
         /// `hub` with FCM at `endpoint` and `caFile` trusted, into `folder`; returns the
-        /// providers file, for `ProviderCredentials.load`.
+        /// providers file, for `PushCredentials.load`.
         @discardableResult
         public func writeProviders(
             in folder: URL, hub: String = "breakingnews", tokenURI: String, endpoint: String, caFile: String
@@ -46,15 +46,15 @@ extension FCMPeer {
                 ("serviceAccountFile", .string("service-account.json")), ("endpoint", .string(endpoint)),
                 ("caFile", .string(caFile)),
             ])
-            let providers = folder.appendingPathComponent(ProviderCredentials.fileName)
+            let providers = folder.appendingPathComponent(PushCredentials.fileName)
             try Data(JSONValue.object([("hubs", .object([(hub, .object([("fcmV1", fcm)]))]))]).text.utf8).write(to: providers)
             return providers
         }
 
         /// The credentials for `peer` serving at `url`, loaded as a hub loads them.
-        public func credentials(for peer: FCMPeer, at url: String, in folder: URL) throws -> ProviderCredentials.FCMv1 {
+        public func credentials(for peer: FCMPeer, at url: String, in folder: URL) throws -> PushCredentials.FCMv1 {
             let file = try writeProviders(in: folder, tokenURI: "\(url)/token", endpoint: url, caFile: peer.certificateFile)
-            guard let fcm = try ProviderCredentials.load(file).hub("breakingnews")?.fcmV1 else {
+            guard let fcm = try PushCredentials.load(file).hub("breakingnews")?.fcmV1 else {
                 throw CocoaError(.fileReadCorruptFile)
             }
             return fcm

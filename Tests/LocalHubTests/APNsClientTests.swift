@@ -25,7 +25,7 @@ struct APNsClientTests {
             key: peerKey ?? key.publicKey, keyId: "ABC123DEFG", teamId: "DEF123GHIJ", topic: "com.example.news",
             behaviours: behaviours, delay: delay, idleTimeout: idleTimeout)
         return try await peer.serve { url in
-            let credentials = ProviderCredentials.APNs(
+            let credentials = PushCredentials.APNs(
                 token: try APNsProviderToken(key: key.pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
                 topic: "com.example.news", endpoint: url, caFile: peer.certificateFile)
             let client = try APNsClient(
@@ -147,8 +147,8 @@ struct APNsClientTests {
         }
     }
 
-    static func sendAll(_ client: APNsClient, devices: [String]) async -> [ProviderAnswer] {
-        await withTaskGroup(of: ProviderAnswer.self) { group in
+    static func sendAll(_ client: APNsClient, devices: [String]) async -> [PushAnswer] {
+        await withTaskGroup(of: PushAnswer.self) { group in
             for device in devices {
                 group.addTask { await client.send(device: device, payload: Self.alert, headers: [:]) }
             }
@@ -212,7 +212,7 @@ struct APNsClientTests {
     @Test func anEndpointThatIsNotTLSIsUnreachable() async throws {
         let server = ScriptedServer([])
         try await server.serve { port in
-            let credentials = ProviderCredentials.APNs(
+            let credentials = PushCredentials.APNs(
                 token: try APNsProviderToken(
                     key: P256.Signing.PrivateKey().pemRepresentation, keyId: "ABC123DEFG", teamId: "DEF123GHIJ"),
                 topic: "com.example.news", endpoint: "https://127.0.0.1:\(port)", caFile: nil)

@@ -105,7 +105,7 @@ import Testing
         let stuck = NIOAsyncTestingEventLoop()
         let streams = DeviceStreams()
         _ = try streams.listen(hub: "news", device: "ab", sink: BufferedStreamSink(eventLoop: stuck))
-        let service = SandboxPushService(streams: streams)
+        let service = BuiltInPushService(streams: streams)
         let notification = StoredNotification(
             hub: "news", id: "n", format: .template, tagExpression: nil, body: "{}", headers: [:], directHandle: nil,
             isTest: false, enqueued: Date())

@@ -119,7 +119,7 @@ import Testing
             StoredNotification(
                 hub: "news", id: "x", format: .template, tagExpression: "World", body: #"{"messageParam":"hi \"you\""}"#))
         // Ten messages for the sandbox push service; nothing refused while planning.
-        let messages = plan.messages[.sandbox] ?? []
+        let messages = plan.messages[.builtIn] ?? []
         #expect(plan.messageCount == 10 && messages.count == 10)
         #expect(Set(messages.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
         #expect(plan.counts.isEmpty)
@@ -334,7 +334,7 @@ final class RecordingPushService: PushService, @unchecked Sendable {
         lock.withLock { messages += sends.flatMap(\.deliveries) }
         return sends.map { send in
             send.deliveries.map {
-                $0.device == refusedHandle ? .refused(name: "BadChannel", text: "refused by the test service") : .delivered
+                $0.device == refusedHandle ? .refused(name: .badChannel, text: "refused by the test service") : .delivered
             }
         }
     }

@@ -46,7 +46,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    static func delivered(_ answer: ProviderAnswer) -> Bool {
+    static func delivered(_ answer: PushAnswer) -> Bool {
         if case .delivered = answer { true } else { false }
     }
 
@@ -209,7 +209,7 @@ struct FCMv1ClientTests {
             ("\(body)", .notPEM),
         ]
         for (pem, expected) in cases {
-            let credentials = ProviderCredentials.FCMv1(
+            let credentials = PushCredentials.FCMv1(
                 projectId: "news-1", clientEmail: account.clientEmail, privateKeyPEM: pem,
                 tokenURI: "https://127.0.0.1:9/token", endpoint: "https://127.0.0.1:9", caFile: nil)
             do {
@@ -221,12 +221,12 @@ struct FCMv1ClientTests {
                 #expect(!text.contains(body.prefix(16)) && !text.contains("MII"), "the error does not quote the key: \(text)")
             }
         }
-        let pkcs1Credentials = ProviderCredentials.FCMv1(
+        let pkcs1Credentials = PushCredentials.FCMv1(
             projectId: "news-1", clientEmail: account.clientEmail, privateKeyPEM: pkcs1,
             tokenURI: "https://127.0.0.1:9/token", endpoint: "https://127.0.0.1:9", caFile: nil)
         #expect(throws: FCMCredentialError.pkcs1Key) { try FCMv1Client(pkcs1Credentials) }
         // Google's own shape, PKCS #8, is taken.
-        let credentials = ProviderCredentials.FCMv1(
+        let credentials = PushCredentials.FCMv1(
             projectId: "news-1", clientEmail: account.clientEmail, privateKeyPEM: account.privateKeyPEM,
             tokenURI: "https://127.0.0.1:9/token", endpoint: "https://127.0.0.1:9", caFile: nil)
         let token = try FCMAccessToken(credentials)
@@ -247,8 +247,8 @@ struct FCMv1ClientTests {
         }
     }
 
-    static func sendAll(_ client: FCMv1Client, devices: [String]) async -> [ProviderAnswer] {
-        await withTaskGroup(of: ProviderAnswer.self) { group in
+    static func sendAll(_ client: FCMv1Client, devices: [String]) async -> [PushAnswer] {
+        await withTaskGroup(of: PushAnswer.self) { group in
             for device in devices {
                 group.addTask { await client.send(device: device, payload: Self.alert, headers: [:]) }
             }

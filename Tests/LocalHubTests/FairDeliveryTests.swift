@@ -23,7 +23,7 @@ import Testing
                 ("caFile", .string(peer.certificateFile)), ("allowPrivateEndpoints", .bool(true)),
             ])
             let providers = JSONValue.object([("hubs", .object([("news", .object([("webPush", web)]))]))])
-            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(PushCredentials.fileName))
             let hub = try await TestHub.start(directory: directory)
             do {
                 let result = try await body(hub, peer)

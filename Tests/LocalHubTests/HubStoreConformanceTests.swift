@@ -197,19 +197,19 @@ import Testing
     func claimsAreRenewedReleasedAndFoundByAge(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         try await store.apply([
-            .claimSandboxDevice(hub: "news", device: "aa", at: Self.t0),
-            .claimSandboxDevice(hub: "news", device: "bb", at: Self.t0 + 10),
-            .claimSandboxDevice(hub: "news", device: "cc", at: Self.t0 + 20),
+            .claimDevice(hub: "news", device: "aa", at: Self.t0),
+            .claimDevice(hub: "news", device: "bb", at: Self.t0 + 10),
+            .claimDevice(hub: "news", device: "cc", at: Self.t0 + 20),
         ])
-        #expect(try await store.staleSandboxDevices(before: Self.t0 + 15, limit: 10).map(\.device) == ["aa", "bb"])
+        #expect(try await store.staleClaims(before: Self.t0 + 15, limit: 10).map(\.device) == ["aa", "bb"])
         // Renewed: counted from then.
-        try await store.apply([.claimSandboxDevice(hub: "news", device: "aa", at: Self.t0 + 30)])
-        #expect(try await store.staleSandboxDevices(before: Self.t0 + 25, limit: 10).map(\.device) == ["bb", "cc"])
-        #expect(try await store.staleSandboxDevices(before: Self.t0 + 25, limit: 1).map(\.device) == ["bb"])
-        try await store.apply([.releaseSandboxDevice(hub: "news", device: "bb")])
+        try await store.apply([.claimDevice(hub: "news", device: "aa", at: Self.t0 + 30)])
+        #expect(try await store.staleClaims(before: Self.t0 + 25, limit: 10).map(\.device) == ["bb", "cc"])
+        #expect(try await store.staleClaims(before: Self.t0 + 25, limit: 1).map(\.device) == ["bb"])
+        try await store.apply([.releaseDevice(hub: "news", device: "bb")])
         let reopened = try await reopen()
-        #expect(try await reopened.staleSandboxDevices(before: Self.t0 + 100, limit: 10).map(\.device) == ["cc", "aa"])
-        #expect(try await reopened.load().sandboxDevices.map(\.device).sorted() == ["aa", "cc"])
+        #expect(try await reopened.staleClaims(before: Self.t0 + 100, limit: 10).map(\.device) == ["cc", "aa"])
+        #expect(try await reopened.load().claimedDevices.map(\.device).sorted() == ["aa", "cc"])
     }
 
     /// The same random history, applied to every store, leaves the same contents: a

@@ -59,7 +59,7 @@ import Testing
                     let providers = JSONValue.object([
                         ("hubs", .object([("news", .object([("apns", apns), ("webPush", web), ("fcmV1", fcm)]))]))
                     ])
-                    try Data(providers.text.utf8).write(to: directory.appendingPathComponent(ProviderCredentials.fileName))
+                    try Data(providers.text.utf8).write(to: directory.appendingPathComponent(PushCredentials.fileName))
                     let hub = try await TestHub.start(directory: directory)
                     do {
                         let result = try await body(hub, peers)

@@ -152,15 +152,15 @@ import Testing
         try await stores[0].apply([
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a")),
             .upsertRegistration(HubStoreConformanceTests.registration(hub: "news", id: "r1")),
-            .claimSandboxDevice(hub: "news", device: "ab12", at: Date()),
-            .claimSandboxDevice(hub: "news", device: "cd34", at: Date()),
+            .claimDevice(hub: "news", device: "ab12", at: Date()),
+            .claimDevice(hub: "news", device: "cd34", at: Date()),
         ])
         try await stores[0].apply([
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a", tags: ["Sports"])),
             .deleteRegistration(hub: "news", id: "r1"),
             // A renewal changes nothing another node keeps; a release does.
-            .claimSandboxDevice(hub: "news", device: "ab12", at: Date() + 60),
-            .releaseSandboxDevice(hub: "news", device: "cd34"),
+            .claimDevice(hub: "news", device: "ab12", at: Date() + 60),
+            .releaseDevice(hub: "news", device: "cd34"),
         ])
         let changes = try await stores[1].changes(after: head, limit: 100)
         #expect(changes.map(\.seq) == Array(head + 1...head + 7))
@@ -171,7 +171,7 @@ import Testing
             switch change.row {
             case .installation(_, let id, let installation): installations[id] = installation?.tags
             case .registration(_, let id, let stored): registrations[id] = stored != nil
-            case .sandboxDevice(_, let device, let claimed): devices[device, default: []].append(claimed)
+            case .claim(_, let device, let claimed): devices[device, default: []].append(claimed)
             }
         }
         // Both entries of `a` read the row as it is now; the deleted registration reads as gone.

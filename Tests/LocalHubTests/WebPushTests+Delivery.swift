@@ -114,7 +114,7 @@ extension WebPushTests {
             var offCurve = try #require(Base64URL.decode(good.p256dh))
             offCurve[64] ^= 0x01
             let http = good.endpoint.replacingOccurrences(of: "https://", with: "http://")
-            let cases: [(String, String, String, [UInt8], ProviderAnswer)] = [
+            let cases: [(String, String, String, [UInt8], PushAnswer)] = [
                 (good.endpoint, "not base64!", good.auth, Self.alert, .refused(status: 400, reason: "BadP256dh")),
                 (good.endpoint, Base64URL.encode(offCurve), good.auth, Self.alert, .refused(status: 400, reason: "BadP256dh")),
                 (good.endpoint, good.p256dh, "AAAA", Self.alert, .refused(status: 400, reason: "BadAuth")),
@@ -134,7 +134,7 @@ extension WebPushTests {
             }
             // Credentials that do not allow private endpoints refuse the peer's own (loopback).
             let strict = try WebPushClient(
-                ProviderCredentials.WebPush(vapidKey: P256.Signing.PrivateKey(), subject: "mailto:a@example.com", caFile: nil))
+                PushCredentials.WebPush(vapidKey: P256.Signing.PrivateKey(), subject: "mailto:a@example.com", caFile: nil))
             let refused = await strict.send(
                 endpoint: good.endpoint, p256dh: good.p256dh, auth: good.auth, payload: Self.alert, headers: [:])
             await strict.shutdown()
@@ -150,7 +150,7 @@ extension WebPushTests {
     @Test func aHundredConcurrentSendsAllArriveToTheirSubscriptions() async throws {
         try await Self.withPeer { client, peer in
             let subscriptions = (0..<100).map { _ in peer.subscribe() }
-            let answers = await withTaskGroup(of: ProviderAnswer.self) { group in
+            let answers = await withTaskGroup(of: PushAnswer.self) { group in
                 for (i, subscription) in subscriptions.enumerated() {
                     group.addTask { await Self.send(client, subscription, Array("message \(i)".utf8)) }
                 }
@@ -168,7 +168,7 @@ extension WebPushTests {
     @Test func theCapOnRequestsInFlightHolds() async throws {
         try await Self.withPeer(concurrent: 4, delay: .milliseconds(20)) { client, peer in
             let subscriptions = (0..<40).map { _ in peer.subscribe() }
-            let answers = await withTaskGroup(of: ProviderAnswer.self) { group in
+            let answers = await withTaskGroup(of: PushAnswer.self) { group in
                 for subscription in subscriptions { group.addTask { await Self.send(client, subscription, Self.alert) } }
                 return await group.reduce(into: []) { $0.append($1) }
             }

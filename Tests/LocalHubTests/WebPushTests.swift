@@ -26,7 +26,7 @@ struct WebPushTests {
         let key = P256.Signing.PrivateKey()
         let peer = WebPushPeer(vapidKey: peerKey ?? key.publicKey, behaviour: behaviour, delay: delay)
         return try await peer.serve { _ in
-            let credentials = ProviderCredentials.WebPush(
+            let credentials = PushCredentials.WebPush(
                 vapidKey: key, subject: subject, caFile: peer.certificateFile, allowPrivateEndpoints: true)
             let client = try WebPushClient(
                 credentials, maximumConcurrent: concurrent, backoff: Backoff(base: 0.01, maximum: 0.05), retries: 3)
@@ -44,14 +44,14 @@ struct WebPushTests {
     static func send(
         _ client: WebPushClient, _ subscription: WebPushPeer.Subscription, _ payload: [UInt8], headers: [String: String] = [:]
     )
-        async -> ProviderAnswer
+        async -> PushAnswer
     {
         await client.send(
             endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth, payload: payload,
             headers: headers)
     }
 
-    static func isDelivered(_ answer: ProviderAnswer) -> Bool {
+    static func isDelivered(_ answer: PushAnswer) -> Bool {
         if case .delivered = answer { true } else { false }
     }
 

@@ -20,14 +20,14 @@ extension HubEngine {
         let device = device.lowercased()
         return directory.withLock { directory in
             guard let tables = directory[hub] else { return .unknown }
-            if tables.sandboxDevices.contains(device) { return .claimed }
+            if tables.claimedDevices.contains(device) { return .claimed }
             return tables.ownersByDevice[device]?.isEmpty == false ? .registered : .unknown
         }
     }
 
     /// The devices claimed for the built-in push service.
     public func claimedDevices(hub: String) -> Set<String> {
-        directory.withLock { $0[hub]?.sandboxDevices ?? [] }
+        directory.withLock { $0[hub]?.claimedDevices ?? [] }
     }
 
     /// Renews the claim of a device whose stream opens (a write at most once an hour per
@@ -37,7 +37,7 @@ extension HubEngine {
             claimRenewals.withLock({ $0[HubEngine.claimKey(hub, device)] }).map({ Date().timeIntervalSince($0) >= 3600 })
                 ?? true
         else { return }
-        Task { _ = try? await self.write(.claimSandboxDevice(hub: hub, device: device.lowercased())) }
+        Task { _ = try? await self.write(.claimDevice(hub: hub, device: device.lowercased())) }
     }
 
     /// Whether the claim of `device` is due to be written again (last written an hour or more
@@ -73,15 +73,15 @@ extension HubEngine {
         // Each page is renewed or let go, so the next page is new; a store that keeps failing
         // ends the sweep (the next one tries again).
         for _ in 0..<1000 {
-            guard let stale = try? await store.staleSandboxDevices(before: now - claimLifetime, limit: 1000) else { break }
+            guard let stale = try? await store.staleClaims(before: now - claimLifetime, limit: 1000) else { break }
             var progress = false
             for (hub, device) in stale {
                 let used = directory.withLock { $0[hub]?.ownersByDevice[device]?.isEmpty == false }
                 if used || streams.openCount(hub: hub, device: device) > 0 {
                     // In use: renewed now, so no sweep finds it again before its time.
                     _ = claimRenewals.withLock { $0.removeValue(forKey: Self.claimKey(hub, device)) }
-                    if (try? await write(.claimSandboxDevice(hub: hub, device: device))) != nil { progress = true }
-                } else if (try? await write(.releaseSandboxDevice(hub: hub, device: device))) != nil {
+                    if (try? await write(.claimDevice(hub: hub, device: device))) != nil { progress = true }
+                } else if (try? await write(.releaseDevice(hub: hub, device: device))) != nil {
                     released += 1
                     progress = true
                 }

@@ -37,9 +37,9 @@ extension HubEngine {
                     directory.modify(hub) { $0.setInstallation(installation, id: id) }
                 case .registration(let hub, let id, let stored):
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
-                case .sandboxDevice(let hub, let device, let claimed):
+                case .claim(let hub, let device, let claimed):
                     directory.modify(hub) {
-                        if claimed { $0.sandboxDevices.insert(device) } else { $0.sandboxDevices.remove(device) }
+                        if claimed { $0.claimedDevices.insert(device) } else { $0.claimedDevices.remove(device) }
                     }
                 }
             }

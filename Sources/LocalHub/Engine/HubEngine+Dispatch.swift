@@ -98,7 +98,7 @@ extension HubEngine {
             n.report = zip(plan.results, plan.resultNames).map { result, name in
                 SendExplanation.Line(
                     platform: result.applicationPlatform, handle: result.pnsHandle, registrationId: result.registrationId,
-                    outcome: name, text: result.outcome)
+                    outcome: name?.rawValue ?? "", text: result.outcome)
             }
             if waiting {
                 n.state = .processing
@@ -133,7 +133,7 @@ extension HubEngine {
         }
         for (job, (plan, waiting)) in zip(jobs, zip(plans, waiting)) where !waiting {
             metrics.deliveries(plan.counts)
-            let success = plan.counts.reduce(0) { $0 + (OutcomeKey.split($1.key).name == "Success" ? $1.value : 0) }
+            let success = plan.counts.reduce(0) { $0 + (OutcomeKey.isSuccess($1.key) ? $1.value : 0) }
             job.outcome?.fulfil(
                 NotificationOutcome(
                     success: success, failure: plan.counts.values.reduce(0, +) - success, results: plan.results))
@@ -155,7 +155,7 @@ extension HubEngine {
     {
         let kind = provider.kind
         let platform = provider.platform
-        let success = OutcomeKey.key("Success", platform: platform)
+        let success = OutcomeKey.key(.success, platform: platform)
         var sends: [PushSend] = []
         var owners: [Int] = []
         for p in plans.indices {
@@ -174,7 +174,7 @@ extension HubEngine {
                 plans[p].counts[success, default: 0] += outcomes.count
                 for line in (reportLines ?? [:]).values {
                     plans[p].results[line].outcome = NotificationOutcome.sent
-                    plans[p].resultNames[line] = "Success"
+                    plans[p].resultNames[line] = .success
                 }
                 if provider.keepsDeliveryLog {
                     if plans[p].recorded.isEmpty {
@@ -188,19 +188,20 @@ extension HubEngine {
             for (m, delivery) in send.deliveries.enumerated() {
                 // A service that answered for fewer messages than it was given: the rest failed.
                 let outcome =
-                    m < outcomes.count ? outcomes[m] : .refused(name: "PnsUnreachable", text: "The push service gave no outcome")
-                let (name, text): (String, String)
+                    m < outcomes.count ? outcomes[m] : .refused(name: .pnsUnreachable, text: "The push service gave no outcome")
+                let (name, text): (OutcomeName, String)
                 switch outcome {
                 case .delivered:
                     plans[p].counts[success, default: 0] += 1
                     if provider.keepsDeliveryLog { plans[p].recorded.append(delivery) }
-                    (name, text) = ("Success", NotificationOutcome.sent)
+                    (name, text) = (.success, NotificationOutcome.sent)
                 case .refused(let refused, let refusal):
                     plans[p].counts[OutcomeKey.key(refused, platform: platform), default: 0] += 1
                     (name, text) = (refused, refusal)
                 case .gone(let goneName, let refusal):
                     plans[p].counts[OutcomeKey.key(goneName, platform: platform), default: 0] += 1
-                    gone.append(ChannelGone(hub: delivery.hub, device: delivery.device, platform: platform, reason: goneName))
+                    gone.append(
+                        ChannelGone(hub: delivery.hub, device: delivery.device, platform: platform, reason: goneName.rawValue))
                     (name, text) = (goneName, refusal)
                 }
                 if let line = reportLines?[m] {

@@ -86,12 +86,12 @@ extension HubEngine {
     /// The payload check of the service that would carry `payload` to `device`, in words.
     private func check(_ payload: [UInt8], platform: Platform, device: String, tables: HubTables) -> String? {
         let route = Self.route(platform, hub: tables.name, providers: pushServices)
-        guard let kind = route.service(for: device, sandboxDevices: tables.sandboxDevices), let service = pushServices[kind]
+        guard let kind = route.service(for: device, claimedDevices: tables.claimedDevices), let service = pushServices[kind]
         else {
             return "no push service of this hub carries \(platform) messages"
         }
         guard case .refused(let name, let text)? = service.check(payload) else { return nil }
-        let named = text.contains(name) ? text : "\(text) [\(name)]"
+        let named = text.contains(name.rawValue) ? text : "\(text) [\(name.rawValue)]"
         return "\(named); the rendered payload is \(payload.count) bytes"
     }
 
@@ -133,21 +133,21 @@ extension HubEngine {
         }
         for (name, count) in all.sorted(by: { $0.key < $1.key }) {
             let devices = count == 1 ? "1 device" : "\(count) devices"
-            switch name {
-            case "Success":
+            switch OutcomeName(rawValue: name) {
+            case .success?:
                 findings.append("\(devices) got it: its push service accepted it.")
-            case "ExpiredChannel":
+            case .expiredChannel?:
                 findings.append(
                     "\(devices) did not get it: the push channel expired — the push service said the app is gone\(reason(name)); it gets nothing until it registers again."
                 )
-            case "BadChannel":
+            case .badChannel?:
                 findings.append(
                     "\(devices) did not get it: the push service does not know the handle\(reason(name)); it gets nothing until it registers a good one."
                 )
-            case "InvalidNotificationSize", "InvalidPayload":
+            case .invalidNotificationSize?, .invalidPayload?:
                 let refusal = e.renderings.first { $0.refusal != nil }?.refusal.map { ": \($0)" } ?? reason(name)
                 findings.append("\(devices) did not get it: the payload failed the check\(refusal).")
-            case "Skipped":
+            case .skipped?:
                 findings.append(
                     "\(devices) were skipped: this hub has no push service for their platform (give it credentials in providers.json)."
                 )

@@ -17,8 +17,8 @@ public struct DispatchPlan: Sendable {
     /// Per-device lines for a test send (at most the test limit); a message's line is
     /// filled in when its service answers.
     public var results: [NotificationOutcome.Result] = []
-    /// The outcome counter of each line of `results` (empty until its service answers).
-    var resultNames: [String] = []
+    /// The outcome of each line of `results` (nil until its service answers).
+    var resultNames: [OutcomeName?] = []
     /// What the hub's delivery log keeps of this notification, once numbered and pushed.
     var recorded: [Delivery] = []
 
@@ -26,12 +26,15 @@ public struct DispatchPlan: Sendable {
     public var messageCount: Int { messages.values.reduce(0) { $0 + $1.count } }
 }
 
-/// How outcome counts are keyed: by name for APNs devices (the sandbox's and Apple's, as
+/// How outcome counts are keyed: by name for APNs devices (the built-in service's and Apple's, as
 /// stored before other platforms were served), `platform/name` for the others.
 public enum OutcomeKey {
-    public static func key(_ name: String, platform: Platform) -> String {
-        platform == .apns ? name : "\(platform.rawValue)/\(name)"
+    public static func key(_ name: OutcomeName, platform: Platform) -> String {
+        platform == .apns ? name.rawValue : "\(platform.rawValue)/\(name.rawValue)"
     }
+
+    /// Whether a stored key counts successes.
+    public static func isSuccess(_ key: String) -> Bool { OutcomeName(rawValue: split(key).name) == .success }
 
     /// The platform and outcome name of a key.
     public static func split(_ key: String) -> (platform: Platform, name: String) {
@@ -66,7 +69,7 @@ extension HubEngine {
     static func route(_ platform: Platform, hub: String, providers: [PushServiceKind: any PushService]) -> PushRoute {
         func real(_ kind: PushServiceKind) -> PushServiceKind? { providers[kind]?.serves(hub: hub) == true ? kind : nil }
         switch platform {
-        case .apns: return real(.apns) == nil ? .one(.sandbox) : .apple
+        case .apns: return real(.apns) == nil ? .one(.builtIn) : .apple
         case .fcmV1: return real(.fcmV1).map(PushRoute.one) ?? .none
         case .browser: return real(.webPush).map(PushRoute.one) ?? .none
         default: return .none
@@ -79,11 +82,11 @@ extension HubEngine {
         /// Apple, except for tokens claimed by terminals.
         case apple
 
-        func service(for device: String, sandboxDevices: Set<String>) -> PushServiceKind? {
+        func service(for device: String, claimedDevices: Set<String>) -> PushServiceKind? {
             switch self {
             case .none: return nil
             case .one(let kind): return kind
-            case .apple: return sandboxDevices.contains(device) ? .sandbox : .apns
+            case .apple: return claimedDevices.contains(device) ? .builtIn : .apns
             }
         }
     }
@@ -101,7 +104,7 @@ extension HubEngine {
         var plan = DispatchPlan(notification: n)
         // Every send keeps its first devices' outcomes, for `explain`; a test send reports them.
         let reportLimit = n.isTest ? testLimit : SendExplanation.lineLimit
-        let sandboxDevices = tables?.sandboxDevices ?? []
+        let claimedDevices = tables?.claimedDevices ?? []
         // Messages gather in a bucket for the current service, moved into the plan when the
         // service changes and at the end: no dictionary work per device of a fan-out.
         var bucket: [Delivery] = []
@@ -133,7 +136,7 @@ extension HubEngine {
             }
             if plan.results.count < reportLimit {
                 bucketReports[bucket.count] = plan.results.count
-                plan.resultNames.append("")
+                plan.resultNames.append(nil)
                 plan.results.append(
                     .init(
                         applicationPlatform: platform.nativeFormat.rawValue, pnsHandle: handle,
@@ -145,7 +148,8 @@ extension HubEngine {
                     delivered: now, tags: n.tagExpression, webPushKeys: keys))
         }
         func refuse(
-            _ outcomeName: String, text: String, platform: Platform, registrationId: @autoclosure () -> String, handle: String
+            _ outcomeName: OutcomeName, text: String, platform: Platform, registrationId: @autoclosure () -> String,
+            handle: String
         ) {
             plan.counts[OutcomeKey.key(outcomeName, platform: platform), default: 0] += 1
             if plan.results.count < reportLimit {
@@ -156,8 +160,8 @@ extension HubEngine {
                         outcome: text))
             }
         }
-        func unserved(_ platform: Platform) -> (name: String, text: String) {
-            ("Skipped", "The local hub has no push service for \(platform) in this hub")
+        func unserved(_ platform: Platform) -> (name: OutcomeName, text: String) {
+            (.skipped, "The local hub has no push service for \(platform) in this hub")
         }
 
         if let handles = n.batchHandles ?? n.directHandle.map({ [$0] }) {
@@ -169,12 +173,12 @@ extension HubEngine {
             var checks: [PushServiceKind: PushOutcome?] = [:]
             for handle in handles {
                 let device = TagIndex.device(handle, platform: platform)
-                guard let kind = route.service(for: device, sandboxDevices: sandboxDevices), let provider = providers[kind],
+                guard let kind = route.service(for: device, claimedDevices: claimedDevices), let provider = providers[kind],
                     platform != .browser || keys != nil
                 else {
-                    let (name, text) =
+                    let (name, text): (OutcomeName, String) =
                         platform == .browser && keys == nil
-                        ? ("BadChannel", "A direct send to a browser needs its P256DH and Auth headers") : unserved(platform)
+                        ? (.badChannel, "A direct send to a browser needs its P256DH and Auth headers") : unserved(platform)
                     refuse(name, text: text, platform: platform, registrationId: "", handle: handle)
                     continue
                 }
@@ -215,7 +219,7 @@ extension HubEngine {
                     routedPlatform = target.platform
                     route = Self.route(target.platform, hub: n.hub, providers: providers)
                 }
-                guard let kind = route.service(for: target.device, sandboxDevices: sandboxDevices), let service = providers[kind]
+                guard let kind = route.service(for: target.device, claimedDevices: claimedDevices), let service = providers[kind]
                 else {
                     let (name, text) = unserved(target.platform)
                     refuse(
@@ -223,9 +227,9 @@ extension HubEngine {
                         handle: target.device)
                     continue
                 }
-                if target.expired, kind != .sandbox {
+                if target.expired, kind != .builtIn {
                     refuse(
-                        "ExpiredChannel", text: "The device's push channel expired; it gets nothing until it registers again",
+                        .expiredChannel, text: "The device's push channel expired; it gets nothing until it registers again",
                         platform: target.platform, registrationId: target.registrationId, handle: target.device)
                     continue
                 }

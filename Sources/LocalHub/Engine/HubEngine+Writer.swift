@@ -19,7 +19,7 @@ extension HubEngine {
     enum Changed {
         case installation(hub: String, id: String)
         case registration(hub: String, id: String)
-        case sandboxDevice(hub: String, device: String, claimed: Bool)
+        case claim(hub: String, device: String, claimed: Bool)
     }
 
     /// What a batch changed so far, consulted before memory by the batch's later writes.
@@ -33,9 +33,9 @@ extension HubEngine {
         var installationDelta: [String: Int] = [:]
         var registrationDelta: [String: Int] = [:]
         var bytesDelta: [String: Int] = [:]
-        /// Devices claimed for the sandbox (true) or let go (false) in this batch (`key`), and
+        /// Devices claimed for the built-in push service (true) or let go (false) in this batch (`key`), and
         /// the change in how many are claimed, by hub.
-        var sandboxDevices: [String: Bool] = [:]
+        var claimedDevices: [String: Bool] = [:]
         var claimDelta: [String: Int] = [:]
         /// Notifications accepted (to dispatch, or to schedule), and scheduled ones taken out
         /// of the book (fired or cancelled), in order.
@@ -118,9 +118,9 @@ extension HubEngine {
                 case .registration(let hub, let id):
                     let stored = overlay.registrations[Overlay.key(hub, id)] ?? nil
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
-                case .sandboxDevice(let hub, let device, let claimed):
+                case .claim(let hub, let device, let claimed):
                     directory.modify(hub) {
-                        if claimed { $0.sandboxDevices.insert(device) } else { $0.sandboxDevices.remove(device) }
+                        if claimed { $0.claimedDevices.insert(device) } else { $0.claimedDevices.remove(device) }
                     }
                 }
             }
@@ -292,14 +292,14 @@ extension HubEngine {
             overlay.unscheduled.append(notification)
             mutations.append(.cancelScheduled(hub: hub, id: id, at: now))
             return .done
-        case .claimSandboxDevice(let hub, let device):
-            let held = directory.withLock { $0[hub].map { ($0.sandboxDevices.contains(device), $0.sandboxDevices.count) } }
+        case .claimDevice(let hub, let device):
+            let held = directory.withLock { $0[hub].map { ($0.claimedDevices.contains(device), $0.claimedDevices.count) } }
             guard let (isClaimed, count) = held else { return .notFound("The hub '\(hub)' is not served") }
             let key = Overlay.key(hub, device)
-            if overlay.sandboxDevices[key] ?? isClaimed {
+            if overlay.claimedDevices[key] ?? isClaimed {
                 // Held already: renewed, at most once an hour (each renewal is a write).
                 if claimRenewalDue(hub: hub, device: device, now: now) {
-                    mutations.append(.claimSandboxDevice(hub: hub, device: device, at: now))
+                    mutations.append(.claimDevice(hub: hub, device: device, at: now))
                 }
                 return .done
             }
@@ -309,28 +309,28 @@ extension HubEngine {
                         + "used for \(Self.describeDays(claimLifetime)) are let go, and an operator can remove some "
                         + "('breaking-news hub devices remove')")
             }
-            overlay.sandboxDevices[key] = true
+            overlay.claimedDevices[key] = true
             overlay.claimDelta[hub.lowercased(), default: 0] += 1
             _ = claimRenewalDue(hub: hub, device: device, now: now)
-            mutations.append(.claimSandboxDevice(hub: hub, device: device, at: now))
-            published.append(.sandboxDevice(hub: hub, device: device, claimed: true))
+            mutations.append(.claimDevice(hub: hub, device: device, at: now))
+            published.append(.claim(hub: hub, device: device, claimed: true))
             return .done
-        case .releaseSandboxDevice(let hub, let device):
-            guard let isClaimed = directory.withLock({ $0[hub]?.sandboxDevices.contains(device) }) else {
+        case .releaseDevice(let hub, let device):
+            guard let isClaimed = directory.withLock({ $0[hub]?.claimedDevices.contains(device) }) else {
                 return .notFound("The hub '\(hub)' is not served")
             }
             let key = Overlay.key(hub, device)
-            guard overlay.sandboxDevices[key] ?? isClaimed else {
+            guard overlay.claimedDevices[key] ?? isClaimed else {
                 return .notFound("The device is not claimed for the built-in push service")
             }
-            overlay.sandboxDevices[key] = false
+            overlay.claimedDevices[key] = false
             overlay.claimDelta[hub.lowercased(), default: 0] -= 1
-            mutations.append(.releaseSandboxDevice(hub: hub, device: device))
-            published.append(.sandboxDevice(hub: hub, device: device, claimed: false))
+            mutations.append(.releaseDevice(hub: hub, device: device))
+            published.append(.claim(hub: hub, device: device, claimed: false))
             return .done
         case .channelGone(let gone):
             let (owners, claimed) = directory.withLock {
-                ($0[gone.hub]?.ownersByDevice[gone.device] ?? [], $0[gone.hub]?.sandboxDevices.contains(gone.device) ?? false)
+                ($0[gone.hub]?.ownersByDevice[gone.device] ?? [], $0[gone.hub]?.claimedDevices.contains(gone.device) ?? false)
             }
             // A terminal's channel is never marked: a claim made since the send wins.
             guard !claimed else { return .done }

@@ -5,15 +5,15 @@ import Synchronization
 
 /// The hub without HTTP: in-memory tables and tag index, the writer that makes changes
 /// durable before they are visible, the dispatcher that renders and delivers notifications,
-/// and the live device streams of the sandbox push service.
+/// and the live device streams of the built-in push service.
 public final class HubEngine: Sendable {
     let store: any HubStore
     let streams: DeviceStreams
     /// Following the other nodes, when the store is shared by several (`SharedHubStore`).
     let follower: ClusterFollower?
-    /// The push services, by kind: the sandbox always, real ones when given.
+    /// The push services, by kind: the built-in one always, external ones when given.
     let pushServices: [PushServiceKind: any PushService]
-    /// The same services in their kinds' order (the sandbox first), the order a dispatch
+    /// The same services in their kinds' order (the built-in one first), the order a dispatch
     /// numbers and hands out messages in.
     let pushOrder: [any PushService]
     public let metrics: HubMetrics
@@ -96,7 +96,7 @@ public final class HubEngine: Sendable {
         // On a shared store, streams get deliveries from the store's feed, after their commit:
         // numbers are given at commit there, in the order every node sees them.
         (self.pushServices, self.pushOrder) = Self.services(
-            sandbox: SandboxPushService(streams: streams, publishesBeforeCommit: follower == nil), others: pushServices)
+            builtIn: BuiltInPushService(streams: streams, publishesBeforeCommit: follower == nil), others: pushServices)
         self.maximumPerHub = maximumInstallationsPerHub
         self.maximumBytesPerHub = maximumBytesPerHub
         self.keepAliveInterval = keepAliveInterval
@@ -107,12 +107,12 @@ public final class HubEngine: Sendable {
         self.logger = logger
     }
 
-    /// The built-in sandbox, and each service given (a later one of a kind replaces an
+    /// The built-in push service, and each service given (a later one of a kind replaces an
     /// earlier); by kind, and in the kinds' order.
-    private static func services(sandbox: SandboxPushService, others: [any PushService]) -> (
+    private static func services(builtIn: BuiltInPushService, others: [any PushService]) -> (
         [PushServiceKind: any PushService], [any PushService]
     ) {
-        var services: [PushServiceKind: any PushService] = [.sandbox: sandbox]
+        var services: [PushServiceKind: any PushService] = [.builtIn: builtIn]
         for service in others { services[service.kind] = service }
         return (services, services.values.sorted { $0.kind < $1.kind })
     }
@@ -148,8 +148,8 @@ public final class HubEngine: Sendable {
             for stored in snapshot.registrations {
                 directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
             }
-            for (hub, device) in snapshot.sandboxDevices {
-                directory.modify(hub) { _ = $0.sandboxDevices.insert(device) }
+            for (hub, device) in snapshot.claimedDevices {
+                directory.modify(hub) { _ = $0.claimedDevices.insert(device) }
             }
         }
         if let follower, let changeHead {

@@ -17,7 +17,7 @@ struct HubTables: Sendable {
     /// that bounds what a hub holds in memory.
     var storedBytes = 0
     /// APNs tokens of terminals, claimed for the built-in push service: never sent to Apple.
-    var sandboxDevices: Set<String> = []
+    var claimedDevices: Set<String> = []
     /// Installation and registration ids by device handle (`TagIndex.device`), keyed as the
     /// tag index keys owners: where a push service's feedback about a handle lands.
     var ownersByDevice: [String: Set<String>] = [:]

@@ -14,9 +14,9 @@ public enum WriteRequest: Sendable {
     case enqueue(StoredNotification)
     /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
     /// A token claimed already has its claim renewed (`HubEngine.claimLifetime`).
-    case claimSandboxDevice(hub: String, device: String)
+    case claimDevice(hub: String, device: String)
     /// Lets a claim go (its terminal unregistered, an operator removed it, or it expired).
-    case releaseSandboxDevice(hub: String, device: String)
+    case releaseDevice(hub: String, device: String)
     /// Fires a scheduled notification that is due: enqueued for dispatch.
     case fireScheduled(hub: String, id: String)
     /// Cancels a scheduled notification that has not fired.

@@ -1,19 +1,19 @@
 import NotificationHubs
 
-/// The checks the sandbox applies to a payload before it is delivered, as APNs would:
+/// The checks the built-in push service applies to a payload before it is delivered, as APNs would:
 /// valid JSON, an object with an `aps` dictionary, at most 4096 bytes.
 public enum APNsPayloadRules {
     public static let maximumBytes = 4096
 
     /// Why a payload is refused, as a telemetry outcome name and a test-send outcome text.
     public struct Violation: Sendable, Hashable {
-        public let outcomeName: String
+        public let outcomeName: OutcomeName
         public let outcomeText: String
     }
 
     public static let tooLarge = Violation(
-        outcomeName: "InvalidNotificationSize", outcomeText: NotificationOutcome.payloadTooLarge)
-    public static let invalid = Violation(outcomeName: "InvalidPayload", outcomeText: NotificationOutcome.invalidPayload)
+        outcomeName: .invalidNotificationSize, outcomeText: NotificationOutcome.payloadTooLarge)
+    public static let invalid = Violation(outcomeName: .invalidPayload, outcomeText: NotificationOutcome.invalidPayload)
 
     /// The violation, or `nil` when the payload may be delivered.
     public static func check(_ payload: [UInt8]) -> Violation? {

@@ -17,23 +17,22 @@ public struct PushSend: Sendable {
 /// What became of one message, as the service reports it.
 public enum PushOutcome: Sendable, Hashable {
     case delivered
-    /// Not delivered: `name` is the telemetry counter (`InvalidNotificationSize`…), `text`
-    /// the line a test send reports.
-    case refused(name: String, text: String)
+    /// Not delivered: `name` is the telemetry counter, `text` the line a test send reports.
+    case refused(name: OutcomeName, text: String)
     /// Not delivered, and the device's channel cannot be used again (`ExpiredChannel`: the app
     /// is gone; `BadChannel`: the handle is not one the service knows): the hub marks the
     /// installation's `pushChannelExpired`, removes such legacy registrations, and sends to
     /// the channel no more until the device registers it again.
-    case gone(name: String, text: String)
+    case gone(name: OutcomeName, text: String)
 }
 
 /// The push services a hub delivers through. Every platform's message goes to one of them:
-/// APNs installations to the built-in sandbox unless the hub has APNs credentials and the
+/// APNs installations to the built-in push service unless the hub has APNs credentials and the
 /// token was not claimed by a terminal; `fcmv1` and `browser` to their services when the hub
 /// has credentials for them.
 public enum PushServiceKind: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     /// The built-in push service of terminals; first, so a terminal sees news at once.
-    case sandbox
+    case builtIn
     case apns
     case fcmV1
     case webPush
@@ -42,7 +41,7 @@ public enum PushServiceKind: Int, Sendable, Hashable, Comparable, CaseIterable, 
 
     public var description: String {
         switch self {
-        case .sandbox: "the built-in push service"
+        case .builtIn: "the built-in push service"
         case .apns: "APNs"
         case .fcmV1: "FCM v1"
         case .webPush: "Web Push"
@@ -63,7 +62,7 @@ public struct WebPushKeys: Sendable, Hashable {
 
 /// A push service: rendered notifications for devices of one platform in, an outcome per
 /// notification out. Providers never touch the store; the dispatcher records what they
-/// report. The built-in sandbox push service is the first; APNs, FCM v1 and Web Push follow.
+/// report. The built-in built-in push service is the first; APNs, FCM v1 and Web Push follow.
 public protocol PushService: Sendable {
     var kind: PushServiceKind { get }
     /// The platform whose devices this service reaches.
@@ -71,7 +70,7 @@ public protocol PushService: Sendable {
     /// Whether this service delivers for `hub` (a real service, when the hub has credentials
     /// for it).
     func serves(hub: String) -> Bool
-    /// Whether the hub keeps what this service delivered in its delivery log (the sandbox's
+    /// Whether the hub keeps what this service delivered in its delivery log (the built-in service's
     /// devices read their news from there), numbering each delivery.
     var keepsDeliveryLog: Bool { get }
     /// Why a rendered payload cannot be sent at all (too large, not the platform's shape),

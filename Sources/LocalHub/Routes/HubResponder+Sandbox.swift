@@ -66,9 +66,9 @@ extension HubResponder {
             switch r.method {
             case .put:
                 try spend(r, bytes: 0, newDevice: engine.deviceStanding(hub: hub, device: s[4]) != .claimed)
-                _ = try await engine.write(.claimSandboxDevice(hub: hub, device: s[4]))
+                _ = try await engine.write(.claimDevice(hub: hub, device: s[4]))
             case .delete:
-                _ = try await engine.write(.releaseSandboxDevice(hub: hub, device: s[4]))
+                _ = try await engine.write(.releaseDevice(hub: hub, device: s[4]))
             default:
                 throw HubRefusal(.methodNotAllowed, "Use PUT to claim a device and DELETE to let it go")
             }

@@ -41,7 +41,7 @@ public struct LocalHubConfiguration: Sendable {
     /// Bytes the strings of one hub's installations and registrations may take in all (403
     /// above): what bounds the memory a hub needs, whoever registers.
     public var maximumBytesPerHub: Int
-    /// The push services' credentials (`ProviderCredentials`): this file when given, else the
+    /// The push services' credentials (`PushCredentials`): this file when given, else the
     /// data folder's `providers.json` when there is one; without, every hub delivers only
     /// through the built-in push service.
     public var providersFile: URL?
@@ -104,7 +104,7 @@ public struct LocalHubConfiguration: Sendable {
     /// The providers file this hub reads, if any.
     public var effectiveProvidersFile: URL? {
         if let providersFile { return providersFile }
-        let inFolder = dataDirectory.appendingPathComponent(ProviderCredentials.fileName)
+        let inFolder = dataDirectory.appendingPathComponent(PushCredentials.fileName)
         return FileManager.default.fileExists(atPath: inFolder.path) ? inFolder : nil
     }
     public var stateURL: URL { dataDirectory.appendingPathComponent(LocalHubState.fileName) }

@@ -59,9 +59,9 @@ public enum LocalHubServer {
         defer { (store as? any SharedHubStore)?.shutdown() }
         try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
         let limits = ConnectionLimits(configuration: configuration, logger: logger)
-        let providers: PushProviders
+        let providers: ExternalPushServices
         do {
-            providers = try await PushProviders.load(
+            providers = try await ExternalPushServices.load(
                 configuration.effectiveProvidersFile, hubs: configuration.hubs, logger: logger)
         } catch {
             throw LocalHubStartError(description: error.description)

@@ -2,7 +2,7 @@ import Foundation
 import NotificationHubs
 
 /// A message for one device: as the dispatcher hands it to a push service, and as the
-/// sandbox push service's delivery log keeps it.
+/// built-in push service's delivery log keeps it.
 public struct Delivery: Sendable, Hashable {
     /// Position in the hub's delivery log; the stream's event id (0 for services that keep
     /// no log).
@@ -39,7 +39,7 @@ public struct Delivery: Sendable, Hashable {
 }
 
 extension Delivery {
-    /// The delivery as the sandbox push service shows it.
+    /// The delivery as the built-in push service shows it.
     public func sandboxDelivery(epoch: String) -> SandboxDelivery {
         SandboxDelivery(
             seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,

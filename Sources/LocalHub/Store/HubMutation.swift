@@ -8,11 +8,11 @@ public enum HubMutation: Sendable {
     case upsertRegistration(StoredRegistration)
     case deleteRegistration(hub: String, id: String)
     case insertNotification(StoredNotification)
-    /// An APNs token of the built-in push service (`HubSnapshot.sandboxDevices`), claimed or
+    /// An APNs token of the built-in push service (`HubSnapshot.claimedDevices`), claimed or
     /// renewed: its claim counts from `at`.
-    case claimSandboxDevice(hub: String, device: String, at: Date)
+    case claimDevice(hub: String, device: String, at: Date)
     /// A claim given up: by its terminal, by an operator, or because nothing used it.
-    case releaseSandboxDevice(hub: String, device: String)
+    case releaseDevice(hub: String, device: String)
     /// A scheduled notification is due: enqueued for dispatch.
     case fireScheduled(hub: String, id: String)
     /// A scheduled notification will not be sent.

@@ -6,7 +6,7 @@ public struct HubSnapshot: Sendable {
     public var installations: [(hub: String, installation: Installation)] = []
     public var registrations: [StoredRegistration] = []
     /// The APNs tokens terminals claimed for the built-in push service, by hub.
-    public var sandboxDevices: [(hub: String, device: String)] = []
+    public var claimedDevices: [(hub: String, device: String)] = []
     /// Rows this load could not read and moved aside.
     public var quarantined: [QuarantinedRecord] = []
     /// Rows kept aside in all, from this load and earlier ones.

@@ -33,7 +33,7 @@ public protocol HubStore: Sendable {
     func devices(hub: String) async throws -> [(device: String, count: Int)]
     /// Claims of the built-in push service last claimed or renewed before `before`, at most
     /// `limit`, oldest first.
-    func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)]
+    func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)]
     /// A value made when the store was created: sequence numbers compare only within it.
     func epoch() async throws -> String
 }

@@ -10,7 +10,7 @@ public actor MemoryHubStore: HubStore {
     private var notificationOrder: [String] = []
     private var deliveryLog: [Delivery] = []
     private var deliverySeqs: Set<Int64> = []
-    private var sandboxDevices: [(hub: String, device: String, at: Date)] = []
+    private var claimedDevices: [(hub: String, device: String, at: Date)] = []
 
     private let madeEpoch = UUID().uuidString.lowercased()
 
@@ -32,7 +32,7 @@ public actor MemoryHubStore: HubStore {
             snapshot.installations.append((installationHubs[key] ?? "", installation))
         }
         snapshot.registrations = Array(registrations.values)
-        snapshot.sandboxDevices = sandboxDevices.map { ($0.hub, $0.device) }
+        snapshot.claimedDevices = claimedDevices.map { ($0.hub, $0.device) }
         return snapshot
     }
 
@@ -61,20 +61,20 @@ public actor MemoryHubStore: HubStore {
                     notifications[id]!.state = .cancelled
                     notifications[id]!.ended = at
                 }
-            case .claimSandboxDevice(let hub, let device, let at):
-                if let i = sandboxDevices.firstIndex(where: { $0.hub == hub && $0.device == device }) {
-                    sandboxDevices[i].at = at
+            case .claimDevice(let hub, let device, let at):
+                if let i = claimedDevices.firstIndex(where: { $0.hub == hub && $0.device == device }) {
+                    claimedDevices[i].at = at
                 } else {
-                    sandboxDevices.append((hub, device, at))
+                    claimedDevices.append((hub, device, at))
                 }
-            case .releaseSandboxDevice(let hub, let device):
-                sandboxDevices.removeAll { $0.hub == hub && $0.device == device }
+            case .releaseDevice(let hub, let device):
+                claimedDevices.removeAll { $0.hub == hub && $0.device == device }
             }
         }
     }
 
-    public func staleSandboxDevices(before: Date, limit: Int) -> [(hub: String, device: String)] {
-        sandboxDevices.filter { $0.at < before }.sorted { $0.at < $1.at }.prefix(limit).map { ($0.hub, $0.device) }
+    public func staleClaims(before: Date, limit: Int) -> [(hub: String, device: String)] {
+        claimedDevices.filter { $0.at < before }.sorted { $0.at < $1.at }.prefix(limit).map { ($0.hub, $0.device) }
     }
 
     public func record(_ dispatches: [DispatchRecord]) -> [Delivery] {

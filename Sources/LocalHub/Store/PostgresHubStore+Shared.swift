@@ -59,7 +59,7 @@ extension PostgresHubStore: SharedHubStore {
                 // A token that is not one reads as a claim let go.
                 let claimed = try row["claimed"].decode(Bool.self) && DeviceToken.isValid(id)
                 changes.append(
-                    StoredChange(seq: seq, row: .sandboxDevice(hub: hub, device: id.lowercased(), claimed: claimed)))
+                    StoredChange(seq: seq, row: .claim(hub: hub, device: id.lowercased(), claimed: claimed)))
             }
         }
         return changes

@@ -116,7 +116,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             }
             for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: self.logger) {
                 let (hub, device) = try row.decode((String, String).self)
-                if DeviceToken.isValid(device) { snapshot.sandboxDevices.append((hub, device.lowercased())) }
+                if DeviceToken.isValid(device) { snapshot.claimedDevices.append((hub, device.lowercased())) }
             }
             let now = Date().timeIntervalSince1970
             for entry in rejected {
@@ -199,7 +199,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                         UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
                         WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'
                         """, logger: self.logger)
-                case .claimSandboxDevice(let hub, let device, let at):
+                case .claimDevice(let hub, let device, let at):
                     let inserted =
                         try await connection.query(
                             """
@@ -210,7 +210,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                         ).collect().first?.makeRandomAccess()["inserted"].decode(Bool.self) ?? true
                     // A renewal changes nothing another node keeps in memory.
                     if inserted { changes.append(("s", hub, device)) }
-                case .releaseSandboxDevice(let hub, let device):
+                case .releaseDevice(let hub, let device):
                     try await connection.query(
                         "DELETE FROM sandbox_device WHERE hub = \(hub) AND device = \(device)", logger: self.logger)
                     changes.append(("s", hub, device))
@@ -387,7 +387,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         try await rows("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
     }
 
-    public func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
+    public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
         try await rows(
             """
             SELECT hub, device FROM sandbox_device WHERE claimed < \(before.timeIntervalSince1970)

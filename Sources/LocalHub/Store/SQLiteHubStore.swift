@@ -105,7 +105,7 @@ public final class SQLiteHubStore: HubStore {
                 guard let hubName = String(validating: hub, as: UTF8.self), let token = String(validating: device, as: UTF8.self),
                     DeviceToken.isValid(token)
                 else { continue }
-                snapshot.sandboxDevices.append((hubName, token.lowercased()))
+                snapshot.claimedDevices.append((hubName, token.lowercased()))
             }
             let now = Date().timeIntervalSince1970
             for entry in rejected {
@@ -157,14 +157,14 @@ public final class SQLiteHubStore: HubStore {
                     try db.cachedStatement(
                         sql: "UPDATE notification SET state = ?, ended = ? WHERE hub = ? AND id = ? AND state = 'Scheduled'"
                     ).execute(arguments: [NotificationDetails.State.cancelled.rawValue, at.timeIntervalSince1970, hub, id])
-                case .claimSandboxDevice(let hub, let device, let at):
+                case .claimDevice(let hub, let device, let at):
                     try db.cachedStatement(
                         sql: """
                             INSERT INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)
                             ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed
                             """
                     ).execute(arguments: [hub, device, at.timeIntervalSince1970])
-                case .releaseSandboxDevice(let hub, let device):
+                case .releaseDevice(let hub, let device):
                     try db.cachedStatement(sql: "DELETE FROM sandbox_device WHERE hub = ? AND device = ?")
                         .execute(arguments: [hub, device])
                 case .insertNotification(let n):
@@ -326,7 +326,7 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
-    public func staleSandboxDevices(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
+    public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT hub, device FROM sandbox_device WHERE claimed < ? ORDER BY claimed LIMIT ?",

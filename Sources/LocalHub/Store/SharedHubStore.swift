@@ -55,7 +55,7 @@ public struct StoredChange: Sendable {
         case installation(hub: String, id: String, Installation?)
         case registration(hub: String, id: String, StoredRegistration?)
         /// A claim of the built-in push service, as it is now: held or let go.
-        case sandboxDevice(hub: String, device: String, claimed: Bool)
+        case claim(hub: String, device: String, claimed: Bool)
     }
 
     public var seq: Int64

@@ -10,12 +10,12 @@ import Synchronization
 /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id` and `apns-id`
 /// from the sender's headers (the push type inferred from the payload when absent).
 /// Retries: once at once with a new token after 403 ExpiredProviderToken; 429 and 5xx as
-/// `ProviderRetries` says, as is a request the server never took (no connection, or above a
+/// `PushRetries` says, as is a request the server never took (no connection, or above a
 /// GOAWAY's last stream). A connection that broke with the request in flight is not retried
 /// (the push may have been shown). A request holds one of `maximumStreams` slots while it is
 /// in flight, never while it waits to be tried again.
 public final class APNsClient: Sendable {
-    public let credentials: ProviderCredentials.APNs
+    public let credentials: PushCredentials.APNs
     private let connection: HTTP2Connection
     private let streams: StreamLimit
     let maximumStreams: Int
@@ -28,7 +28,7 @@ public final class APNsClient: Sendable {
     static let passedHeaders = ["apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
 
     public init(
-        _ credentials: ProviderCredentials.APNs, maximumStreams: Int = 500, backoff: Backoff = Backoff(base: 0.5, maximum: 30),
+        _ credentials: PushCredentials.APNs, maximumStreams: Int = 500, backoff: Backoff = Backoff(base: 0.5, maximum: 30),
         retries: Int = 3, requestTimeout: TimeAmount = .seconds(30)
     ) throws {
         self.requestTimeout = requestTimeout
@@ -46,16 +46,16 @@ public final class APNsClient: Sendable {
     }
 
     /// Sends `payload` to the device `token` (hex) with the sender's `headers` (lower-cased
-    /// names), retrying as `ProviderRetries` says.
-    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
-        await ProviderRetries.run(backoff: backoff, limit: retries) {
+    /// names), retrying as `PushRetries` says.
+    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> PushAnswer {
+        await PushRetries.run(backoff: backoff, limit: retries) {
             await attempt(device: token, payload: payload, headers: headers)
         }
     }
 
     /// One try of a message (and, when APNs says the provider token expired, one more at
     /// once with a new token).
-    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderTry {
+    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> PushAttempt {
         await streams.acquire()
         defer { streams.release() }
         var renewed = false
@@ -92,8 +92,8 @@ public final class APNsClient: Sendable {
                 renewed = true
                 continue
             }
-            let refused = ProviderAnswer.refused(status: status, reason: reason)
-            guard ProviderRetries.isTransient(status) else { return .final(refused) }
+            let refused = PushAnswer.refused(status: status, reason: reason)
+            guard PushRetries.isTransient(status) else { return .final(refused) }
             return .again(refused, retryAfter: answer.headers.first(name: "retry-after").flatMap(Double.init))
         }
     }

@@ -60,7 +60,7 @@ public final class FCMAccessToken: Sendable {
 
     /// Reads the service account's key once: PEM PKCS #8 (`-----BEGIN PRIVATE KEY-----`,
     /// as Google's key files hold it), RSA of 2048 bits or more.
-    public init(_ credentials: ProviderCredentials.FCMv1) throws(FCMCredentialError) {
+    public init(_ credentials: PushCredentials.FCMv1) throws(FCMCredentialError) {
         key = try Self.key(credentials.privateKeyPEM)
         clientEmail = credentials.clientEmail
         tokenURI = credentials.tokenURI

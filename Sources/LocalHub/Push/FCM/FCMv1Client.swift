@@ -11,11 +11,11 @@ import NotificationHubs
 /// most `maximumConcurrent` requests in flight. The payload is Notification Hubs' `fcmv1`
 /// format, `{"message":{…}}` without a target: the device's token is set as `message.token`,
 /// in place of any `token`, `topic` or `condition` the sender wrote. Retries: once at once
-/// with a new access token after a 401; 429 and 5xx as `ProviderRetries` says. A broken
+/// with a new access token after a 401; 429 and 5xx as `PushRetries` says. A broken
 /// connection is not retried (the message may have been sent). A request holds one of
 /// `maximumConcurrent` slots while in flight, never while it waits to be tried again.
 public final class FCMv1Client: Sendable {
-    public let credentials: ProviderCredentials.FCMv1
+    public let credentials: PushCredentials.FCMv1
     private let accessToken: FCMAccessToken
     private let http: HTTPClient
     private let limit: StreamLimit
@@ -35,12 +35,12 @@ public final class FCMv1Client: Sendable {
     /// Reads the service account's key (throws `FCMCredentialError` when it is not PKCS #8
     /// RSA); makes no connection yet.
     public init(
-        _ credentials: ProviderCredentials.FCMv1, maximumConcurrent: Int = 100,
+        _ credentials: PushCredentials.FCMv1, maximumConcurrent: Int = 100,
         backoff: Backoff = Backoff(base: 0.5, maximum: 30), retries: Int = 3
     ) throws {
         // The key first: a client made before a throw would have to be shut down.
         accessToken = try FCMAccessToken(credentials)
-        http = ProviderHTTP.client(trusting: credentials.caFile)
+        http = PushHTTP.client(trusting: credentials.caFile)
         self.credentials = credentials
         limit = StreamLimit(maximumConcurrent)
         self.maximumConcurrent = max(1, maximumConcurrent)
@@ -59,15 +59,15 @@ public final class FCMv1Client: Sendable {
     /// answered 400 INVALID_ARGUMENT without a request. When the token endpoint refuses the
     /// service account (`invalid_grant`…) the answer is a 401 with OAuth's error as reason,
     /// as FCM answers a request it cannot authenticate.
-    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderAnswer {
-        await ProviderRetries.run(backoff: backoff, limit: retries) {
+    public func send(device token: String, payload: [UInt8], headers: [String: String]) async -> PushAnswer {
+        await PushRetries.run(backoff: backoff, limit: retries) {
             await attempt(device: token, payload: payload, headers: headers)
         }
     }
 
     /// One try of a message (and, when FCM says the access token expired, one more at once
     /// with a new token).
-    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> ProviderTry {
+    func attempt(device token: String, payload: [UInt8], headers: [String: String]) async -> PushAttempt {
         guard Self.check(payload) == nil, let body = Self.request(payload, device: token) else {
             return .final(.refused(status: 400, reason: "INVALID_ARGUMENT"))
         }
@@ -83,7 +83,7 @@ public final class FCMv1Client: Sendable {
                 case .unreachable(let why): return .final(.unreachable("the token endpoint: \(why)"))
                 case .unreadable(let why): return .final(.unreachable(why))
                 case .refused(let status, let reason, let retryAfter):
-                    guard ProviderRetries.isTransient(status) else { return .final(.refused(status: 401, reason: reason)) }
+                    guard PushRetries.isTransient(status) else { return .final(.refused(status: 401, reason: reason)) }
                     return .again(.unreachable("the token endpoint answered HTTP \(status)"), retryAfter: retryAfter)
                 }
             }
@@ -115,8 +115,8 @@ public final class FCMv1Client: Sendable {
                 renewed = true
                 continue
             }
-            let refused = ProviderAnswer.refused(status: status, reason: reason)
-            guard ProviderRetries.isTransient(status) else { return .final(refused) }
+            let refused = PushAnswer.refused(status: status, reason: reason)
+            guard PushRetries.isTransient(status) else { return .final(refused) }
             return .again(refused, retryAfter: retryAfter)
         }
     }

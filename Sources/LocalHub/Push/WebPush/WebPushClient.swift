@@ -25,10 +25,10 @@ import NotificationHubs
 ///
 /// Answers: any 2xx is delivered, the id the `Location` of the message; 404 and 410 (the
 /// subscription is gone), 413 and the other 4xx are refused without a retry; 429 and 5xx
-/// are retried (`ProviderRetries`). A connection that could not be made is tried again; one
+/// are retried (`PushRetries`). A connection that could not be made is tried again; one
 /// that broke or timed out is not (the push may have reached the service).
 public final class WebPushClient: Sendable {
-    public let credentials: ProviderCredentials.WebPush
+    public let credentials: PushCredentials.WebPush
     /// Signs every request; its `publicKey` is the `applicationServerKey` to subscribe with.
     public let vapid: VAPID
     private let origins: WebPushOrigins
@@ -57,7 +57,7 @@ public final class WebPushClient: Sendable {
     static let urgencies: Set<String> = ["very-low", "low", "normal", "high"]
 
     public init(
-        _ credentials: ProviderCredentials.WebPush, maximumConcurrent: Int = 256, perOrigin: Int = 16,
+        _ credentials: PushCredentials.WebPush, maximumConcurrent: Int = 256, perOrigin: Int = 16,
         backoff: Backoff = Backoff(base: 0.5, maximum: 30), retries: Int = 3, requestTimeout: TimeAmount = .seconds(10)
     ) throws {
         self.credentials = credentials
@@ -87,25 +87,25 @@ public final class WebPushClient: Sendable {
 
     /// Sends `payload` to the subscription at `endpoint` with the keys `p256dh` and `auth`
     /// (base64url, as the browser's `PushSubscription` gives them) and the sender's
-    /// `headers` (lower-cased names), retrying as `ProviderRetries` says. A bad endpoint or
+    /// `headers` (lower-cased names), retrying as `PushRetries` says. A bad endpoint or
     /// key, an address that may not be reached, or a payload over `maximumPayload`, is
     /// refused without a request.
     public func send(endpoint: String, p256dh: String, auth: String, payload: [UInt8], headers: [String: String]) async
-        -> ProviderAnswer
+        -> PushAnswer
     {
-        await ProviderRetries.run(backoff: backoff, limit: retries) {
+        await PushRetries.run(backoff: backoff, limit: retries) {
             await attempt(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: payload, headers: headers)
         }
     }
 
-    /// The lane of a message: its endpoint's origin (`ProviderFanOut`).
+    /// The lane of a message: its endpoint's origin (`PushFanOut`).
     static func lane(of endpoint: String) -> String {
         (try? PushEndpoint(endpoint))?.origin ?? ""
     }
 
     /// One try of a message.
     func attempt(endpoint text: String, p256dh: String, auth: String, payload: [UInt8], headers: [String: String]) async
-        -> ProviderTry
+        -> PushAttempt
     {
         guard let endpoint = try? PushEndpoint(text) else { return .final(.refused(status: 400, reason: "BadEndpoint")) }
         let body: [UInt8]
@@ -145,8 +145,8 @@ public final class WebPushClient: Sendable {
                 }
                 return .final(.delivered(id: location))
             }
-            let answer = ProviderAnswer.refused(status: status, reason: Self.reason(status: status))
-            guard ProviderRetries.isTransient(status) else { return .final(answer) }
+            let answer = PushAnswer.refused(status: status, reason: Self.reason(status: status))
+            guard PushRetries.isTransient(status) else { return .final(answer) }
             let retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
             return .again(answer, retryAfter: retryAfter)
         } catch {
@@ -156,7 +156,7 @@ public final class WebPushClient: Sendable {
 
     /// A request that got no answer: one that never left (no connection) is tried again; one
     /// that may have reached the service is not.
-    static func failedTry(_ error: any Error) -> ProviderTry {
+    static func failedTry(_ error: any Error) -> PushAttempt {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout: return .again(.unreachable("ConnectTimeout"), retryAfter: nil)

@@ -21,7 +21,7 @@ public enum WebPushEncryptionError: Error, Sendable, Equatable, CustomStringConv
         }
     }
 
-    /// The reason a client refuses the message with (`ProviderAnswer.refused`).
+    /// The reason a client refuses the message with (`PushAnswer.refused`).
     public var reason: String {
         switch self {
         case .badP256dh: "BadP256dh"

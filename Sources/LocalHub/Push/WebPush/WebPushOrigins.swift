@@ -72,7 +72,7 @@ final class WebPushOrigins: Sendable {
         var override: [String: String] = [:]
         if case .name(let name) = endpoint.host, let text = address.ipAddress { override[name] = text }
         let made = Entry(
-            client: ProviderHTTP.client(
+            client: PushHTTP.client(
                 trusting: caFile, dnsOverride: override, connectTimeout: connectTimeout, connectionsPerHost: 4),
             address: address, perOrigin: perOrigin)
         made.use.withLock { $0.users = 1 }

@@ -5,7 +5,7 @@ import NIOSSL
 /// `HTTP2Connection`): TLS trusting the credential's CA file besides the system's, HTTP/2 when
 /// the service offers it, 10 s to connect, 30 s to read, and never a redirect (a push service
 /// answers; one that sends the hub elsewhere is refused, not followed).
-enum ProviderHTTP {
+enum PushHTTP {
     /// `dnsOverride`: names and the address each must connect to (`WebPushOrigins`).
     static func client(
         trusting caFile: String?, dnsOverride: [String: String] = [:], connectTimeout: Int64 = 10,

@@ -5,13 +5,13 @@ import Synchronization
 /// The built-in push service: APNs-shaped devices that are terminals. A delivery is handed
 /// to the device's open streams at once and kept in the hub's delivery log, from which a
 /// device that was offline resumes.
-struct SandboxPushService: PushService {
+struct BuiltInPushService: PushService {
     let streams: DeviceStreams
     /// Whether `push` hands deliveries to live streams itself; when not (a shared store),
     /// streams get them from the store's delivery feed after the commit.
     var publishesBeforeCommit = true
 
-    var kind: PushServiceKind { .sandbox }
+    var kind: PushServiceKind { .builtIn }
     var platform: Platform { .apns }
     var keepsDeliveryLog: Bool { true }
     func serves(hub: String) -> Bool { true }

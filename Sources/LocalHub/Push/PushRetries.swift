@@ -1,15 +1,15 @@
 import NotificationHubs
 
 /// One try of one message at a push service, as its client reports it.
-enum ProviderTry: Sendable, Equatable {
+enum PushAttempt: Sendable, Equatable {
     /// The service's last word on the message.
-    case final(ProviderAnswer)
+    case final(PushAnswer)
     /// Worth another try (throttled, the service failed, or the request never left); `answer`
     /// stands when no try is left. `retryAfter`: what the service asked to wait, in seconds.
-    case again(ProviderAnswer, retryAfter: Double?)
+    case again(PushAnswer, retryAfter: Double?)
 
     /// The answer this try gave, whether or not another follows.
-    var answer: ProviderAnswer {
+    var answer: PushAnswer {
         switch self {
         case .final(let answer), .again(let answer, _): answer
         }
@@ -20,9 +20,9 @@ enum ProviderTry: Sendable, Equatable {
 /// most `limit`, each after the shared jittered backoff, or after the `Retry-After` the
 /// service asked for when that is longer, and all of them within `longestWait` seconds of
 /// waiting in all. A message waiting holds nothing: no request slot, no task
-/// (`ProviderFanOut` keeps it in a timer queue), so that a service that keeps asking to wait
+/// (`PushFanOut` keeps it in a timer queue), so that a service that keeps asking to wait
 /// delays only its own messages.
-struct ProviderRetries: Sendable {
+struct PushRetries: Sendable {
     /// The longest `Retry-After` honoured, and the longest a message waits between its tries
     /// in all, in seconds. A service asking for more is given up on for this message.
     static let longestWait = 60.0
@@ -54,9 +54,9 @@ struct ProviderRetries: Sendable {
     }
 
     /// One message on its own: tries until an answer is final, waiting between tries. (Many
-    /// messages go through `ProviderFanOut`, which waits for them without a task each.)
-    static func run(backoff: Backoff, limit: Int, _ attempt: () async -> ProviderTry) async -> ProviderAnswer {
-        var retries = ProviderRetries(backoff: backoff, limit: limit)
+    /// messages go through `PushFanOut`, which waits for them without a task each.)
+    static func run(backoff: Backoff, limit: Int, _ attempt: () async -> PushAttempt) async -> PushAnswer {
+        var retries = PushRetries(backoff: backoff, limit: limit)
         while true {
             let result = await attempt()
             guard case .again(let answer, let retryAfter) = result else { return result.answer }

@@ -5,10 +5,10 @@
 ///   lane's first message waiting behind it.
 /// - At most `laneWidth` tries of a lane and `width` in all are in flight at once.
 /// - A message the service asked to try again waits in a timer queue, holding no slot and no
-///   task, and goes back to its lane when its time comes (`ProviderRetries`).
+///   task, and goes back to its lane when its time comes (`PushRetries`).
 ///
 /// Each final answer is put back in the place of its message.
-enum ProviderFanOut {
+enum PushFanOut {
     /// Tries in flight at once, all lanes together.
     static let width = 1024
 
@@ -19,25 +19,25 @@ enum ProviderFanOut {
         /// A message's lane; messages of one lane share a connection's limits.
         var lane: @Sendable (PushSend, Delivery) -> String
         /// A fresh retry budget for a message.
-        var retries: @Sendable () -> ProviderRetries
+        var retries: @Sendable () -> PushRetries
 
         /// One lane for everything: a service at one endpoint the operator configured.
-        static func single(width: Int, retries: @escaping @Sendable () -> ProviderRetries) -> Policy {
+        static func single(width: Int, retries: @escaping @Sendable () -> PushRetries) -> Policy {
             Policy(laneWidth: width, lane: { _, _ in "" }, retries: retries)
         }
     }
 
     private enum Event: Sendable {
-        case tried(Int, ProviderTry)
+        case tried(Int, PushAttempt)
         case woke
     }
 
     static func push(
         _ sends: [PushSend], width: Int = width, policy: Policy,
-        _ attempt: @escaping @Sendable (PushSend, Delivery) async -> ProviderTry
-    ) async -> [[ProviderAnswer]] {
+        _ attempt: @escaping @Sendable (PushSend, Delivery) async -> PushAttempt
+    ) async -> [[PushAnswer]] {
         let work = sends.indices.flatMap { s in sends[s].deliveries.indices.map { (s, $0) } }
-        var answers = sends.map { Array(repeating: ProviderAnswer.unreachable("NotSent"), count: $0.deliveries.count) }
+        var answers = sends.map { Array(repeating: PushAnswer.unreachable("NotSent"), count: $0.deliveries.count) }
         guard !work.isEmpty else { return answers }
         // Lanes, in the order they first appear, and each message's lane.
         var laneIndex: [String: Int] = [:]
@@ -60,7 +60,7 @@ enum ProviderFanOut {
         var inLane = Array(repeating: 0, count: queues.count)
         var inFlight = 0
         var cursor = 0
-        var retries: [Int: ProviderRetries] = [:]
+        var retries: [Int: PushRetries] = [:]
         var waiting = TimerQueue()
         var timer: ContinuousClock.Instant?
         let clock = ContinuousClock()

@@ -3,12 +3,12 @@ import Foundation
 import LocalHubSupport
 import NotificationHubs
 
-extension ProviderCredentials {
+extension PushCredentials {
     static let appleProduction = "https://api.push.apple.com"
     static let appleSandbox = "https://api.sandbox.push.apple.com"
     static let googleFCM = "https://fcm.googleapis.com"
 
-    static func loadAPNs(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(ProviderConfigError)
+    static func loadAPNs(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
         -> APNs
     {
         var fields = Fields(value, at: path, file: file)
@@ -18,14 +18,14 @@ extension ProviderCredentials {
         do {
             token = try APNsProviderToken(
                 key: String(decoding: key, as: UTF8.self), keyId: fields.required("keyId"), teamId: fields.required("teamId"))
-        } catch let error as ProviderConfigError {
+        } catch let error as PushCredentialsError {
             throw error
         } catch {
-            throw ProviderConfigError(file, "\(path): \(error)")
+            throw PushCredentialsError(file, "\(path): \(error)")
         }
         let topic = try fields.required("topic")
         guard !topic.isEmpty, topic.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
-            throw ProviderConfigError(file, "\(path).topic must be the app's bundle id (printable, no spaces)")
+            throw PushCredentialsError(file, "\(path).topic must be the app's bundle id (printable, no spaces)")
         }
         let endpoint: String
         switch try fields.required("endpoint") {
@@ -40,7 +40,7 @@ extension ProviderCredentials {
         return APNs(token: token, topic: topic, endpoint: endpoint, caFile: ca)
     }
 
-    static func loadFCM(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(ProviderConfigError)
+    static func loadFCM(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
         -> FCMv1
     {
         var fields = Fields(value, at: path, file: file)
@@ -48,20 +48,20 @@ extension ProviderCredentials {
         let accountPath = try fields.required("serviceAccountFile")
         let bytes = try secret(accountPath, at: path, folder, file)
         guard let account = try? JSONValue(parsing: bytes) else {
-            throw ProviderConfigError(file, "\(path).serviceAccountFile is not JSON (Google's service account key file)")
+            throw PushCredentialsError(file, "\(path).serviceAccountFile is not JSON (Google's service account key file)")
         }
-        func member(_ name: String) throws(ProviderConfigError) -> String {
+        func member(_ name: String) throws(PushCredentialsError) -> String {
             guard let text = account[name]?.stringValue, !text.isEmpty else {
-                throw ProviderConfigError(file, "\(path).serviceAccountFile has no \"\(name)\" (is it a service account key?)")
+                throw PushCredentialsError(file, "\(path).serviceAccountFile has no \"\(name)\" (is it a service account key?)")
             }
             return text
         }
         guard try member("type") == "service_account" else {
-            throw ProviderConfigError(file, "\(path).serviceAccountFile is not of type service_account")
+            throw PushCredentialsError(file, "\(path).serviceAccountFile is not of type service_account")
         }
         let key = try member("private_key")
         guard key.contains("-----BEGIN PRIVATE KEY-----") else {
-            throw ProviderConfigError(file, "\(path).serviceAccountFile's private_key is not a PEM private key")
+            throw PushCredentialsError(file, "\(path).serviceAccountFile's private_key is not a PEM private key")
         }
         var endpoint = googleFCM
         if let given = try fields.optional("endpoint") { endpoint = try httpsURL(given, at: "\(path).endpoint", file) }
@@ -72,20 +72,20 @@ extension ProviderCredentials {
             endpoint: endpoint, caFile: ca)
     }
 
-    static func loadWebPush(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(ProviderConfigError)
+    static func loadWebPush(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
         -> WebPush
     {
         var fields = Fields(value, at: path, file: file)
         try fields.only(["vapidKeyFile", "subject", "caFile", "allowPrivateEndpoints"])
         let bytes = try secret(fields.required("vapidKeyFile"), at: path, folder, file)
         guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: bytes, as: UTF8.self)) else {
-            throw ProviderConfigError(file, "\(path).vapidKeyFile is not a P-256 private key in PEM")
+            throw PushCredentialsError(file, "\(path).vapidKeyFile is not a P-256 private key in PEM")
         }
         let subject = try fields.required("subject")
         guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://"), subject.utf8.count > 8,
             subject.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
         else {
-            throw ProviderConfigError(file, "\(path).subject must be a mailto: or https: URL (RFC 8292)")
+            throw PushCredentialsError(file, "\(path).subject must be a mailto: or https: URL (RFC 8292)")
         }
         let ca = try caFile(&fields, at: path, folder, file)
         let allowPrivate = try fields.flag("allowPrivateEndpoints")
@@ -93,29 +93,29 @@ extension ProviderCredentials {
     }
 
     /// A key file, named relative to the configuration's folder.
-    private static func secret(_ name: String, at path: String, _ folder: URL, _ file: String) throws(ProviderConfigError)
+    private static func secret(_ name: String, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
         -> [UInt8]
     {
         do {
             return try SecretFile.read(resolve(name, folder))
         } catch {
-            throw ProviderConfigError(file, "\(path): \(error)")
+            throw PushCredentialsError(file, "\(path): \(error)")
         }
     }
 
     private static func caFile(_ fields: inout Fields, at path: String, _ folder: URL, _ file: String)
-        throws(ProviderConfigError) -> String?
+        throws(PushCredentialsError) -> String?
     {
         guard let name = try fields.optional("caFile") else { return nil }
         return try existing(name, at: "\(path).caFile", folder, file)
     }
 
-    private static func existing(_ name: String, at path: String, _ folder: URL, _ file: String) throws(ProviderConfigError)
+    private static func existing(_ name: String, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
         -> String
     {
         let resolved = resolve(name, folder)
         guard FileManager.default.isReadableFile(atPath: resolved) else {
-            throw ProviderConfigError(file, "\(path) names \(resolved), which cannot be read")
+            throw PushCredentialsError(file, "\(path) names \(resolved), which cannot be read")
         }
         return resolved
     }
@@ -124,9 +124,9 @@ extension ProviderCredentials {
         name.hasPrefix("/") ? name : folder.appendingPathComponent(name).path
     }
 
-    private static func httpsURL(_ text: String, at path: String, _ file: String) throws(ProviderConfigError) -> String {
+    private static func httpsURL(_ text: String, at path: String, _ file: String) throws(PushCredentialsError) -> String {
         guard let url = URL(string: text), url.scheme == "https", let host = url.host, !host.isEmpty, url.query == nil else {
-            throw ProviderConfigError(file, "\(path) must be an https URL (not \"\(text.prefix(80))\")")
+            throw PushCredentialsError(file, "\(path) must be an https URL (not \"\(text.prefix(80))\")")
         }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
@@ -152,38 +152,38 @@ struct Fields {
 
     private func at(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
 
-    mutating func object(_ name: String) throws(ProviderConfigError) -> [(String, JSONValue)]? {
+    mutating func object(_ name: String) throws(PushCredentialsError) -> [(String, JSONValue)]? {
         guard let value = take(name), !value.isNull else { return nil }
-        guard let members = value.objectMembers else { throw ProviderConfigError(file, "\(at(name)) must be an object") }
+        guard let members = value.objectMembers else { throw PushCredentialsError(file, "\(at(name)) must be an object") }
         return members
     }
 
-    mutating func optional(_ name: String) throws(ProviderConfigError) -> String? {
+    mutating func optional(_ name: String) throws(PushCredentialsError) -> String? {
         guard let value = take(name), !value.isNull else { return nil }
-        guard let text = value.stringValue else { throw ProviderConfigError(file, "\(at(name)) must be a string") }
+        guard let text = value.stringValue else { throw PushCredentialsError(file, "\(at(name)) must be a string") }
         return text
     }
 
-    mutating func flag(_ name: String) throws(ProviderConfigError) -> Bool {
+    mutating func flag(_ name: String) throws(PushCredentialsError) -> Bool {
         guard let value = take(name), !value.isNull else { return false }
-        guard case .bool(let flag) = value else { throw ProviderConfigError(file, "\(at(name)) must be true or false") }
+        guard case .bool(let flag) = value else { throw PushCredentialsError(file, "\(at(name)) must be true or false") }
         return flag
     }
 
-    mutating func required(_ name: String) throws(ProviderConfigError) -> String {
-        guard let text = try optional(name) else { throw ProviderConfigError(file, "\(at(name)) is missing") }
+    mutating func required(_ name: String) throws(PushCredentialsError) -> String {
+        guard let text = try optional(name) else { throw PushCredentialsError(file, "\(at(name)) is missing") }
         return text
     }
 
     /// Refuses a member not in `names`, before any is read.
-    func only(_ names: Set<String>) throws(ProviderConfigError) {
+    func only(_ names: Set<String>) throws(PushCredentialsError) {
         guard let unknown = members.first(where: { !names.contains($0.0) })?.0 else { return }
-        throw ProviderConfigError(file, "has an unknown field \(at(unknown).prefix(120)) (a misspelling?)")
+        throw PushCredentialsError(file, "has an unknown field \(at(unknown).prefix(120)) (a misspelling?)")
     }
 }
 
 /// Why the providers file was refused: the file, and what in it.
-public struct ProviderConfigError: Error, CustomStringConvertible, Sendable {
+public struct PushCredentialsError: Error, CustomStringConvertible, Sendable {
     public let description: String
 
     /// Control characters (from a hostile or broken file's names and values) are shown as `?`.

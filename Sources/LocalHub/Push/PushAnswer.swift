@@ -1,5 +1,5 @@
 /// What a real push service (APNs, FCM v1, a Web Push service) answered for one message.
-public enum ProviderAnswer: Sendable, Equatable {
+public enum PushAnswer: Sendable, Equatable {
     /// Accepted; `id` is the service's id for the message when it gave one (`apns-id`, FCM's
     /// message name, a Web Push `Location`).
     case delivered(id: String?)

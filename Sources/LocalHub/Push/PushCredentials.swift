@@ -5,7 +5,7 @@ import NotificationHubs
 
 /// The credentials of the real push services a hub delivers through, from a JSON file
 /// (`providers.json` in the hub's data folder). A hub the file does not name, or a platform
-/// its entry leaves out, keeps the built-in sandbox behaviour. Key files are named, not
+/// its entry leaves out, keeps the built-in push service behaviour. Key files are named, not
 /// inlined, read once at load, and refused unless only their owner may read them
 /// (`SecretFile`); paths are relative to the file's folder. Unknown fields are refused: a
 /// misspelt one would otherwise turn delivery off without a word.
@@ -15,7 +15,7 @@ import NotificationHubs
 ///                  "topic": "com.example.news", "endpoint": "production", "caFile": "peer-ca.pem"},
 ///         "fcmV1": {"serviceAccountFile": "service-account.json", "endpoint": "https://…", "caFile": "…"},
 ///         "webPush": {"vapidKeyFile": "vapid.pem", "subject": "mailto:news@example.com", "caFile": "…"}}}}
-public struct ProviderCredentials: Sendable {
+public struct PushCredentials: Sendable {
     public static let fileName = "providers.json"
 
     public struct APNs: Sendable {
@@ -76,25 +76,25 @@ public struct ProviderCredentials: Sendable {
     public func hub(_ name: String) -> Hub? { hubs[name.lowercased()] }
 
     /// Reads and checks `url`, and every key file it names.
-    public static func load(_ url: URL) throws(ProviderConfigError) -> ProviderCredentials {
+    public static func load(_ url: URL) throws(PushCredentialsError) -> PushCredentials {
         let folder = url.deletingLastPathComponent()
         let bytes: [UInt8]
         do {
             // Bounded, and never waiting on a FIFO; it holds no secret, so any mode will do.
             bytes = try SecretFile.read(url.path, ownerOnly: false)
         } catch {
-            throw ProviderConfigError("", error.description)
+            throw PushCredentialsError("", error.description)
         }
         let root: JSONValue
         do { root = try JSONValue(parsing: bytes) } catch {
-            throw ProviderConfigError(url.path, "is not JSON: \(error)")
+            throw PushCredentialsError(url.path, "is not JSON: \(error)")
         }
         var fields = Fields(root, at: "", file: url.path)
         try fields.only(["hubs"])
-        guard let hubs = try fields.object("hubs") else { throw ProviderConfigError(url.path, "has no \"hubs\" object") }
-        var result = ProviderCredentials()
+        guard let hubs = try fields.object("hubs") else { throw PushCredentialsError(url.path, "has no \"hubs\" object") }
+        var result = PushCredentials()
         for (name, value) in hubs {
-            guard value.objectMembers != nil else { throw ProviderConfigError(url.path, "hubs.\(name) must be an object") }
+            guard value.objectMembers != nil else { throw PushCredentialsError(url.path, "hubs.\(name) must be an object") }
             var hub = Fields(value, at: "hubs.\(name)", file: url.path)
             try hub.only(["apns", "fcmV1", "webPush"])
             var entry = Hub()
@@ -105,7 +105,7 @@ public struct ProviderCredentials: Sendable {
                 entry.webPush = try loadWebPush(.object(web), at: "\(at).webPush", folder, url.path)
             }
             guard result.hubs.updateValue(entry, forKey: name.lowercased()) == nil else {
-                throw ProviderConfigError(url.path, "names the hub \(name) twice (hub names ignore case)")
+                throw PushCredentialsError(url.path, "names the hub \(name) twice (hub names ignore case)")
             }
         }
         return result

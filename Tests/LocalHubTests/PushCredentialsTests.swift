@@ -36,10 +36,10 @@ struct ProviderCredentialsTests {
         }
 
         /// Writes the providers file with `hub`'s entry and loads it.
-        func load(_ hub: String) throws(ProviderConfigError) -> ProviderCredentials {
-            let file = url.appendingPathComponent(ProviderCredentials.fileName)
+        func load(_ hub: String) throws(PushCredentialsError) -> PushCredentials {
+            let file = url.appendingPathComponent(PushCredentials.fileName)
             try? Data(#"{"hubs": {"BreakingNews": \#(hub)}}"#.utf8).write(to: file)
-            return try ProviderCredentials.load(file)
+            return try PushCredentials.load(file)
         }
     }
 
@@ -103,7 +103,7 @@ struct ProviderCredentialsTests {
     func aBadEntryIsRefusedNamingTheField(entry: String, says: String) throws {
         let folder = try Folder()
         defer { try? FileManager.default.removeItem(at: folder.url) }
-        let error = #expect(throws: ProviderConfigError.self) { try folder.load(entry) }
+        let error = #expect(throws: PushCredentialsError.self) { try folder.load(entry) }
         #expect(error?.description.contains(says) == true, "\(error?.description ?? "")")
         #expect(error?.description.contains("BEGIN") == false, "never a key's contents")
     }
@@ -111,11 +111,11 @@ struct ProviderCredentialsTests {
     @Test func hubNamesDifferingOnlyInCaseAreRefused() throws {
         let folder = try Folder()
         defer { try? FileManager.default.removeItem(at: folder.url) }
-        let file = folder.url.appendingPathComponent(ProviderCredentials.fileName)
+        let file = folder.url.appendingPathComponent(PushCredentials.fileName)
         try Data(#"{"hubs": {"news": {}, "NEWS": {}}}"#.utf8).write(to: file)
-        let error = #expect(throws: ProviderConfigError.self) { try ProviderCredentials.load(file) }
+        let error = #expect(throws: PushCredentialsError.self) { try PushCredentials.load(file) }
         #expect(error?.description.contains("twice") == true)
         try Data(#"{"hubs": {}, "extra": 1}"#.utf8).write(to: file)
-        #expect(throws: ProviderConfigError.self) { try ProviderCredentials.load(file) }
+        #expect(throws: PushCredentialsError.self) { try PushCredentials.load(file) }
     }
 }
