@@ -66,7 +66,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(engine.installation(hub: "news", id: "p")?.tags?.count == 50)
+        #expect(try await engine.installation(hub: "news", id: "p")?.tags?.count == 50)
     }
 
     /// A push service of another platform behind the seam: it gets the messages its devices

@@ -26,8 +26,9 @@ extension HubEngine {
     }
 
     /// The devices claimed for the built-in push service.
-    public func claimedDevices(hub: String) -> Set<String> {
-        directory.withLock { $0[hub]?.claimedDevices ?? [] }
+    public func claimedDevices(hub: String) async throws -> Set<String> {
+        try await catchUp()
+        return directory.withLock { $0[hub]?.claimedDevices ?? [] }
     }
 
     /// Renews the claim of a device whose stream opens (a write at most once an hour per

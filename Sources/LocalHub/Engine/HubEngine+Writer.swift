@@ -145,11 +145,11 @@ extension HubEngine {
     ) -> WriteResolution {
         func currentInstallation(_ hub: String, _ id: String) -> Installation? {
             if let pending = overlay.installations[Overlay.key(hub, id)] { return pending }
-            return installation(hub: hub, id: id)
+            return heldInstallation(hub: hub, id: id)
         }
         func currentRegistration(_ hub: String, _ id: String) -> StoredRegistration? {
             if let pending = overlay.registrations[Overlay.key(hub, id)] { return pending }
-            return registration(hub: hub, id: id)
+            return heldRegistration(hub: hub, id: id)
         }
         /// The id stored under `id`'s lower-cased form and how many the hub holds, as of this
         /// point of the batch.

@@ -229,11 +229,29 @@ public final class HubEngine: Sendable {
     /// waited for the writer's lock here would wait for a whole batch to be published.
     public func hubName(_ name: String) -> String? { canonicalNames[name.lowercased()] }
 
-    public func installation(hub: String, id: String) -> Installation? {
+    /// The installation as every write acknowledged before this call left it (on a shared
+    /// store, after catching up with the other nodes).
+    public func installation(hub: String, id: String) async throws -> Installation? {
+        try await catchUp()
+        return heldInstallation(hub: hub, id: id)
+    }
+
+    /// The registration as every write acknowledged before this call left it.
+    public func registration(hub: String, id: String) async throws -> StoredRegistration? {
+        try await catchUp()
+        return heldRegistration(hub: hub, id: id)
+    }
+
+    /// Whether this node's tables hold the installation now (no catch-up: for counting, not
+    /// for answers).
+    public func holdsInstallation(hub: String, id: String) -> Bool { heldInstallation(hub: hub, id: id) != nil }
+    public func holdsRegistration(hub: String, id: String) -> Bool { heldRegistration(hub: hub, id: id) != nil }
+
+    func heldInstallation(hub: String, id: String) -> Installation? {
         directory.withLock { $0[hub]?.installations[id] }
     }
 
-    public func registration(hub: String, id: String) -> StoredRegistration? {
+    func heldRegistration(hub: String, id: String) -> StoredRegistration? {
         directory.withLock { $0[hub]?.registrations[id] }
     }
 
@@ -243,7 +261,10 @@ public final class HubEngine: Sendable {
     /// on a snapshot of the hub's tables (copy-on-write: taking it under the lock copies
     /// nothing), so writes never wait for a listing; matching entries are filtered and
     /// sorted, but only the page's entries are built.
-    public func registrationFeed(hub: String, tag: String?, deviceToken: String?, start: Int, limit: Int) -> FeedPage {
+    public func registrationFeed(hub: String, tag: String?, deviceToken: String?, start: Int, limit: Int) async throws
+        -> FeedPage
+    {
+        try await catchUp()
         guard let tables = directory.withLock({ $0[hub] }) else { return FeedPage() }
         let device = deviceToken?.lowercased()
         var page = FeedPage()

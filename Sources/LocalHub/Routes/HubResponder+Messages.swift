@@ -4,11 +4,36 @@ import Hummingbird
 import NotificationHubs
 
 extension HubResponder {
-    /// `POST /{hub}/messages` (Send): template or native sends to a tag expression or to
-    /// everyone, `direct` sends to one handle, `test` sends answered with their outcome.
-    /// Every accepted send is durable before its 201.
+    /// `/{hub}/messages` (POST), `…/messages/$batch` (POST), `…/messages/{id}` (GET),
+    /// `/{hub}/schedulednotifications` (POST) and its `{id}` (DELETE): all need Send.
+    func addMessageRoutes(to hub: RouterGroup<HubRequestContext>) {
+        let send = hub.group().add(middleware: Requires(.send, of: self))
+        send.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
+        send.post("messages/$batch") { request, context in
+            try await self.batchSend(HubRequest(request, context), hub: context.hub)
+        }
+        send.get("messages/:id") { request, context in
+            try await self.notificationDetails(HubRequest(request, context), hub: context.hub, id: try context.parameter("id"))
+        }
+        send.post("schedulednotifications") { request, context in
+            try await self.schedule(HubRequest(request, context), hub: context.hub)
+        }
+        send.delete("schedulednotifications/:id") { request, context in
+            try await self.engine.cancelScheduled(hub: context.hub, id: try context.parameter("id"))
+            return HubReply.empty(.ok, trackingId: context.trackingId)
+        }
+        let scheduledOnly =
+            "Scheduled sends are made with POST …/schedulednotifications and cancelled with DELETE …/{id}"
+        send.on("schedulednotifications", method: .get, use: notAllowed(scheduledOnly))
+        send.on("schedulednotifications", method: .delete, use: notAllowed(scheduledOnly))
+        send.on("schedulednotifications/:id", method: .get, use: notAllowed(scheduledOnly))
+        send.on("schedulednotifications/:id", method: .post, use: notAllowed(scheduledOnly))
+    }
+
+    /// `POST /{hub}/messages`: template or native sends to a tag expression or to everyone,
+    /// `direct` sends to one handle, `test` sends answered with their outcome. Every accepted
+    /// send is durable before its 201.
     func send(_ r: HubRequest, hub: String) async throws -> Response {
-        try authorize(r, hub: hub, needs: .send)
         let notification = try await acceptedNotification(r, hub: hub, scheduled: false)
         var fields = HTTPFields()
         fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
@@ -22,50 +47,41 @@ extension HubResponder {
         return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
     }
 
-    /// `POST /{hub}/schedulednotifications` (Send): a send as to `messages`, fired at
+    /// `POST /{hub}/schedulednotifications`: a send as to `messages`, fired at
     /// `ServiceBusNotification-ScheduleTime` (`ScheduleTime`: .NET's zone-less
     /// `yyyy-MM-ddTHH:mm:ss` as UTC, JS's ISO form with milliseconds and `Z`, or an offset
-    /// within ±14:00), at most 7 days ahead; a time up to `latePast` (5 minutes) gone fires
-    /// at once, an older one is refused. 201 with `Location` `…/schedulednotifications/{id}`; the id is also
-    /// the notification's for `GET …/messages/{id}` (state `Scheduled`, then as any send).
-    /// `DELETE …/schedulednotifications/{id}` cancels it (200; 404 once fired or cancelled).
-    func scheduled(_ r: HubRequest, hub: String, id: String?) async throws -> Response {
-        try authorize(r, hub: hub, needs: .send)
-        switch (r.method, id) {
-        case (.post, nil):
-            guard let timeText = r.header("ServiceBusNotification-ScheduleTime") else {
-                throw HubRefusal.badRequest("A scheduled send needs the ServiceBusNotification-ScheduleTime header (UTC)")
-            }
-            let at: Date
-            do {
-                at = try ScheduleTime.parse(timeText.trimmingCharacters(in: .whitespaces))
-            } catch {
-                let shown = String(
-                    timeText.unicodeScalars.prefix(40).map { $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
-                throw HubRefusal.badRequest("The ServiceBusNotification-ScheduleTime '\(shown)' \(error)")
-            }
-            guard at.timeIntervalSinceNow <= HubEngine.longestSchedule else {
-                throw HubRefusal.badRequest("A send may be scheduled at most 7 days ahead")
-            }
-            guard at.timeIntervalSinceNow >= -Self.latePast else {
-                throw HubRefusal.badRequest(
-                    "The ServiceBusNotification-ScheduleTime '\(timeText)' is more than 5 minutes past; send it now instead")
-            }
-            var notification = try await acceptedNotification(r, hub: hub, scheduled: true)
-            notification.scheduledFor = at
-            try await engine.schedule(notification)
-            var fields = HTTPFields()
-            fields[.location] =
-                "\(baseURL(r))/\(hub)/schedulednotifications/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
-            fields[.contentType] = "application/xml; charset=utf-8"
-            return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
-        case (.delete, let id?):
-            try await engine.cancelScheduled(hub: hub, id: id)
-            return HubReply.empty(.ok, trackingId: r.trackingId)
-        default:
-            throw HubRefusal(
-                .methodNotAllowed, "Scheduled sends are made with POST …/schedulednotifications and cancelled with DELETE …/{id}")
+    /// within ±14:00), at most 7 days ahead; a time up to `latePast` (5 minutes) gone fires at
+    /// once, an older one is refused. 201 with `Location` `…/schedulednotifications/{id}`; the
+    /// id is also the notification's for `GET …/messages/{id}` (state `Scheduled`, then as any
+    /// send). `DELETE …/schedulednotifications/{id}` cancels it (200; 404 once fired or
+    /// cancelled).
+    func schedule(_ r: HubRequest, hub: String) async throws -> Response {
+        guard let timeText = r.header("ServiceBusNotification-ScheduleTime") else {
+            throw HubRefusal.badRequest("A scheduled send needs the ServiceBusNotification-ScheduleTime header (UTC)")
         }
+        let at: Date
+        do {
+            at = try ScheduleTime.parse(timeText.trimmingCharacters(in: .whitespaces))
+        } catch {
+            let shown = String(
+                timeText.unicodeScalars.prefix(40).map { $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+            throw HubRefusal.badRequest("The ServiceBusNotification-ScheduleTime '\(shown)' \(error)")
+        }
+        guard at.timeIntervalSinceNow <= HubEngine.longestSchedule else {
+            throw HubRefusal.badRequest("A send may be scheduled at most 7 days ahead")
+        }
+        guard at.timeIntervalSinceNow >= -Self.latePast else {
+            throw HubRefusal.badRequest(
+                "The ServiceBusNotification-ScheduleTime '\(timeText)' is more than 5 minutes past; send it now instead")
+        }
+        var notification = try await acceptedNotification(r, hub: hub, scheduled: true)
+        notification.scheduledFor = at
+        try await engine.schedule(notification)
+        var fields = HTTPFields()
+        fields[.location] =
+            "\(baseURL(r))/\(hub)/schedulednotifications/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: fields)
     }
 
     /// How long past a schedule time may be and still be sent (at once): a clock a little
@@ -135,11 +151,7 @@ extension HubResponder {
 
     /// `GET /_inspect/{hub}/messages/{id}` (Manage: it names installations): why the send
     /// reached whom it reached (`SendExplanation`), as JSON.
-    func explain(_ r: HubRequest, hub name: String, id: String) async throws -> Response {
-        guard let hub = engine.hubName(name) else {
-            throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
-        }
-        try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
+    func explain(_ r: HubRequest, hub: String, id: String) async throws -> Response {
         guard let explanation = try await engine.explain(hub: hub, id: id) else {
             throw HubRefusal(.notFound, "The notification '\(id)' was not found")
         }
@@ -164,7 +176,6 @@ extension HubResponder {
     /// 201 with `Location` `…/messages/{id}` (the service writes `…/messages/$batch/{id}`,
     /// which the JS SDK misreads; this form both SDKs read, and it answers for telemetry).
     func batchSend(_ r: HubRequest, hub: String) async throws -> Response {
-        try authorize(r, hub: hub, needs: .send)
         guard r.flag("direct") else {
             throw HubRefusal.badRequest("A batch send is direct: add ?direct (sends to tags go to …/messages)")
         }
@@ -237,7 +248,6 @@ extension HubResponder {
 
     /// `GET /{hub}/messages/{id}` (Send or Manage): the notification's state and outcomes.
     func notificationDetails(_ r: HubRequest, hub: String, id: String) async throws -> Response {
-        try authorize(r, hub: hub, needs: .send)
         guard let n = try await engine.notification(hub: hub, id: id) else {
             throw HubRefusal(.notFound, "The notification '\(id)' was not found")
         }

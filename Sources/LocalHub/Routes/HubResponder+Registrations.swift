@@ -7,54 +7,73 @@ extension HubResponder {
     static let atomEntryType = "application/atom+xml;type=entry;charset=utf-8"
     static let atomFeedType = "application/atom+xml;type=feed;charset=utf-8"
 
-    /// `POST /{hub}/registrations` (create, Listen) and `GET` (list: Manage, or Listen when
-    /// filtered by the caller's own handle).
-    func registrations(_ r: HubRequest, hub: String) async throws -> Response {
-        switch r.method {
-        case .post:
-            try authorize(r, hub: hub, needs: .listen)
-            let registration = try await readRegistration(r)
-            return try await store(registration, hub: hub, id: nil, ifMatch: nil, r: r)
-        case .get:
-            let handle = try deviceTokenFilter(r)
-            try authorize(r, hub: hub, needs: handle == nil ? .manage : .listen)
-            return try await registrationFeed(r, hub: hub, tag: nil, deviceToken: handle)
-        default:
-            throw HubRefusal(.methodNotAllowed, "Registrations take POST and GET")
+    /// `/{hub}/registrationids` (POST), `/{hub}/registrations` (POST; GET), its `{id}` (PUT,
+    /// GET, DELETE) and `/{hub}/tags/{tag}/registrations` (GET).
+    func addRegistrationRoutes(to hub: RouterGroup<HubRequestContext>) {
+        hub.group("registrationids").add(middleware: Requires(.listen, of: self))
+            .post { request, context in self.newRegistrationId(HubRequest(request, context), hub: context.hub) }
+        hub.group("registrations").add(middleware: Requires(.listen, of: self))
+            .post { request, context in try await self.createRegistration(HubRequest(request, context), hub: context.hub) }
+        // Listing needs Manage, or Listen for one's own handle.
+        hub.group("registrations").add(
+            middleware: Requires(of: self) { r in try Self.deviceTokenFilter(r) == nil ? .manage : .listen }
+        ).get { request, context in
+            let r = HubRequest(request, context)
+            return try await self.registrationFeed(r, hub: context.hub, tag: nil, deviceToken: try Self.deviceTokenFilter(r))
+        }
+        let registration = hub.group("registrations/:id").add(middleware: Requires(.listen, of: self))
+        registration.put { request, context in try await self.putRegistration(HubRequest(request, context), context) }
+        registration.get { request, context in try await self.getRegistration(HubRequest(request, context), context) }
+        registration.delete { request, context in try await self.deleteRegistration(HubRequest(request, context), context) }
+        hub.group("tags/:tag/registrations").add(middleware: Requires(.manage, of: self)).get { request, context in
+            try await self.registrationFeed(
+                HubRequest(request, context), hub: context.hub, tag: try context.parameter("tag"), deviceToken: nil)
         }
     }
 
-    /// `PUT | GET | DELETE /{hub}/registrations/{id}` (Listen).
-    func registration(_ r: HubRequest, hub: String, id: String) async throws -> Response {
-        try authorize(r, hub: hub, needs: .listen)
-        switch r.method {
-        case .put:
-            do {
-                try HubId.check(id, what: "the registration id")
-            } catch {
-                throw HubRefusal.badRequest(error.description)
-            }
-            let registration = try await readRegistration(r)
-            return try await store(registration, hub: hub, id: id, ifMatch: r.header("If-Match"), r: r)
-        case .get:
-            try await engine.catchUp()
-            guard let stored = engine.registration(hub: hub, id: id) else {
-                throw HubRefusal(.notFound, "Registration not found")
-            }
-            return entryResponse(stored, hub: hub, status: .ok, r: r)
-        case .delete:
-            _ = try await engine.write(.deleteRegistration(hub: hub, id: id, ifMatch: r.header("If-Match")))
-            return HubReply.empty(.ok, trackingId: r.trackingId)
-        default:
-            throw HubRefusal(.methodNotAllowed, "A registration takes PUT, GET and DELETE")
+    /// `POST /{hub}/registrationids`: a new registration id, in `Location`.
+    func newRegistrationId(_ r: HubRequest, hub: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] =
+            "\(baseURL(r))/\(hub)/registrationids/\(HubEngine.makeRegistrationId())?api-version=\(r.apiVersion ?? "2015-01")"
+        return HubReply.empty(.created, trackingId: r.trackingId, headers: headers)
+    }
+
+    /// `POST /{hub}/registrations`: creates one under a new id.
+    func createRegistration(_ r: HubRequest, hub: String) async throws -> Response {
+        try await store(try await readRegistration(r), hub: hub, id: nil, ifMatch: nil, r: r)
+    }
+
+    /// Creates or updates the registration, if its `If-Match` agrees.
+    func putRegistration(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        let id = try context.parameter("id")
+        do {
+            try HubId.check(id, what: "the registration id")
+        } catch {
+            throw HubRefusal.badRequest(error.description)
         }
+        let registration = try await readRegistration(r)
+        return try await store(registration, hub: context.hub, id: id, ifMatch: r.header("If-Match"), r: r)
+    }
+
+    func getRegistration(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        guard let stored = try await engine.registration(hub: context.hub, id: try context.parameter("id")) else {
+            throw HubRefusal(.notFound, "Registration not found")
+        }
+        return entryResponse(stored, hub: context.hub, status: .ok, r: r)
+    }
+
+    func deleteRegistration(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        _ = try await engine.write(
+            .deleteRegistration(hub: context.hub, id: try context.parameter("id"), ifMatch: r.header("If-Match")))
+        return HubReply.empty(.ok, trackingId: r.trackingId)
     }
 
     private func store(_ registration: Registration, hub: String, id: String?, ifMatch: String?, r: HubRequest) async throws
         -> Response
     {
         try spend(
-            r, bytes: registration.storedSize, newDevice: id.map { engine.registration(hub: hub, id: $0) == nil } ?? true)
+            r, bytes: registration.storedSize, newDevice: id.map { !engine.holdsRegistration(hub: hub, id: $0) } ?? true)
         guard
             case .registration(let stored) = try await engine.write(
                 .putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch))
@@ -90,10 +109,9 @@ extension HubResponder {
     /// A feed of legacy registrations plus installations projected as registrations, paged
     /// by `$top` and `continuationtoken`.
     func registrationFeed(_ r: HubRequest, hub: String, tag: String?, deviceToken: String?) async throws -> Response {
-        try await engine.catchUp()
         let start = try pagingNumber(r, "continuationtoken") ?? 0
         let top = max(1, min(try pagingNumber(r, "$top") ?? 100, 100))
-        let page = engine.registrationFeed(hub: hub, tag: tag, deviceToken: deviceToken, start: start, limit: top)
+        let page = try await engine.registrationFeed(hub: hub, tag: tag, deviceToken: deviceToken, start: start, limit: top)
         let now = W3CDate.format(Date())
         let base = "\(baseURL(r))/\(hub)/registrations"
         let version = r.apiVersion ?? "2015-01"
@@ -115,7 +133,7 @@ extension HubResponder {
     }
 
     /// The handle of `$filter=ChannelUri eq '…'` (or DeviceToken, GcmRegistrationId…).
-    private func deviceTokenFilter(_ r: HubRequest) throws -> String? {
+    static func deviceTokenFilter(_ r: HubRequest) throws -> String? {
         guard let filter = r.query["$filter"], !filter.isEmpty else { return nil }
         let parts = filter.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count >= 3, parts[1].lowercased() == "eq",

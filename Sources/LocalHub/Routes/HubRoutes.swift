@@ -25,10 +25,11 @@ struct HubRequestContext: RequestContext {
 }
 
 extension HubResponder {
-    /// The hub's one route table, matched ignoring case. `HubFront` gives every request its
-    /// tracking id, answers every refusal with the service's XML error and counts it in
-    /// `/metrics`; `HubScope` resolves `{hub}` and checks `api-version`. Rights differ by
-    /// method, so each handler authorizes its own call.
+    /// The hub's one route table, matched ignoring case, every route on the router: one
+    /// function per resource and method, parameters from the context, the rights a route
+    /// needs as its own middleware (`Requires`). `HubFront` gives every request its tracking
+    /// id, answers every refusal with the service's XML error and counts it in `/metrics`;
+    /// `HubScope` resolves `{hub}` and checks `api-version`.
     func router() -> Router<HubRequestContext> {
         // HEAD answers as GET does (a health probe may use either).
         let router = Router(context: HubRequestContext.self, options: [.caseInsensitive, .autoGenerateHeadEndpoints])
@@ -36,63 +37,24 @@ extension HubResponder {
         router.get("/") { request, context in self.home(HubRequest(request, context)) }
         router.get("healthz") { request, context in try await self.health(HubRequest(request, context)) }
         router.get("metrics") { request, context in try self.metricsPage(HubRequest(request, context)) }
-        // Every method reaches the sandbox, which authorizes first and then says what each
-        // resource takes.
-        for method in [HTTPRequest.Method.get, .delete, .post, .put, .patch] {
-            router.on("_sandbox/**", method: method) { request, context in
-                try await self.sandbox(
-                    HubRequest(request, context), path: context.coreContext.endpointPath, channel: context.channel)
+        router.group("_inspect/:hub").add(middleware: HubScope(responder: self))
+            .add(middleware: Requires(.manage, of: self, audience: .hub))
+            .get("messages/:id") { request, context in
+                try await self.explain(HubRequest(request, context), hub: context.hub, id: try context.parameter("id"))
             }
-        }
-
-        router.get("_inspect/:hub/messages/:id") { request, context in
-            let r = HubRequest(request, context)
-            return try await self.explain(r, hub: r.segments[1], id: r.segments[3])
-        }
-
+        addBuiltInPushRoutes(
+            to: router.group("_sandbox/apns/:hub/devices").add(middleware: HubScope(responder: self, checksVersion: false)))
         let hub = router.group(":hub").add(middleware: HubScope(responder: self))
-        for method in [HTTPRequest.Method.put, .get, .patch, .delete] {
-            hub.on("installations/:id", method: method) { request, context in
-                let r = HubRequest(request, context)
-                return try await self.installation(r, hub: context.hub, id: r.segments[2])
-            }
-        }
-        hub.post("registrationids") { request, context in
-            try self.newRegistrationId(HubRequest(request, context), hub: context.hub)
-        }
-        for method in [HTTPRequest.Method.post, .get] {
-            hub.on("registrations", method: method) { request, context in
-                try await self.registrations(HubRequest(request, context), hub: context.hub)
-            }
-        }
-        for method in [HTTPRequest.Method.put, .get, .delete] {
-            hub.on("registrations/:id", method: method) { request, context in
-                let r = HubRequest(request, context)
-                return try await self.registration(r, hub: context.hub, id: r.segments[2])
-            }
-        }
-        hub.get("tags/:tag/registrations") { request, context in
-            let r = HubRequest(request, context)
-            try self.authorize(r, hub: context.hub, needs: .manage)
-            return try await self.registrationFeed(r, hub: context.hub, tag: r.segments[2], deviceToken: nil)
-        }
-        hub.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
-        hub.post("messages/$batch") { request, context in try await self.batchSend(HubRequest(request, context), hub: context.hub)
-        }
-        hub.get("messages/:id") { request, context in
-            let r = HubRequest(request, context)
-            return try await self.notificationDetails(r, hub: context.hub, id: r.segments[2])
-        }
-        for method in [HTTPRequest.Method.post, .get, .delete] {
-            hub.on("schedulednotifications", method: method) { request, context in
-                try await self.scheduled(HubRequest(request, context), hub: context.hub, id: nil)
-            }
-            hub.on("schedulednotifications/:id", method: method) { request, context in
-                let r = HubRequest(request, context)
-                return try await self.scheduled(r, hub: context.hub, id: r.segments[2])
-            }
-        }
+        addInstallationRoutes(to: hub)
+        addRegistrationRoutes(to: hub)
+        addMessageRoutes(to: hub)
         return router
+    }
+
+    /// A route that takes no such method: 405, once the caller showed the rights the resource
+    /// needs (so that nothing is said of it to someone without them).
+    func notAllowed(_ detail: String) -> @Sendable (Request, HubRequestContext) async throws -> Response {
+        { _, _ in throw HubRefusal(.methodNotAllowed, detail) }
     }
 
     /// `GET /`: what this server is.
@@ -154,15 +116,6 @@ extension HubResponder {
         }
         return difference == 0
     }
-
-    /// `POST /{hub}/registrationids` (Listen): a new registration id, in `Location`.
-    func newRegistrationId(_ r: HubRequest, hub: String) throws -> Response {
-        try authorize(r, hub: hub, needs: .listen)
-        var headers = HTTPFields()
-        headers[.location] =
-            "\(baseURL(r))/\(hub)/registrationids/\(HubEngine.makeRegistrationId())?api-version=\(r.apiVersion ?? "2015-01")"
-        return HubReply.empty(.created, trackingId: r.trackingId, headers: headers)
-    }
 }
 
 /// In front of every route: the tracking id, the Host check, the service's XML error for
@@ -220,8 +173,11 @@ struct HubFront: RouterMiddleware {
     /// A path no route takes: an unknown hub, a method a resource does not take, or nothing.
     private func unrouted(_ request: Request) -> HubRefusal {
         let r = HubRequest(request, trackingId: "")
-        guard let first = r.segments.first, first.lowercased() != "_sandbox" else {
-            return HubRefusal(.notFound, "No resource at \(r.rawPath)")
+        guard let first = r.segments.first else { return HubRefusal(.notFound, "No resource at \(r.rawPath)") }
+        if first.lowercased() == "_sandbox" {
+            return HubRefusal(
+                .notFound,
+                "The sandbox serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries; nothing at \(r.rawPath)")
         }
         guard responder.engine.hubName(first) != nil else {
             return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found")
@@ -261,6 +217,8 @@ struct HubFront: RouterMiddleware {
 struct HubScope: RouterMiddleware {
     typealias Context = HubRequestContext
     let responder: HubResponder
+    /// Whether an `api-version` is checked (the built-in push service's paths take none).
+    var checksVersion = true
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -270,7 +228,7 @@ struct HubScope: RouterMiddleware {
         guard let hub = responder.engine.hubName(name) else {
             throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
         }
-        if let version = HubRequest.queryValue(request.uri.query, named: "api-version"),
+        if checksVersion, let version = HubRequest.queryValue(request.uri.query, named: "api-version"),
             !HubResponder.isSupported(apiVersion: version)
         {
             throw HubRefusal.badRequest(
@@ -279,5 +237,53 @@ struct HubScope: RouterMiddleware {
         var context = context
         context.hub = hub
         return try await next(request, context)
+    }
+}
+
+/// In front of a route: the token must be valid for the hub and grant `rights` (401 for a
+/// bad token, 403 for one without the right), for the request's path or, for the built-in
+/// push service and `_inspect`, for the hub itself (`audience: .hub`). `rights` may depend
+/// on the request (listing registrations by one's own handle needs only Listen).
+struct Requires: RouterMiddleware {
+    typealias Context = HubRequestContext
+    enum Audience { case path, hub }
+
+    let rights: @Sendable (HubRequest) throws -> AccessRights
+    let responder: HubResponder
+    let audience: Audience
+
+    init(_ rights: AccessRights, of responder: HubResponder, audience: Audience = .path) {
+        self.init(of: responder, audience: audience) { _ in rights }
+    }
+
+    init(of responder: HubResponder, audience: Audience = .path, rights: @escaping @Sendable (HubRequest) throws -> AccessRights)
+    {
+        self.rights = rights
+        self.responder = responder
+        self.audience = audience
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let r = HubRequest(request, context)
+        try responder.authorize(
+            r, hub: context.hub, needs: try rights(r), audiencePath: audience == .hub ? "/\(context.hub)/" : nil)
+        return try await next(request, context)
+    }
+}
+
+extension HubRequestContext {
+    /// A path parameter, percent-decoded.
+    func parameter(_ name: String) throws -> String {
+        guard let raw = parameters.get(name) else { throw HubRefusal.badRequest("The path has no \(name)") }
+        return PercentEncoding.decode(raw) ?? raw
+    }
+
+    /// The `{token}` of a built-in push service path: a device token, lower-cased (400 if not).
+    func deviceParameter() throws -> String {
+        let token = try parameter("token")
+        guard DeviceToken.isValid(token) else { throw HubRefusal.badRequest("'\(token)' is not a device token in hexadecimal") }
+        return token.lowercased()
     }
 }

@@ -5,11 +5,11 @@ import NIOCore
 import NotificationHubs
 
 extension HubResponder {
-    /// The sandbox push service, the APNs stand-in that delivers to terminals, under
-    /// `/_sandbox/apns/{hub}/devices`. A device token is a capability, as on the real
-    /// service: 32 random bytes that only its terminal and the hub know. So a Listen token
-    /// reads a device's deliveries only by naming the device, and what would reveal or
-    /// erase other devices' news needs Manage.
+    /// The terminals' built-in push service, the APNs stand-in, under
+    /// `/_sandbox/apns/{hub}/devices` (the wire name stays). A device token is a capability, as
+    /// on the real service: 32 random bytes that only its terminal and the hub know. So a
+    /// Listen token reads a device's deliveries only by naming the device, and what would
+    /// reveal or erase other devices' news needs Manage. Tokens are signed for the hub.
     ///
     /// - `PUT …/devices/{token}` (Listen): claims the token for the built-in push service. A
     ///   terminal does so before it registers: on a hub with APNs credentials every token not
@@ -23,92 +23,73 @@ extension HubResponder {
     /// - `GET …/devices` (Manage): devices claimed or with deliveries, their counts and claims.
     /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
     /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
-    func sandbox(_ r: HubRequest, path: EndpointPath, channel: any Channel) async throws -> Response {
-        var route = "unknown"
-        // The route as `/metrics` names it.
-        defer { path.value = route }
-        return try await sandbox(r, route: &route, channel: channel)
+    func addBuiltInPushRoutes(to devices: RouterGroup<HubRequestContext>) {
+        let manage = devices.group().add(middleware: Requires(.manage, of: self, audience: .hub))
+        manage.get { request, context in try await self.listDevices(HubRequest(request, context), hub: context.hub) }
+        for method in [HTTPRequest.Method.put, .post, .delete, .patch] {
+            manage.on("", method: method, use: notAllowed("Use GET to list the devices"))
+        }
+        let listen = devices.group(":token").add(middleware: Requires(.listen, of: self, audience: .hub))
+        listen.put { request, context in try await self.claim(HubRequest(request, context), context) }
+        listen.delete { request, context in try await self.release(HubRequest(request, context), context) }
+        for method in [HTTPRequest.Method.get, .post, .patch] {
+            listen.on("", method: method, use: notAllowed("Use PUT to claim a device and DELETE to let it go"))
+        }
+        listen.get("stream") { request, context in
+            let r = HubRequest(request, context)
+            return try self.stream(
+                hub: context.hub, device: try context.deviceParameter(), after: try self.resumePoint(r), r: r,
+                channel: context.channel)
+        }
+        listen.get("inbox") { request, context in try await self.page(HubRequest(request, context), context) }
+        let deliveries = devices.group(":token/deliveries").add(middleware: Requires(.manage, of: self, audience: .hub))
+        deliveries.get { request, context in try await self.page(HubRequest(request, context), context) }
+        deliveries.delete { request, context in
+            let deleted = try await self.engine.deliveries.erase(hub: context.hub, device: try context.deviceParameter())
+            let json = JSONValue.object([("deleted", .number(String(deleted)))])
+            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: context.trackingId)
+        }
     }
 
-    private func sandbox(_ r: HubRequest, route: inout String, channel: any Channel) async throws -> Response {
-        let s = r.lowered
-        guard s.count >= 4, s[1] == "apns", s[3] == "devices" else {
-            route = "/_sandbox"
-            throw HubRefusal(.notFound, "The sandbox serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries")
-        }
-        guard let hub = engine.hubName(r.segments[2]) else {
-            route = "/_sandbox/apns/{hub}"
-            throw HubRefusal(.notFound, "The messaging entity '\(r.segments[2])' could not be found")
-        }
-        if s.count == 4 {
-            route = "/_sandbox/apns/{hub}/devices"
-            try authorize(r, hub: hub, needs: .manage, audiencePath: "/\(hub)/")
-            guard r.method == .get else { throw HubRefusal(.methodNotAllowed, "Use GET") }
-            try await engine.catchUp()
-            var counts: [String: Int] = [:]
-            for (device, count) in try await engine.deliveries.devices(hub: hub) { counts[device] = count }
-            let claimed = engine.claimedDevices(hub: hub)
-            let json = JSONValue.array(
-                Set(counts.keys).union(claimed).sorted().map { device in
-                    .object([
-                        ("device", .string(device)), ("deliveries", .number(String(counts[device] ?? 0))),
-                        ("claimed", .bool(claimed.contains(device))),
-                    ])
-                })
-            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
-        }
-        if s.count == 5 {
-            route = "/_sandbox/apns/{hub}/devices/{token}"
-            guard DeviceToken.isValid(s[4]) else {
-                throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
-            }
-            try authorize(r, hub: hub, needs: .listen, audiencePath: "/\(hub)/")
-            switch r.method {
-            case .put:
-                try spend(r, bytes: 0, newDevice: engine.deviceStanding(hub: hub, device: s[4]) != .claimed)
-                _ = try await engine.write(.claimDevice(hub: hub, device: s[4]))
-            case .delete:
-                _ = try await engine.write(.releaseDevice(hub: hub, device: s[4]))
-            default:
-                throw HubRefusal(.methodNotAllowed, "Use PUT to claim a device and DELETE to let it go")
-            }
-            return HubReply.empty(.noContent, trackingId: r.trackingId)
-        }
-        guard s.count == 6 else {
-            route = "/_sandbox"
-            throw HubRefusal(.notFound, "No sandbox resource at \(r.rawPath)")
-        }
-        let device = s[4]
-        guard DeviceToken.isValid(device) else {
-            throw HubRefusal.badRequest("'\(r.segments[4])' is not a device token in hexadecimal")
-        }
-        let rights: AccessRights = s[5] == "deliveries" ? .manage : .listen
-        try authorize(r, hub: hub, needs: rights, audiencePath: "/\(hub)/")
-        switch (r.method, s[5]) {
-        case (.get, "stream"):
-            route = "/_sandbox/apns/{hub}/devices/{token}/stream"
-            let since = try resumePoint(r)
-            return try stream(hub: hub, device: device, after: since, r: r, channel: channel)
-        case (.get, "inbox"), (.get, "deliveries"):
-            route = "/_sandbox/apns/{hub}/devices/{token}/\(s[5])"
-            let since = try resumePoint(r)
-            let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
-            let deliveries = try await engine.deliveries.page(hub: hub, device: device, after: since, limit: limit)
-            let json = JSONValue.object([
-                ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
-                ("epoch", .string(engine.epoch)),
-                ("next", .number(String(deliveries.last?.seq ?? since))),
-            ])
-            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
-        case (.delete, "deliveries"):
-            route = "/_sandbox/apns/{hub}/devices/{token}/deliveries"
-            let deleted = try await engine.deliveries.erase(hub: hub, device: device)
-            let json = JSONValue.object([("deleted", .number(String(deleted)))])
-            return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
-        default:
-            route = "/_sandbox"
-            throw HubRefusal(.notFound, "No sandbox resource \(r.method) \(r.rawPath)")
-        }
+    /// The devices claimed or with deliveries, their counts and claims.
+    func listDevices(_ r: HubRequest, hub: String) async throws -> Response {
+        var counts: [String: Int] = [:]
+        for (device, count) in try await engine.deliveries.devices(hub: hub) { counts[device] = count }
+        let claimed = try await engine.claimedDevices(hub: hub)
+        let json = JSONValue.array(
+            Set(counts.keys).union(claimed).sorted().map { device in
+                .object([
+                    ("device", .string(device)), ("deliveries", .number(String(counts[device] ?? 0))),
+                    ("claimed", .bool(claimed.contains(device))),
+                ])
+            })
+        return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
+    }
+
+    func claim(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        let (hub, device) = (context.hub, try context.deviceParameter())
+        try spend(r, bytes: 0, newDevice: engine.deviceStanding(hub: hub, device: device) != .claimed)
+        _ = try await engine.write(.claimDevice(hub: hub, device: device))
+        return HubReply.empty(.noContent, trackingId: r.trackingId)
+    }
+
+    func release(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        _ = try await engine.write(.releaseDevice(hub: context.hub, device: try context.deviceParameter()))
+        return HubReply.empty(.noContent, trackingId: r.trackingId)
+    }
+
+    /// A page of a device's deliveries: its inbox (Listen) or, for an operator, its deliveries.
+    func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        let since = try resumePoint(r)
+        let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
+        let deliveries = try await engine.deliveries.page(
+            hub: context.hub, device: try context.deviceParameter(), after: since, limit: limit)
+        let json = JSONValue.object([
+            ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
+            ("epoch", .string(engine.epoch)),
+            ("next", .number(String(deliveries.last?.seq ?? since))),
+        ])
+        return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
     }
 
     /// Most deliveries one inbox or deliveries page holds: at most 1,000 × 4 KB payloads.
@@ -116,7 +97,7 @@ extension HubResponder {
 
     /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything, and for a
     /// resume point of another epoch (the log it counted in is gone).
-    private func resumePoint(_ r: HubRequest) throws -> Int64 {
+    func resumePoint(_ r: HubRequest) throws -> Int64 {
         if let epoch = r.query[SandboxDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
             return 0
         }
@@ -130,9 +111,7 @@ extension HubResponder {
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
     /// hub shuts down.
-    private func stream(hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel) throws
-        -> Response
-    {
+    func stream(hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel) throws -> Response {
         let (request, trackingId) = (r.request, r.trackingId)
         // Checked before the response so that a refusal is a status code; listening itself
         // starts in the body, which always ends it (a stream refused there just ends).
