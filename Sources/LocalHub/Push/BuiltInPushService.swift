@@ -42,7 +42,7 @@ struct BuiltInPushService: PushService {
             wait.start(
                 continuation,
                 timer: Task { [wait] in
-                    try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                    try? await Task.sleep(for: .seconds(seconds))
                     wait.expire()
                 })
             for job in jobs { job.whenComplete { [wait] _ in wait.jobDone() } }

@@ -305,7 +305,7 @@ public final class DeviceStreams: Sendable {
     /// Ticks every `seconds` until cancelled.
     public func runKeepAlive(every seconds: Double) async {
         while !Task.isCancelled {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            try? await Task.sleep(for: .seconds(seconds))
             if Task.isCancelled { return }
             tick()
         }

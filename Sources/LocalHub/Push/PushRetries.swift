@@ -61,7 +61,7 @@ struct PushRetries: Sendable {
             let result = await attempt()
             guard case .again(let answer, let retryAfter) = result else { return result.answer }
             guard let seconds = retries.delay(retryAfter: retryAfter), !Task.isCancelled else { return answer }
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            try? await Task.sleep(for: .seconds(seconds))
         }
     }
 }

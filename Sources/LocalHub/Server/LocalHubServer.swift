@@ -189,8 +189,8 @@ struct ConnectionLimits {
             logger.warning(
                 "serving at most \(connections) connections: the descriptor limit is \(available)")
         }
-        idleTimeout = .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000))
-        requestTimeout = .nanoseconds(Int64(configuration.requestTimeout * 1_000_000_000))
+        idleTimeout = TimeAmount(Duration.seconds(configuration.idleTimeout))
+        requestTimeout = TimeAmount(Duration.seconds(configuration.requestTimeout))
     }
 
     /// Raises the soft limit on open descriptors to the hard one; returns the limit now.

@@ -193,7 +193,7 @@ extension PostgresHubStore: SharedHubStore {
                 } catch {
                     logger.debug("listening for other nodes' commits stopped: \(String(reflecting: error))")
                 }
-                try? await Task.sleep(nanoseconds: UInt64(backoff.fail() * 1_000_000_000))
+                try? await Task.sleep(for: .seconds(backoff.fail()))
             }
             continuation.finish()
         }

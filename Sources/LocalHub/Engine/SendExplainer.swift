@@ -4,16 +4,16 @@ import NotificationHubs
 /// "Why didn't it arrive?": a send explained from what the hub recorded when it dispatched
 /// it (its outcome counts and its first devices' outcomes) and from its tables now (what the
 /// expression matches, the near misses, each template's rendering and the payload check).
-extension HubEngine {
+struct SendExplainer {
+    let services: [PushServiceKind: any PushService]
+
     /// Near misses listed at most.
     static let nearMissLimit = 20
     /// Distinct renderings shown at most.
     static let renderingLimit = 10
 
-    /// The explanation of the notification `id` of `hub`, or nil when the hub has none.
-    public func explain(hub: String, id: String) async throws -> SendExplanation? {
-        guard let n = try await store.notification(hub: hub, id: id) else { return nil }
-        let tables = directory.withLock { $0[hub] }
+    /// The explanation of the notification `n`, with its hub's `tables` as they are now.
+    func explain(_ n: StoredNotification, tables: HubTables?) -> SendExplanation {
         var matches: [SendExplanation.Target] = []
         var matchCount = 0
         var nearMisses: [SendExplanation.Target] = []
@@ -85,8 +85,8 @@ extension HubEngine {
 
     /// The payload check of the service that would carry `payload` to `device`, in words.
     private func check(_ payload: [UInt8], platform: Platform, device: String, tables: HubTables) -> String? {
-        let route = Self.route(platform, hub: tables.name, providers: pushServices)
-        guard let kind = route.service(for: device, claimedDevices: tables.claimedDevices), let service = pushServices[kind]
+        let route = DispatchPlanner.route(platform, hub: tables.name, services: services)
+        guard let kind = route.service(for: device, claimedDevices: tables.claimedDevices), let service = services[kind]
         else {
             return "no push service of this hub carries \(platform) messages"
         }
@@ -97,7 +97,6 @@ extension HubEngine {
 
     /// What the explanation shows, in sentences: what happened to the send, and why.
     static func findings(_ e: SendExplanation, notification n: StoredNotification, direct: [String]?) -> [String] {
-        var findings: [String] = []
         switch n.state {
         case .scheduled:
             return ["It is scheduled for \(e.scheduledFor ?? "later"); nothing has been sent yet."]
@@ -111,50 +110,47 @@ extension HubEngine {
         let all = e.counts.values.reduce(into: [String: Int]()) { total, names in
             for (name, count) in names { total[name, default: 0] += count }
         }
-        if all.isEmpty {
-            let what = n.tagExpression.map { "tags that satisfy '\($0)'" } ?? "the send's format"
-            var sentence =
-                direct != nil
-                ? "It was sent to no device."
-                : "Nothing matched: no installation or registration of hub '\(n.hub)' holds \(what)."
-            if !e.nearMisses.isEmpty {
-                sentence +=
-                    " \(e.nearMisses.count) installation(s) hold some of its tags but not that combination; see near misses."
-            }
-            if n.format != .template, direct == nil {
-                sentence +=
-                    " (A \(n.format.rawValue) send reaches only \(n.format.platform?.rawValue ?? "its platform's") devices; template sends reach templates.)"
-            }
-            return [sentence]
+        guard !all.isEmpty else { return [nothingReached(e, notification: n, direct: direct)] }
+        return all.sorted(by: { $0.key < $1.key }).map { name, count in finding(name, count: count, in: e) }
+    }
+
+    /// The one sentence of a send that reached no device.
+    private static func nothingReached(_ e: SendExplanation, notification n: StoredNotification, direct: [String]?) -> String {
+        let what = n.tagExpression.map { "tags that satisfy '\($0)'" } ?? "the send's format"
+        var sentence =
+            direct != nil
+            ? "It was sent to no device." : "Nothing matched: no installation or registration of hub '\(n.hub)' holds \(what)."
+        if !e.nearMisses.isEmpty {
+            sentence += " \(e.nearMisses.count) installation(s) hold some of its tags but not that combination; see near misses."
         }
-        func reason(_ name: String) -> String {
-            guard let line = e.lines.first(where: { $0.outcome == name }) else { return "" }
-            return " (\(line.text))"
+        if n.format != .template, direct == nil {
+            sentence +=
+                " (A \(n.format.rawValue) send reaches only \(n.format.platform?.rawValue ?? "its platform's") devices; template sends reach templates.)"
         }
-        for (name, count) in all.sorted(by: { $0.key < $1.key }) {
-            let devices = count == 1 ? "1 device" : "\(count) devices"
-            switch OutcomeName(rawValue: name) {
-            case .success?:
-                findings.append("\(devices) got it: its push service accepted it.")
-            case .expiredChannel?:
-                findings.append(
-                    "\(devices) did not get it: the push channel expired — the push service said the app is gone\(reason(name)); it gets nothing until it registers again."
-                )
-            case .badChannel?:
-                findings.append(
-                    "\(devices) did not get it: the push service does not know the handle\(reason(name)); it gets nothing until it registers a good one."
-                )
-            case .invalidNotificationSize?, .invalidPayload?:
-                let refusal = e.renderings.first { $0.refusal != nil }?.refusal.map { ": \($0)" } ?? reason(name)
-                findings.append("\(devices) did not get it: the payload failed the check\(refusal).")
-            case .skipped?:
-                findings.append(
-                    "\(devices) were skipped: this hub has no push service for their platform (give it credentials in providers.json)."
-                )
-            default:
-                findings.append("\(devices) did not get it: \(name)\(reason(name)).")
-            }
+        return sentence
+    }
+
+    /// What `count` devices with the outcome `name` came to, in a sentence.
+    private static func finding(_ name: String, count: Int, in e: SendExplanation) -> String {
+        let devices = count == 1 ? "1 device" : "\(count) devices"
+        let reason = e.lines.first(where: { $0.outcome == name }).map { " (\($0.text))" } ?? ""
+        switch OutcomeName(rawValue: name) {
+        case .success?:
+            return "\(devices) got it: its push service accepted it."
+        case .expiredChannel?:
+            return
+                "\(devices) did not get it: the push channel expired — the push service said the app is gone\(reason); it gets nothing until it registers again."
+        case .badChannel?:
+            return
+                "\(devices) did not get it: the push service does not know the handle\(reason); it gets nothing until it registers a good one."
+        case .invalidNotificationSize?, .invalidPayload?:
+            let refusal = e.renderings.first { $0.refusal != nil }?.refusal.map { ": \($0)" } ?? reason
+            return "\(devices) did not get it: the payload failed the check\(refusal)."
+        case .skipped?:
+            return
+                "\(devices) were skipped: this hub has no push service for their platform (give it credentials in providers.json)."
+        default:
+            return "\(devices) did not get it: \(name)\(reason)."
         }
-        return findings
     }
 }

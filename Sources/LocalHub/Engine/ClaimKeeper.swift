@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import NotificationHubs
+import Synchronization
+
+/// Claims of the built-in push service: a terminal claims its token before it registers,
+/// and keeps it while it is used. A claim that no installation or registration uses and on
+/// which no stream opened for `lifetime` is let go, so that tokens nobody uses cannot fill
+/// the table for good. Renewals are writes, made at most once an hour per device.
+final class ClaimKeeper: Sendable {
+    let lifetime: Duration
+    /// When each claim was last written, this start.
+    private let renewals = Mutex<[String: ContinuousClock.Instant]>([:])
+    /// The least time between two writes of one claim.
+    static let renewalInterval: Duration = .seconds(3600)
+
+    init(lifetime: Duration) { self.lifetime = lifetime }
+
+    /// Whether the claim of `device` is due to be written again (last written an hour or
+    /// more ago, or not since this start); notes that it is being written now.
+    func renewalDue(hub: String, device: String, now: ContinuousClock.Instant = .now) -> Bool {
+        renewals.withLock { renewals in
+            let key = Self.key(hub, device)
+            if let last = renewals[key], now - last < Self.renewalInterval { return false }
+            // Bounded: forgetting only makes the next renewal a write.
+            if renewals.count >= 100_000 { renewals.removeAll(keepingCapacity: true) }
+            renewals[key] = now
+            return true
+        }
+    }
+
+    /// Makes the next renewal of `device` a write.
+    func forget(hub: String, device: String) {
+        _ = renewals.withLock { $0.removeValue(forKey: Self.key(hub, device)) }
+    }
+
+    private static func key(_ hub: String, _ device: String) -> String { hub.lowercased() + "\u{0}" + device.lowercased() }
+
+    /// `7 days`, `1 day`, `2 hours`: a lifetime as people say it.
+    static func describe(_ duration: Duration) -> String {
+        let seconds = duration.timeInterval
+        if seconds >= 86_400 {
+            let days = Int((seconds / 86_400).rounded())
+            return days == 1 ? "1 day" : "\(days) days"
+        }
+        let hours = max(1, Int((seconds / 3600).rounded()))
+        return hours == 1 ? "1 hour" : "\(hours) hours"
+    }
+
+    /// Lets go of the claims not renewed for `lifetime` that no installation or registration
+    /// uses and that have no stream open; renews those in use. Returns how many were let go.
+    func expire(
+        store: any HubStore, state: HubState, streams: DeviceStreams, writes: WriteQueue, logger: Logger, now: Date = Date()
+    ) async -> Int {
+        var released = 0
+        // Each page is renewed or let go, so the next page is new; a store that keeps failing
+        // ends the sweep (the next one tries again).
+        for _ in 0..<1000 {
+            guard let stale = try? await store.staleClaims(before: now - lifetime.timeInterval, limit: 1000) else { break }
+            var progress = false
+            for (hub, device) in stale {
+                if state.isUsed(hub: hub, device: device) || streams.openCount(hub: hub, device: device) > 0 {
+                    // In use: renewed now, so no sweep finds it again before its time.
+                    forget(hub: hub, device: device)
+                    if (try? await writes.submit(.claimDevice(hub: hub, device: device))) != nil { progress = true }
+                } else if (try? await writes.submit(.releaseDevice(hub: hub, device: device))) != nil {
+                    released += 1
+                    progress = true
+                }
+            }
+            if stale.count < 1000 || !progress { break }
+        }
+        if released > 0 {
+            logger.info("let go of \(released) claims of the built-in push service unused for \(Self.describe(lifetime))")
+        }
+        return released
+    }
+
+    /// Sweeps now and then (`lifetime` / 24, at most hourly) until cancelled.
+    func run(
+        store: any HubStore, state: HubState, streams: DeviceStreams, writes: WriteQueue, logger: Logger
+    ) async {
+        let period = min(.seconds(3600), max(.seconds(1), lifetime / 24))
+        while !Task.isCancelled {
+            _ = await expire(store: store, state: state, streams: streams, writes: writes, logger: logger)
+            try? await Task.sleep(for: period)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import NotificationHubs
+
+/// What differs between a hub on a store of its own and one node of several sharing a
+/// database, behind one protocol with an implementation for each (`SingleNode`,
+/// `SharedDatabase`): catching up with other nodes, numbering deliveries, what follows a
+/// commit, scheduled sends, and the node's background work. The engine's parts ask nothing
+/// else about their situation.
+protocol NodeCoordination: Sendable {
+    /// This node's name when it shares its store (`/metrics` labels), nil alone.
+    var nodeName: String? { get }
+    /// Whether the built-in push service hands deliveries to streams before their commit
+    /// (alone), or streams read them from the store's feed after it (shared: the store numbers
+    /// deliveries at commit, in the order every node sees them).
+    var publishesBeforeCommit: Bool { get }
+
+    /// Catches the tables up with every write committed anywhere before this call.
+    func catchUp() async throws
+    /// Whether the store answers, and a line naming it (`/healthz`).
+    func storeHealth() async -> (healthy: Bool, line: String)
+    /// Before the tables are loaded: what a shared store must note first.
+    func prepare() async throws
+    /// After they are loaded: the notifications this node dispatches now (left unfinished,
+    /// or its own claims).
+    func resume() async throws -> [StoredNotification]
+    /// The node's background work, until cancelled.
+    func run(_ node: NodeWork) async
+
+    /// After a write batch's commit: `publish` sets its changes in the tables, alone; on a
+    /// shared store the tables take them from the change log, in commit order with every
+    /// node's writes.
+    func committed(publish: () -> Void)
+    /// Scheduled sends waiting in memory for `hub`: how many and their bytes (a shared store
+    /// keeps none in memory: the node that claims one when due fires it).
+    func scheduledHeld(hub: String) -> (count: Int, bytes: Int)
+    /// A scheduled send is durable and waits for its time.
+    func scheduled(_ notification: StoredNotification)
+    /// Takes a waiting scheduled send out (it fires or is cancelled); nil when it is not waiting.
+    func takeScheduled(hub: String, id: String) -> StoredNotification?
+    /// Scheduled sends a failed commit had taken out: they wait again.
+    func commitFailed(unscheduled: [StoredNotification])
+    /// Refuses a scheduled send the hub has no room for, where the room is counted outside
+    /// the writer (a shared database).
+    func checkRoomForScheduled(hub: String) async throws
+    /// Cancels a scheduled send that has not fired (`WriteRefusal` not found otherwise).
+    func cancelScheduled(hub: String, id: String, writes: WriteQueue) async throws
+
+    /// Numbers the messages of the services that keep the delivery log (`logged`), in plan
+    /// and message order; false when the engine stopped while waiting.
+    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool
+    /// A dispatch's deliveries are committed (`published`: those handed to streams before).
+    func recorded(_ published: [Delivery])
+}
+
+/// What a node's background work acts on.
+struct NodeWork: Sendable {
+    let writes: WriteQueue
+    let streams: DeviceStreams
+    let state: HubState
+    /// Hands notifications to the dispatcher.
+    let dispatch: @Sendable ([StoredNotification]) -> Void
+}

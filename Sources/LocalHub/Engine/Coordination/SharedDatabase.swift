@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import NotificationHubs
+import Synchronization
+
+/// One node of several on a shared store (`SharedHubStore`): it follows what the others
+/// commit — the change log into its tables, the delivery feed into its device streams, and
+/// expired claims into its dispatcher — and lets the store number deliveries at commit.
+/// Reads and writes on this node catch up with the change log first, so they see every
+/// write acknowledged on any node.
+final class SharedDatabase: NodeCoordination {
+    let store: any SharedHubStore
+    /// Catches the tables up with the change log: shared by every caller waiting at once.
+    private let changes: Refresher
+    private let changeCursor = Cursor()
+    private let feedCursor = Cursor()
+    private let feedWake: AsyncStream<Void>.Continuation
+    private let feedWakes: AsyncStream<Void>
+    private let logger: Logger
+
+    /// Between polls when no wake-up came: the most a lost wake-up delays anything.
+    static let pollInterval: Duration = .seconds(1)
+    /// Rows read from the change log or the delivery feed at a time.
+    static let pageSize = 2000
+
+    final class Cursor: Sendable {
+        private let value = Mutex<Int64>(0)
+        var position: Int64 {
+            get { value.withLock { $0 } }
+            set { value.withLock { $0 = newValue } }
+        }
+    }
+
+    init(store: any SharedHubStore, state: HubState, metrics: HubMetrics, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        let cursor = changeCursor
+        changes = Refresher {
+            while true {
+                let page = try await store.changes(after: cursor.position, limit: Self.pageSize)
+                guard let last = page.last else { return }
+                let quarantined = page.filter(\.quarantined).count
+                if quarantined > 0 { metrics.addQuarantined(quarantined) }
+                state.apply(page)
+                cursor.position = last.seq
+                if page.count < Self.pageSize { return }
+            }
+        }
+        (feedWakes, feedWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    var nodeName: String? { store.node }
+    var publishesBeforeCommit: Bool { false }
+
+    func catchUp() async throws { try await changes.refresh() }
+
+    func storeHealth() async -> (healthy: Bool, line: String) {
+        do {
+            _ = try await store.changeHead()
+            return (true, "store: postgres, node \(store.node)")
+        } catch {
+            return (false, "store: postgres unreachable (\(error)), node \(store.node)")
+        }
+    }
+
+    /// Follows from the change log's head read before the tables are loaded (changes after it
+    /// are read again, which sets the same rows), and from the last delivery (streams read
+    /// older ones from the store when they open).
+    func prepare() async throws {
+        changeCursor.position = try await store.changeHead()
+        feedCursor.position = try await store.sequenceHighWater()
+    }
+
+    func resume() async throws -> [StoredNotification] {
+        let own = try await store.takeBackClaims(now: Date())
+        if !own.isEmpty { logger.info("resuming \(own.count) notifications this node had accepted before it stopped") }
+        return own
+    }
+
+    /// The delivery feed into the streams, wake-ups and polls into catching up, and claims
+    /// of notifications other nodes left or scheduled ones now due into the dispatcher.
+    func run(_ node: NodeWork) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.followFeed { node.streams.publish($0) } }
+            group.addTask { await self.followWakeups() }
+            group.addTask { await self.poll() }
+            group.addTask { await self.takeClaims(dispatch: node.dispatch) }
+            await group.waitForAll()
+        }
+        feedWake.finish()
+    }
+
+    private func followFeed(publish: @Sendable ([Delivery]) -> Void) async {
+        for await _ in feedWakes {
+            if Task.isCancelled { return }
+            do {
+                while true {
+                    let page = try await store.deliveryFeed(after: feedCursor.position, limit: Self.pageSize)
+                    guard let last = page.last else { break }
+                    publish(page)
+                    feedCursor.position = last.seq
+                    if page.count < Self.pageSize { break }
+                }
+            } catch {
+                // The next poll tries again from the same number: nothing is skipped.
+                logger.warning("reading the delivery feed failed: \(error)")
+            }
+        }
+    }
+
+    private func followWakeups() async {
+        for await wakeup in store.wakeups() {
+            switch wakeup {
+            case .changes: changes.poke()
+            case .deliveries: feedWake.yield()
+            case .reconnected:
+                changes.poke()
+                feedWake.yield()
+            }
+        }
+    }
+
+    private func poll() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.pollInterval)
+            changes.poke()
+            feedWake.yield()
+        }
+        // Ends the feed's loop too.
+        feedWake.finish()
+    }
+
+    private func takeClaims(dispatch: @Sendable ([StoredNotification]) -> Void) async {
+        while !Task.isCancelled {
+            do {
+                let claimed = try await store.claimNotifications(now: Date(), limit: 256)
+                if !claimed.isEmpty {
+                    logger.info("took over \(claimed.count) notifications (expired claims or scheduled sends now due)")
+                    dispatch(claimed)
+                }
+            } catch {
+                logger.warning("renewing and taking claims failed: \(error)")
+            }
+            try? await Task.sleep(for: Self.pollInterval)
+        }
+    }
+
+    func committed(publish: () -> Void) {}
+
+    func scheduledHeld(hub: String) -> (count: Int, bytes: Int) { (0, 0) }
+    func scheduled(_ notification: StoredNotification) {}
+    func takeScheduled(hub: String, id: String) -> StoredNotification? { nil }
+    func commitFailed(unscheduled: [StoredNotification]) {}
+
+    func checkRoomForScheduled(hub: String) async throws {
+        let waiting = try await store.scheduledCount(hub: hub)
+        guard waiting < HubWriter.maximumScheduled else {
+            throw WriteRefusal(
+                reason: .quotaExceeded,
+                detail: "the hub holds \(waiting) scheduled sends, the most it may; cancel some or wait for them to go")
+        }
+    }
+
+    func cancelScheduled(hub: String, id: String, writes: WriteQueue) async throws {
+        guard try await store.cancelScheduled(hub: hub, id: id, at: Date()) else {
+            throw WriteRefusal(
+                reason: .notFound,
+                detail: "No scheduled notification '\(id)' is waiting: it was sent, cancelled, or never scheduled")
+        }
+    }
+
+    /// The store numbers deliveries as it commits them (`seq` 0 until then).
+    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool { true }
+
+    /// This node's streams read the feed now.
+    func recorded(_ published: [Delivery]) { feedWake.yield() }
+}

@@ -1,0 +1,363 @@
+import Foundation
+import NotificationHubs
+
+/// One batch of the writer: each write resolved against the tables plus the batch's own
+/// earlier writes (the overlay), into the mutations the store commits at once and the
+/// changes published to the tables after. One method per kind of write.
+struct WriteBatch {
+    /// A record the batch changed, to publish to the tables after its commit.
+    enum Changed {
+        case installation(hub: String, id: String)
+        case registration(hub: String, id: String)
+        case claim(hub: String, device: String, claimed: Bool)
+    }
+
+    let state: HubState
+    let limits: HubWriter.Limits
+    let coordination: any NodeCoordination
+    let claims: ClaimKeeper
+    let now: Date
+
+    private(set) var mutations: [HubMutation] = []
+    private(set) var published: [Changed] = []
+    /// Notifications accepted (to dispatch, or to schedule), and scheduled ones taken out of
+    /// the book (fired or cancelled), in order.
+    private(set) var enqueued: [StoredNotification] = []
+    private(set) var unscheduled: [StoredNotification] = []
+
+    // The overlay: what the batch changed so far, by `key`.
+    private var installations: [String: Installation?] = [:]
+    private var registrations: [String: StoredRegistration?] = [:]
+    /// Lower-cased id → the id stored now (nil: none), for the case rule.
+    private var foldedInstallations: [String: String?] = [:]
+    private var foldedRegistrations: [String: String?] = [:]
+    /// Change in the number held, and in the bytes stored, by lower-cased hub.
+    private var installationDelta: [String: Int] = [:]
+    private var registrationDelta: [String: Int] = [:]
+    private var bytesDelta: [String: Int] = [:]
+    /// Devices claimed (true) or let go (false), and the change in how many are claimed.
+    private var claimed: [String: Bool] = [:]
+    private var claimDelta: [String: Int] = [:]
+    /// Scheduled sends accepted, and their bytes, by lower-cased hub.
+    private var scheduledDelta: [String: Int] = [:]
+    private var scheduledBytesDelta: [String: Int] = [:]
+
+    init(state: HubState, limits: HubWriter.Limits, coordination: any NodeCoordination, claims: ClaimKeeper, now: Date) {
+        self.state = state
+        self.limits = limits
+        self.coordination = coordination
+        self.claims = claims
+        self.now = now
+    }
+
+    static func key(_ hub: String, _ id: String) -> String { hub.lowercased() + "\u{0}" + id }
+
+    mutating func resolve(_ request: WriteRequest) -> WriteResolution {
+        switch request {
+        case .putInstallation(let hub, let installation): return putInstallation(hub, installation)
+        case .patchInstallation(let hub, let id, let operations): return patchInstallation(hub, id, operations)
+        case .deleteInstallation(let hub, let id): return deleteInstallation(hub, id)
+        case .putRegistration(let hub, let id, let registration, let ifMatch):
+            return putRegistration(hub, id, registration, ifMatch: ifMatch)
+        case .deleteRegistration(let hub, let id, let ifMatch): return deleteRegistration(hub, id, ifMatch: ifMatch)
+        case .enqueue(let notification): return enqueue(notification)
+        case .fireScheduled(let hub, let id): return fireScheduled(hub, id)
+        case .cancelScheduled(let hub, let id): return cancelScheduled(hub, id)
+        case .claimDevice(let hub, let device): return claimDevice(hub, device)
+        case .releaseDevice(let hub, let device): return releaseDevice(hub, device)
+        case .channelGone(let gone): return channelGone(gone)
+        }
+    }
+
+    /// Sets the batch's changes in the tables, once committed.
+    func publish() {
+        state.directory.withLock { directory in
+            for change in published {
+                switch change {
+                case .installation(let hub, let id):
+                    let stored = installations[Self.key(hub, id)] ?? nil
+                    directory.modify(hub) { $0.setInstallation(stored, id: id) }
+                case .registration(let hub, let id):
+                    let stored = registrations[Self.key(hub, id)] ?? nil
+                    directory.modify(hub) { $0.setRegistration(stored, id: id) }
+                case .claim(let hub, let device, let claimed):
+                    directory.modify(hub) { HubState.set(claimed, device, in: &$0) }
+                }
+            }
+        }
+    }
+
+    // MARK: - Installations
+
+    private mutating func putInstallation(_ hub: String, _ installation: Installation) -> WriteResolution {
+        let id = installation.installationId
+        let current = currentInstallation(hub, id)
+        if current == nil {
+            let held = holding(installations: true, hub, id)
+            if let existing = held.folded { return Self.caseConflict("installation", existing: existing, id: id) }
+            guard held.count < limits.maximumPerHub else {
+                return .quotaExceeded("the hub holds \(held.count) installations, the most it may; delete some first")
+            }
+        }
+        guard fits(hub, installation.storedSize - (current?.storedSize ?? 0)) else { return overBudget }
+        if current == nil {
+            foldedInstallations[Self.key(hub, id.lowercased())] = .some(id)
+            installationDelta[hub.lowercased(), default: 0] += 1
+        }
+        setInstallation(hub, id, installation)
+        return .installation(installation)
+    }
+
+    private mutating func patchInstallation(_ hub: String, _ id: String, _ operations: [InstallationPatchOperation])
+        -> WriteResolution
+    {
+        guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
+        var installation = current
+        do {
+            try installation.apply(operations)
+            installation = try installation.validatedForStorage(lastUpdate: W3CDate.format(now))
+        } catch {
+            return .invalid(error.description)
+        }
+        guard fits(hub, installation.storedSize - current.storedSize) else { return overBudget }
+        setInstallation(hub, id, installation)
+        return .installation(installation)
+    }
+
+    private mutating func deleteInstallation(_ hub: String, _ id: String) -> WriteResolution {
+        guard let current = currentInstallation(hub, id) else { return .done }
+        _ = fits(hub, -current.storedSize)
+        installations[Self.key(hub, id)] = .some(nil)
+        foldedInstallations[Self.key(hub, id.lowercased())] = .some(nil)
+        installationDelta[hub.lowercased(), default: 0] -= 1
+        mutations.append(.deleteInstallation(hub: hub, id: id))
+        published.append(.installation(hub: hub, id: id))
+        return .done
+    }
+
+    private mutating func setInstallation(_ hub: String, _ id: String, _ installation: Installation) {
+        installations[Self.key(hub, id)] = .some(installation)
+        mutations.append(.upsertInstallation(hub: hub, installation))
+        published.append(.installation(hub: hub, id: id))
+    }
+
+    // MARK: - Registrations
+
+    private mutating func putRegistration(_ hub: String, _ requestedId: String?, _ given: Registration, ifMatch: String?)
+        -> WriteResolution
+    {
+        let id = requestedId ?? HubEngine.makeRegistrationId()
+        let existing = currentRegistration(hub, id)
+        if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
+        if existing == nil {
+            let held = holding(installations: false, hub, id)
+            if let other = held.folded { return Self.caseConflict("registration", existing: other, id: id) }
+            guard held.count < limits.maximumPerHub else {
+                return .quotaExceeded("the hub holds \(held.count) registrations, the most it may; delete some first")
+            }
+        }
+        guard fits(hub, given.storedSize - (existing?.registration.storedSize ?? 0)) else { return overBudget }
+        if existing == nil {
+            foldedRegistrations[Self.key(hub, id.lowercased())] = .some(id)
+            registrationDelta[hub.lowercased(), default: 0] += 1
+        }
+        var registration = given
+        registration.registrationId = id
+        registration.etag = String((Int(existing?.registration.etag ?? "0") ?? 0) + 1)
+        registration.expirationTime = registration.expirationTime.flatMap(W3CDate.normalize) ?? W3CDate.never
+        let stored = StoredRegistration(hub: hub, registration: registration, created: existing?.created ?? now, updated: now)
+        registrations[Self.key(hub, id)] = .some(stored)
+        mutations.append(.upsertRegistration(stored))
+        published.append(.registration(hub: hub, id: id))
+        return .registration(stored)
+    }
+
+    private mutating func deleteRegistration(_ hub: String, _ id: String, ifMatch: String?) -> WriteResolution {
+        guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
+        if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
+        removeRegistration(hub, id, existing)
+        return .done
+    }
+
+    private mutating func removeRegistration(_ hub: String, _ id: String, _ existing: StoredRegistration) {
+        _ = fits(hub, -existing.registration.storedSize)
+        registrations[Self.key(hub, id)] = .some(nil)
+        foldedRegistrations[Self.key(hub, id.lowercased())] = .some(nil)
+        registrationDelta[hub.lowercased(), default: 0] -= 1
+        mutations.append(.deleteRegistration(hub: hub, id: id))
+        published.append(.registration(hub: hub, id: id))
+    }
+
+    // MARK: - Notifications
+
+    private mutating func enqueue(_ notification: StoredNotification) -> WriteResolution {
+        if notification.state == .scheduled {
+            let key = notification.hub.lowercased()
+            let held = coordination.scheduledHeld(hub: notification.hub)
+            let waiting = held.count + (scheduledDelta[key] ?? 0)
+            guard waiting < HubWriter.maximumScheduled else {
+                return .quotaExceeded(
+                    "the hub holds \(waiting) scheduled sends, the most it may; cancel some or wait for them to go")
+            }
+            let size = ScheduleBook.size(notification)
+            let bytes = held.bytes + (scheduledBytesDelta[key] ?? 0)
+            guard bytes + size <= HubWriter.maximumScheduledBytes else {
+                return .quotaExceeded(
+                    "the hub's scheduled sends hold \(HubEngine.describeBytes(bytes)) waiting, and this one would pass the "
+                        + "\(HubEngine.describeBytes(HubWriter.maximumScheduledBytes)) they may; cancel some or wait for "
+                        + "them to go")
+            }
+            scheduledDelta[key, default: 0] += 1
+            scheduledBytesDelta[key, default: 0] += size
+        }
+        mutations.append(.insertNotification(notification))
+        enqueued.append(notification)
+        return .done
+    }
+
+    private mutating func fireScheduled(_ hub: String, _ id: String) -> WriteResolution {
+        guard var notification = coordination.takeScheduled(hub: hub, id: id) else {
+            return .notFound("The scheduled notification '\(id)' is not waiting")
+        }
+        unscheduled.append(notification)
+        notification.state = .enqueued
+        mutations.append(.fireScheduled(hub: hub, id: id))
+        enqueued.append(notification)
+        return .done
+    }
+
+    private mutating func cancelScheduled(_ hub: String, _ id: String) -> WriteResolution {
+        guard let notification = coordination.takeScheduled(hub: hub, id: id) else {
+            return .notFound("No scheduled notification '\(id)' is waiting: it was sent, cancelled, or never scheduled")
+        }
+        unscheduled.append(notification)
+        mutations.append(.cancelScheduled(hub: hub, id: id, at: now))
+        return .done
+    }
+
+    // MARK: - Claims and channels
+
+    private mutating func claimDevice(_ hub: String, _ device: String) -> WriteResolution {
+        let held = state.directory.withLock { $0[hub].map { ($0.claimedDevices.contains(device), $0.claimedDevices.count) } }
+        guard let (isClaimed, count) = held else { return .notFound("The hub '\(hub)' is not served") }
+        let key = Self.key(hub, device)
+        if claimed[key] ?? isClaimed {
+            // Held already: renewed, at most once an hour (each renewal is a write).
+            if claims.renewalDue(hub: hub, device: device) { mutations.append(.claimDevice(hub: hub, device: device, at: now)) }
+            return .done
+        }
+        guard count + (claimDelta[hub.lowercased()] ?? 0) < limits.maximumPerHub else {
+            return .quotaExceeded(
+                "the hub's built-in push service holds \(count) devices, the most it may; devices no terminal "
+                    + "used for \(ClaimKeeper.describe(claims.lifetime)) are let go, and an operator can remove some "
+                    + "('breaking-news hub devices remove')")
+        }
+        claimed[key] = true
+        claimDelta[hub.lowercased(), default: 0] += 1
+        _ = claims.renewalDue(hub: hub, device: device)
+        mutations.append(.claimDevice(hub: hub, device: device, at: now))
+        published.append(.claim(hub: hub, device: device, claimed: true))
+        return .done
+    }
+
+    private mutating func releaseDevice(_ hub: String, _ device: String) -> WriteResolution {
+        guard let isClaimed = state.directory.withLock({ $0[hub]?.claimedDevices.contains(device) }) else {
+            return .notFound("The hub '\(hub)' is not served")
+        }
+        let key = Self.key(hub, device)
+        guard claimed[key] ?? isClaimed else { return .notFound("The device is not claimed for the built-in push service") }
+        claimed[key] = false
+        claimDelta[hub.lowercased(), default: 0] -= 1
+        mutations.append(.releaseDevice(hub: hub, device: device))
+        published.append(.claim(hub: hub, device: device, claimed: false))
+        return .done
+    }
+
+    /// A push service said a channel is gone: its installations are marked expired and its
+    /// legacy registrations removed. A terminal's channel is never marked: a claim made since
+    /// the send wins.
+    private mutating func channelGone(_ gone: ChannelGone) -> WriteResolution {
+        let (owners, isClaimed) = state.directory.withLock {
+            ($0[gone.hub]?.ownersByDevice[gone.device] ?? [], $0[gone.hub]?.claimedDevices.contains(gone.device) ?? false)
+        }
+        guard !isClaimed else { return .done }
+        for owner in owners.sorted() {
+            let id = String(owner.dropFirst(2))
+            if owner.hasPrefix("i:") {
+                guard var installation = currentInstallation(gone.hub, id), installation.platform == gone.platform,
+                    let handle = installation.pushChannel?.handle,
+                    TagIndex.device(handle, platform: gone.platform) == gone.device, installation.pushChannelExpired != true
+                else { continue }
+                installation.pushChannelExpired = true
+                setInstallation(gone.hub, id, installation)
+            } else if gone.platform == .apns, let existing = currentRegistration(gone.hub, id),
+                existing.registration.deviceToken.lowercased() == gone.device
+            {
+                removeRegistration(gone.hub, id, existing)
+            }
+        }
+        return .done
+    }
+
+    // MARK: - The overlay
+
+    private func currentInstallation(_ hub: String, _ id: String) -> Installation? {
+        if let pending = installations[Self.key(hub, id)] { return pending }
+        return state.installation(hub: hub, id: id)
+    }
+
+    private func currentRegistration(_ hub: String, _ id: String) -> StoredRegistration? {
+        if let pending = registrations[Self.key(hub, id)] { return pending }
+        return state.registration(hub: hub, id: id)
+    }
+
+    /// The id stored under `id`'s lower-cased form and how many the hub holds, as of this
+    /// point of the batch.
+    private func holding(installations: Bool, _ hub: String, _ id: String) -> (folded: String?, count: Int) {
+        let key = Self.key(hub, id.lowercased())
+        let (stored, count) = state.directory.withLock { directory -> (String?, Int) in
+            guard let tables = directory[hub] else { return (nil, 0) }
+            return installations
+                ? (tables.installationIdsByFolded[id.lowercased()], tables.installations.count)
+                : (tables.registrationIdsByFolded[id.lowercased()], tables.registrations.count)
+        }
+        let pending = installations ? foldedInstallations[key] : foldedRegistrations[key]
+        let delta = (installations ? installationDelta : registrationDelta)[hub.lowercased()] ?? 0
+        return (pending ?? stored, count + delta)
+    }
+
+    /// Whether the hub's stored bytes stay within the budget after `change`; counts it when so.
+    private mutating func fits(_ hub: String, _ change: Int) -> Bool {
+        let key = hub.lowercased()
+        if change > 0 {
+            let stored = state.directory.withLock { $0[hub]?.storedBytes ?? 0 }
+            guard stored + (bytesDelta[key] ?? 0) + change <= limits.maximumBytesPerHub else { return false }
+        }
+        bytesDelta[key, default: 0] += change
+        return true
+    }
+
+    private var overBudget: WriteResolution {
+        .quotaExceeded(
+            "the hub's installations and registrations would take more than "
+                + "\(HubEngine.describeBytes(limits.maximumBytesPerHub)), the most it holds; delete some first")
+    }
+
+    /// The one ETag rule: no `If-Match`, or `*`, always passes; otherwise the registration
+    /// must exist and its version equal the tag (weak `W/` and quotes ignored). The refusal,
+    /// or nil to go on.
+    static func checkETag(_ ifMatch: String?, of existing: StoredRegistration?) -> WriteResolution? {
+        guard let ifMatch, ifMatch != "*" else { return nil }
+        let wanted = ifMatch.replacingOccurrences(of: "W/", with: "").trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        guard let existing, existing.registration.etag == wanted else {
+            return .preconditionFailed("The ETag '\(ifMatch)' does not match the registration's current version")
+        }
+        return nil
+    }
+
+    static func caseConflict(_ what: String, existing: String, id: String) -> WriteResolution {
+        .conflict(
+            "the \(what) '\(existing)' exists, and '\(id)' differs from it only in case: ids are compared exactly, but a token scoped to one is accepted for the other, so the hub keeps one of them"
+        )
+    }
+}
