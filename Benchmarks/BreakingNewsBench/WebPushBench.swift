@@ -15,17 +15,8 @@ func webPushFairness(runs: Int) async throws -> [BenchRow] {
     return try await peer.serve { _ in
         let config = output.appendingPathComponent("webpush-config")
         try? FileManager.default.removeItem(at: config)
-        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        let keyFile = config.appendingPathComponent("vapid.pem")
-        try Data(vapidKey.pemRepresentation.utf8).write(to: keyFile)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
-        let web = JSONValue.object([
-            ("vapidKeyFile", .string("vapid.pem")), ("subject", .string("mailto:bench@example.com")),
-            ("caFile", .string(peer.certificateFile)), ("allowPrivateEndpoints", .bool(true)),
-        ])
-        let providers = JSONValue.object([("hubs", .object([("breakingnews", .object([("webPush", web)]))]))])
-        let providersFile = config.appendingPathComponent(PushCredentials.fileName)
-        try Data(providers.text.utf8).write(to: providersFile)
+        let providersFile = try WebPushProviders.write(
+            in: config, vapidKey: vapidKey, caFile: peer.certificateFile, allowPrivateEndpoints: true, hub: "breakingnews")
 
         func measure(_ label: String, load: (HubClient, Int) async throws -> Void) async throws -> Double {
             let hub = try await BenchHub.start(

@@ -162,15 +162,8 @@ extension HubCommand {
                     "warning: the password in --store is visible to every user of this machine in 'ps'; use "
                         + "--store-password-file or BREAKING_NEWS_HUB_STORE_PASSWORD")
             }
-            if let storePasswordFile {
-                guard let text = try? String(contentsOfFile: storePasswordFile, encoding: .utf8) else {
-                    throw CommandFailure("cannot read --store-password-file \(storePasswordFile)", exitCode: .failure)
-                }
-                let password = text.trimmingCharacters(in: .newlines)
-                guard !password.isEmpty else { throw CommandFailure("\(storePasswordFile) is empty", exitCode: .failure) }
-                return password
-            }
-            return ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+            return try Self.secret(
+                file: storePasswordFile, flag: "--store-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
         }
 
         /// The /metrics token: from the command line (with a warning), a file, or the environment.
@@ -180,15 +173,22 @@ extension HubCommand {
                     "warning: --metrics-token is visible to every user of this machine in 'ps'; prefer --metrics-token-file")
                 return metricsToken
             }
-            if let metricsTokenFile {
-                guard let text = try? String(contentsOfFile: metricsTokenFile, encoding: .utf8) else {
-                    throw CommandFailure("cannot read --metrics-token-file \(metricsTokenFile)", exitCode: .failure)
-                }
-                let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !token.isEmpty else { throw CommandFailure("\(metricsTokenFile) is empty", exitCode: .failure) }
-                return token
+            return try Self.secret(
+                file: metricsTokenFile, flag: "--metrics-token-file", environment: "BREAKING_NEWS_METRICS_TOKEN")
+        }
+
+        /// A secret kept out of `ps`: the first line of `file` (given with `flag`), else the
+        /// environment variable `environment`; nil when neither has one.
+        static func secret(file: String?, flag: String, environment: String) throws -> String? {
+            guard let file else { return ProcessInfo.processInfo.environment[environment].flatMap { $0.isEmpty ? nil : $0 } }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw CommandFailure("cannot read \(flag) \(file)", exitCode: .failure)
             }
-            return ProcessInfo.processInfo.environment["BREAKING_NEWS_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            let secret = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            guard !secret.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw CommandFailure("\(file) is empty", exitCode: .failure)
+            }
+            return secret.hasSuffix("\r") ? String(secret.dropLast()) : secret
         }
 
         func run() async throws {

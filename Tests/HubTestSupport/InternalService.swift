@@ -8,10 +8,6 @@ import NIOCore
 import NIOSSL
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What a hub must never reach on behalf of a stranger: an HTTPS service inside the machine,
 /// on one port of both loopbacks (127.0.0.1 and ::1), with a certificate that names every
 /// spelling of them (`localhost`, 127.0.0.1, ::1, 0.0.0.0, ::) so that a request that gets
@@ -79,13 +75,13 @@ public final class InternalService: Sendable {
             let outcome: T? = try await withService(v4) {
                 var iterator = ready.makeAsyncIterator()
                 let port = await iterator.next() ?? 0
-                guard Self.isFreeOnIPv6Loopback(port) else { return nil }
+                guard LoopbackPort.isFree(port, ipv6: true) else { return nil }
                 let v6 = Application(
                     router: router, server: try .tls(.http1(), tlsConfiguration: tls),
                     configuration: ApplicationConfiguration(address: .hostname("::1", port: port)), logger: logger)
                 return try await withService(v6) {
                     // Until the IPv6 side listens.
-                    for _ in 0..<200 where Self.isFreeOnIPv6Loopback(port) {
+                    for _ in 0..<200 where LoopbackPort.isFree(port, ipv6: true) {
                         try await Task.sleep(for: .milliseconds(10))
                     }
                     return try await body(port)
@@ -106,22 +102,6 @@ public final class InternalService: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         case .redirect(let status, let location):
             return Response(status: .init(code: status), headers: [.location: location])
-        }
-    }
-
-    /// Whether nothing listens on `port` of ::1 (a socket can bind it).
-    static func isFreeOnIPv6Loopback(_ port: Int) -> Bool {
-        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = in_port_t(UInt16(port).bigEndian)
-        address.sin6_addr = in6addr_loopback
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
-            }
         }
     }
 }

@@ -234,24 +234,9 @@ public final class NginxFront: Sendable {
     public static func freePort() throws -> Int {
         for _ in 0..<100 {
             let port = Int.random(in: 20_000..<32_000)
-            if bindable(port) { return port }
+            if LoopbackPort.isFree(port) { return port }
         }
         throw NginxFrontError(description: "no free loopback port in 20000-31999")
-    }
-
-    private static func bindable(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }
 

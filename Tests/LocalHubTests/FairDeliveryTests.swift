@@ -15,15 +15,8 @@ import Testing
         let peer = WebPushPeer(vapidKey: vapidKey.publicKey)
         return try await peer.serve { _ in
             let directory = TestHub.temporaryDirectory()
-            let keyFile = directory.appendingPathComponent("vapid.pem")
-            try Data(vapidKey.pemRepresentation.utf8).write(to: keyFile)
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
-            let web = JSONValue.object([
-                ("vapidKeyFile", .string("vapid.pem")), ("subject", .string("mailto:news@example.com")),
-                ("caFile", .string(peer.certificateFile)), ("allowPrivateEndpoints", .bool(true)),
-            ])
-            let providers = JSONValue.object([("hubs", .object([("news", .object([("webPush", web)]))]))])
-            try Data(providers.text.utf8).write(to: directory.appendingPathComponent(PushCredentials.fileName))
+            try WebPushProviders.write(
+                in: directory, vapidKey: vapidKey, caFile: peer.certificateFile, allowPrivateEndpoints: true)
             let hub = try await TestHub.start(directory: directory)
             do {
                 let result = try await body(hub, peer)

@@ -21,15 +21,8 @@ import Testing
         -> T
     {
         let directory = TestHub.temporaryDirectory()
-        let keyFile = directory.appendingPathComponent("vapid.pem")
-        try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: keyFile)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
-        let web = JSONValue.object([
-            ("vapidKeyFile", .string("vapid.pem")), ("subject", .string("mailto:news@example.com")),
-            ("caFile", .string(caFile)), ("allowPrivateEndpoints", .bool(allowPrivate)),
-        ])
-        let providers = JSONValue.object([("hubs", .object([("news", .object([("webPush", web)]))]))])
-        try Data(providers.text.utf8).write(to: directory.appendingPathComponent(PushCredentials.fileName))
+        try WebPushProviders.write(
+            in: directory, vapidKey: P256.Signing.PrivateKey(), caFile: caFile, allowPrivateEndpoints: allowPrivate)
         let hub = try await TestHub.start(directory: directory)
         do {
             let result = try await body(hub)

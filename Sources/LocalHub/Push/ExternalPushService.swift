@@ -9,28 +9,32 @@ protocol PushClient: Sendable {
     func shutdown() async
 }
 
-extension APNsClient: PushClient {
+/// A client of a service at one endpoint the operator configured (APNs, FCM), which names a
+/// device by its token: one lane, `maximumInFlight` wide.
+protocol TokenPushClient: PushClient {
+    func attempt(device: String, payload: [UInt8], headers: [String: String]) async -> PushAttempt
+    var maximumInFlight: Int { get }
+    var backoff: Backoff { get }
+    var retries: Int { get }
+}
+
+extension TokenPushClient {
     func attempt(_ delivery: Delivery, headers: [String: String]) async -> PushAttempt {
         await attempt(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
     }
 
-    /// One lane, `maximumStreams` wide: the operator's one endpoint.
     var fanOut: PushFanOut.Policy {
         let (backoff, limit) = (self.backoff, retries)
-        return .single(width: maximumStreams) { PushRetries(backoff: backoff, limit: limit) }
+        return .single(width: maximumInFlight) { PushRetries(backoff: backoff, limit: limit) }
     }
 }
 
-extension FCMv1Client: PushClient {
-    func attempt(_ delivery: Delivery, headers: [String: String]) async -> PushAttempt {
-        await attempt(device: delivery.device, payload: Array(delivery.payload.utf8), headers: headers)
-    }
+extension APNsClient: TokenPushClient {
+    var maximumInFlight: Int { maximumStreams }
+}
 
-    /// One lane, `maximumConcurrent` wide: the operator's one endpoint.
-    var fanOut: PushFanOut.Policy {
-        let (backoff, limit) = (self.backoff, retries)
-        return .single(width: maximumConcurrent) { PushRetries(backoff: backoff, limit: limit) }
-    }
+extension FCMv1Client: TokenPushClient {
+    var maximumInFlight: Int { maximumConcurrent }
 }
 
 extension WebPushClient: PushClient {

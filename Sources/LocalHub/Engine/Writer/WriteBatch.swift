@@ -216,10 +216,9 @@ struct WriteBatch {
     }
 
     private mutating func fireScheduled(_ hub: String, _ id: String) -> WriteResolution {
-        guard var notification = coordination.takeScheduled(hub: hub, id: id) else {
+        guard var notification = unschedule(hub, id) else {
             return .notFound("The scheduled notification '\(id)' is not waiting")
         }
-        unscheduled.append(notification)
         notification.state = .enqueued
         mutations.append(.fireScheduled(hub: hub, id: id))
         enqueued.append(notification)
@@ -227,12 +226,19 @@ struct WriteBatch {
     }
 
     private mutating func cancelScheduled(_ hub: String, _ id: String) -> WriteResolution {
-        guard let notification = coordination.takeScheduled(hub: hub, id: id) else {
+        guard unschedule(hub, id) != nil else {
             return .notFound("No scheduled notification '\(id)' is waiting: it was sent, cancelled, or never scheduled")
         }
-        unscheduled.append(notification)
         mutations.append(.cancelScheduled(hub: hub, id: id, at: now))
         return .done
+    }
+
+    /// Takes a waiting scheduled send out of the book (it fires or is cancelled), noting it
+    /// in case the commit fails; nil when it is not waiting.
+    private mutating func unschedule(_ hub: String, _ id: String) -> StoredNotification? {
+        guard let notification = coordination.takeScheduled(hub: hub, id: id) else { return nil }
+        unscheduled.append(notification)
+        return notification
     }
 
     // MARK: - Claims and channels
