@@ -179,6 +179,48 @@ import Testing
         #expect(rewritten.map(\.seq) == [4])
     }
 
+    /// Retention (issue 30): what is older than the horizon goes, each device's share noted as
+    /// its gap; notifications that ended before it go; the log then fits its bytes.
+    @Test(arguments: Kind.allCases)
+    func retentionRemovesWhatIsOlderAndNotesWhatEachDeviceLost(kind: Kind) async throws {
+        let (store, reopen) = try await kind.make()
+        var old = Self.notification("old")
+        var new = Self.notification("new", at: 100)
+        try await store.apply([.insertNotification(old), .insertNotification(new)])
+        old.state = .completed
+        old.ended = Self.t0.addingTimeInterval(5)
+        new.state = .completed
+        new.ended = Self.t0.addingTimeInterval(105)
+        func delivery(_ seq: Int64, _ device: String, _ n: String, at offset: Double) -> Delivery {
+            Delivery(
+                seq: seq, hub: "news", device: device, notificationId: n, template: "t", payload: #"{"aps":{"alert":"same"}}"#,
+                delivered: Self.t0.addingTimeInterval(offset), tags: "World")
+        }
+        _ = try await store.record([
+            DispatchRecord(notification: old, deliveries: [delivery(1, "aa", "old", at: 1), delivery(2, "bb", "old", at: 1)])
+        ])
+        _ = try await store.record([
+            DispatchRecord(notification: new, deliveries: [delivery(3, "aa", "new", at: 101), delivery(4, "bb", "new", at: 101)])
+        ])
+        #expect(try await store.usage().deliveries == 4)
+        let report = try await store.prune(before: Self.t0.addingTimeInterval(50), maximumLogBytes: 1 << 30)
+        #expect(report.deliveries == 2 && report.devices == 2 && report.notifications == 1)
+        for current in [store, try await reopen()] {
+            #expect(try await current.deliveries(hub: "news", device: "aa", after: 0, limit: 10).map(\.seq) == [3])
+            #expect(try await current.gap(hub: "news", device: "aa") == DeliveryGap(from: 1, through: 1, count: 1))
+            #expect(try await current.gap(hub: "news", device: "cc") == nil)
+            #expect(try await current.notification(hub: "news", id: "old") == nil)
+            #expect(try await current.notification(hub: "news", id: "new") != nil)
+            #expect(try await current.sequenceHighWater() >= 4, "numbers are never reused")
+        }
+        // Over its bytes, the oldest go first, whatever their age.
+        let capped = try await store.prune(before: Self.t0, maximumLogBytes: 1)
+        #expect(capped.deliveries == 2)
+        #expect(try await store.usage().deliveries == 0)
+        #expect(try await store.gap(hub: "news", device: "bb") == DeliveryGap(from: 2, through: 4, count: 2))
+        try await store.compact()
+    }
+
     @Test(arguments: Kind.allCases)
     func sequenceReservationsOnlyGrowAndSurviveAReopen(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()

@@ -34,6 +34,16 @@ public protocol HubStore: Sendable {
     /// Claims of the built-in push service last claimed or renewed before `before`, at most
     /// `limit`, oldest first.
     func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)]
+    /// Removes deliveries (and their payloads) made before `horizon`, and notifications that
+    /// ended before it; then, while the delivery log takes more than `maximumLogBytes`, the
+    /// oldest notifications' deliveries. What a device lost is kept as its `gap`.
+    func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport
+    /// What retention took from a device, if anything.
+    func gap(hub: String, device: String) async throws -> DeliveryGap?
+    /// How much the store holds.
+    func usage() async throws -> StoreUsage
+    /// Gives the space freed by pruning back to the file system.
+    func compact() async throws
     /// A value made when the store was created: sequence numbers compare only within it.
     func epoch() async throws -> String
 }

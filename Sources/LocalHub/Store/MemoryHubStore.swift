@@ -9,6 +9,7 @@ public actor MemoryHubStore: HubStore {
     private var notifications: [String: StoredNotification] = [:]
     private var notificationOrder: [String] = []
     private var deliveryLog: [Delivery] = []
+    private var gaps: [String: DeliveryGap] = [:]
     private var deliverySeqs: Set<Int64> = []
     private var claimedDevices: [(hub: String, device: String, at: Date)] = []
 
@@ -101,6 +102,70 @@ public actor MemoryHubStore: HubStore {
     public func notification(hub: String, id: String) -> StoredNotification? {
         notifications[id].flatMap { $0.hub == hub ? $0 : nil }
     }
+
+    public func prune(before horizon: Date, maximumLogBytes: Int64) -> PruneReport {
+        var report = PruneReport()
+        // Oldest first: by age, then while the log is over its bytes.
+        deliveryLog.sort { $0.seq < $1.seq }
+        var cut = deliveryLog.firstIndex { $0.delivered >= horizon } ?? deliveryLog.endIndex
+        if logBytes(deliveryLog[cut...]) > maximumLogBytes {
+            // The least cut that fits (what is kept only shrinks as the cut moves on).
+            var (low, high) = (cut, deliveryLog.endIndex)
+            while low < high {
+                let middle = (low + high) / 2
+                if logBytes(deliveryLog[middle...]) > maximumLogBytes { low = middle + 1 } else { high = middle }
+            }
+            cut = low
+        }
+        let removed = deliveryLog[..<cut]
+        var devices = Set<String>()
+        for delivery in removed {
+            let key = key(delivery.hub, delivery.device)
+            devices.insert(key)
+            var gap = gaps[key] ?? DeliveryGap(from: delivery.seq, through: delivery.seq, count: 0)
+            gap.through = max(gap.through, delivery.seq)
+            gap.count += 1
+            gaps[key] = gap
+        }
+        report.deliveries = removed.count
+        report.devices = devices.count
+        report.payloads = Set(removed.map { "\($0.notificationId)\u{0}\($0.template)\u{0}\($0.payload)" }).count
+        deliveryLog.removeFirst(cut)
+        let before = notificationOrder.count
+        notificationOrder.removeAll { id in
+            guard let n = notifications[id], let ended = n.ended, ended < horizon,
+                ![.enqueued, .processing, .scheduled].contains(n.state)
+            else { return false }
+            notifications[id] = nil
+            return true
+        }
+        report.notifications = before - notificationOrder.count
+        return report
+    }
+
+    /// What the log takes: each distinct payload of a notification once, and each delivery.
+    private func logBytes(_ deliveries: ArraySlice<Delivery>) -> Int64 {
+        var seen = Set<String>()
+        var bytes: Int64 = 0
+        for delivery in deliveries {
+            if seen.insert("\(delivery.notificationId)\u{0}\(delivery.template)\u{0}\(delivery.payload)").inserted {
+                bytes += Int64(delivery.payload.utf8.count)
+            }
+            bytes += deliveryRowBytes
+        }
+        return bytes
+    }
+
+    public func gap(hub: String, device: String) -> DeliveryGap? { gaps[key(hub, device)] }
+
+    public func usage() -> StoreUsage {
+        let log = logBytes(deliveryLog[...])
+        return StoreUsage(
+            usedBytes: log, fileBytes: log, deliveryLogBytes: log, deliveries: Int64(deliveryLog.count),
+            oldestDelivery: deliveryLog.map(\.delivered).min(), notifications: Int64(notifications.count))
+    }
+
+    public func compact() {}
 
     public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) -> [Delivery] {
         Array(

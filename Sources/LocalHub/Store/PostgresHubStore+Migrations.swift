@@ -59,6 +59,19 @@ extension PostgresHubStore {
         // A claim's `claimed` is when it was last claimed or renewed: claims nothing used for
         // a week are let go, oldest first.
         Migration(name: "v2: claims by age", statements: ["CREATE INDEX sandbox_device_claimed ON sandbox_device (claimed)"]),
+        // Retention: deliveries removed by age (their numbers grow with time), what each
+        // device lost kept as its gap, notifications removed once ended long enough.
+        Migration(
+            name: "v3: retention",
+            statements: [
+                """
+                CREATE TABLE device_gap (
+                    hub text NOT NULL, device text NOT NULL, gap_from bigint NOT NULL, gap_through bigint NOT NULL,
+                    gap_count bigint NOT NULL, PRIMARY KEY (hub, device))
+                """,
+                "CREATE INDEX delivery_delivered ON delivery (delivered)",
+                "CREATE INDEX notification_ended ON notification (ended) WHERE ended IS NOT NULL",
+            ]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.

@@ -127,6 +127,44 @@ extension SQLiteHubStore {
         migrator.registerMigration("v8: claims by age") { db in
             try db.execute(sql: "CREATE INDEX sandbox_device_claimed ON sandbox_device(claimed)")
         }
+        // The delivery log in bytes, not kilobytes: a rendered payload once per notification
+        // and template (`payload`), each device once (`device_ref`, which also keeps what
+        // retention took from it), and a delivery three numbers. The old table is copied
+        // (`DeliveryLogCopy`), the indexes made after.
+        migrator.registerMigration("v9: compact delivery log") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_ref (
+                        id INTEGER PRIMARY KEY,
+                        hub TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        gap_from INTEGER,
+                        gap_through INTEGER,
+                        gap_count INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE UNIQUE INDEX device_ref_name ON device_ref(hub, device);
+                    CREATE TABLE payload (
+                        id INTEGER PRIMARY KEY,
+                        hub TEXT NOT NULL,
+                        notification_id TEXT NOT NULL,
+                        template TEXT NOT NULL,
+                        tags TEXT,
+                        delivered REAL NOT NULL,
+                        body TEXT NOT NULL,
+                        last_seq INTEGER NOT NULL
+                    );
+                    ALTER TABLE delivery RENAME TO delivery_v8;
+                    CREATE TABLE delivery (seq INTEGER PRIMARY KEY, device INTEGER NOT NULL, payload INTEGER NOT NULL);
+                    """)
+            try DeliveryLogCopy.copy(from: "delivery_v8", in: db)
+            try db.execute(
+                sql: """
+                    DROP TABLE delivery_v8;
+                    CREATE INDEX delivery_by_device ON delivery(device, seq);
+                    CREATE INDEX payload_delivered ON payload(delivered);
+                    CREATE INDEX notification_ended ON notification(ended) WHERE ended IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

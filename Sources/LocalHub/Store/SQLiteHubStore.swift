@@ -235,33 +235,6 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
-    private static func record(_ dispatches: [DispatchRecord], in db: Database) throws -> [Delivery] {
-        var written: [Delivery] = []
-        let insert = try db.cachedStatement(
-            sql: """
-                INSERT OR IGNORE INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        let finish = try db.cachedStatement(
-            sql: "UPDATE notification SET state = ?, started = ?, ended = ?, outcome = ?, report = ? WHERE id = ?")
-        for dispatch in dispatches {
-            for delivery in dispatch.deliveries {
-                try insert.execute(arguments: [
-                    delivery.seq, delivery.hub, delivery.device, delivery.notificationId, delivery.template, delivery.payload,
-                    delivery.delivered.timeIntervalSince1970, delivery.tags,
-                ])
-                if db.changesCount > 0 { written.append(delivery) }
-            }
-            let n = dispatch.notification
-            try finish.execute(
-                arguments: [
-                    n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-                    Self.encode(n.outcomeCounts.mapValues(String.init)), Self.encode(n.report), n.id,
-                ])
-        }
-        return written
-    }
-
     static func notification(from row: Row) -> StoredNotification {
         var n = StoredNotification(
             hub: row["hub"], id: row["id"], format: NotificationFormat(wireValue: row["format"]) ?? .template,
@@ -305,42 +278,12 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
-    public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM delivery WHERE hub = ? AND device = ? AND seq > ? ORDER BY seq LIMIT ?"),
-                arguments: [hub, device, seq, limit]
-            ).map { row in
-                Delivery(
-                    seq: row["seq"], hub: row["hub"], device: row["device"], notificationId: row["notification_id"],
-                    template: row["template"], payload: row["payload"], delivered: Date(timeIntervalSince1970: row["delivered"]),
-                    tags: row["tags"])
-            }
-        }
-    }
-
-    public func deleteDeliveries(hub: String, device: String) async throws -> Int {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM delivery WHERE hub = ? AND device = ?", arguments: [hub, device])
-            return db.changesCount
-        }
-    }
-
     public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT hub, device FROM sandbox_device WHERE claimed < ? ORDER BY claimed LIMIT ?",
                 arguments: [before.timeIntervalSince1970, limit]
             ).map { ($0["hub"], $0["device"]) }
-        }
-    }
-
-    public func devices(hub: String) async throws -> [(device: String, count: Int)] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT device, COUNT(*) AS n FROM delivery WHERE hub = ? GROUP BY device ORDER BY device",
-                arguments: [hub]
-            ).map { ($0["device"], $0["n"]) }
         }
     }
 }

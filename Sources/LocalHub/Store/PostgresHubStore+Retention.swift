@@ -1,0 +1,96 @@
+import Foundation
+import PostgresNIO
+
+/// Retention on PostgreSQL: deliveries are numbered in commit order, so what is older than a
+/// horizon is one range of numbers, removed after each device's share is noted as its gap.
+extension PostgresHubStore {
+    public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
+        try await transaction { connection in
+            var report = PruneReport()
+            let byAge = try await connection.query(
+                "SELECT MAX(seq) FROM delivery WHERE delivered < \(horizon.timeIntervalSince1970)", logger: self.logger
+            ).collect().first?.decode(Int64?.self)
+            if let seq = byAge { report.merge(try await self.removeLog(through: seq, on: connection)) }
+            // Over the cap: the newest deliveries that fit are kept, by the average size.
+            let totals = try await connection.query(
+                "SELECT COALESCE(SUM(length(payload)), 0)::bigint, COUNT(*) FROM delivery", logger: self.logger
+            ).collect().first?.decode((Int64, Int64).self)
+            if let (bytes, count) = totals, count > 0, bytes + count * deliveryRowBytes > maximumLogBytes {
+                let each = max(1, (bytes + count * deliveryRowBytes) / count)
+                let kept = max(0, maximumLogBytes / each)
+                let cut = try await connection.query(
+                    "SELECT seq FROM delivery ORDER BY seq DESC OFFSET \(kept) LIMIT 1", logger: self.logger
+                ).collect().first?.decode(Int64.self)
+                if let cut { report.merge(try await self.removeLog(through: cut, on: connection)) }
+            }
+            let removed = try await connection.query(
+                """
+                DELETE FROM notification WHERE ended IS NOT NULL AND ended < \(horizon.timeIntervalSince1970)
+                    AND state NOT IN ('Enqueued', 'Processing', 'Scheduled')
+                RETURNING seq
+                """, logger: self.logger
+            ).collect()
+            report.notifications = removed.count
+            return report
+        }
+    }
+
+    private func removeLog(through seq: Int64, on connection: PostgresConnection) async throws -> PruneReport {
+        var report = PruneReport()
+        let devices = try await connection.query(
+            """
+            INSERT INTO device_gap (hub, device, gap_from, gap_through, gap_count)
+            SELECT hub, device, MIN(seq), MAX(seq), COUNT(*) FROM delivery WHERE seq <= \(seq) GROUP BY hub, device
+            ON CONFLICT (hub, device) DO UPDATE SET gap_through = GREATEST(device_gap.gap_through, excluded.gap_through),
+                gap_count = device_gap.gap_count + excluded.gap_count
+            RETURNING device
+            """, logger: self.logger
+        ).collect()
+        report.devices = devices.count
+        let deleted = try await connection.query(
+            """
+            WITH gone AS (DELETE FROM delivery WHERE seq <= \(seq) RETURNING notification_id, template)
+            SELECT COUNT(*), COUNT(DISTINCT (notification_id, template)) FROM gone
+            """, logger: self.logger
+        ).collect().first?.decode((Int64, Int64).self)
+        report.deliveries = Int(deleted?.0 ?? 0)
+        report.payloads = Int(deleted?.1 ?? 0)
+        return report
+    }
+
+    public func gap(hub: String, device: String) async throws -> DeliveryGap? {
+        try await rows(
+            "SELECT gap_from, gap_through, gap_count FROM device_gap WHERE hub = \(hub) AND device = \(device)"
+        ).first.map {
+            DeliveryGap(
+                from: try $0["gap_from"].decode(Int64.self), through: try $0["gap_through"].decode(Int64.self),
+                count: Int(try $0["gap_count"].decode(Int64.self)))
+        }
+    }
+
+    public func usage() async throws -> StoreUsage {
+        let row = try await rows(
+            """
+            SELECT pg_database_size(current_database()) AS size, COALESCE(SUM(length(payload)), 0)::bigint AS bytes,
+                COUNT(*) AS n, MIN(delivered) AS oldest, (SELECT COUNT(*) FROM notification) AS notifications
+            FROM delivery
+            """
+        ).first
+        let size = try row?["size"].decode(Int64.self) ?? 0
+        let deliveries = try row?["n"].decode(Int64.self) ?? 0
+        return StoreUsage(
+            usedBytes: size, fileBytes: size,
+            deliveryLogBytes: (try row?["bytes"].decode(Int64.self) ?? 0) + deliveries * deliveryRowBytes,
+            deliveries: deliveries,
+            oldestDelivery: try row?["oldest"].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
+            notifications: try row?["notifications"].decode(Int64.self) ?? 0)
+    }
+
+    /// `VACUUM` on the log's tables: PostgreSQL reuses the space (giving it to the file system
+    /// needs `VACUUM FULL`, which locks the tables; an operator's choice).
+    public func compact() async throws {
+        for table in ["delivery", "notification", "change"] {
+            _ = try await rows(PostgresQuery(unsafeSQL: "VACUUM \(table)"))
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+
+/// Retention on SQLite. Deliveries are numbered in the order they are recorded, and every
+/// payload knows the last number of its deliveries (`last_seq`), so what is older than a
+/// horizon is one range of numbers: removed with one range delete, after each device's share
+/// of it is noted as its gap.
+extension SQLiteHubStore {
+    public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
+        try await pool.write { db in
+            var report = PruneReport()
+            let byAge = try Row.fetchOne(
+                db, sql: "SELECT MAX(id) AS id, MAX(last_seq) AS seq FROM payload WHERE delivered < ?",
+                arguments: [horizon.timeIntervalSince1970])
+            if let id: Int64 = byAge?["id"], let seq: Int64 = byAge?["seq"] {
+                report.merge(try Self.removeLog(through: id, seq: seq, in: db))
+            }
+            if let (id, seq) = try Self.overCap(maximumLogBytes, in: db) {
+                report.merge(try Self.removeLog(through: id, seq: seq, in: db))
+            }
+            try db.execute(
+                sql: """
+                    DELETE FROM notification WHERE ended IS NOT NULL AND ended < ?
+                        AND state NOT IN ('Enqueued', 'Processing', 'Scheduled')
+                    """, arguments: [horizon.timeIntervalSince1970])
+            report.notifications = db.changesCount
+            return report
+        }
+    }
+
+    /// The payloads and deliveries through `id` and `seq` removed, each device's share noted.
+    private static func removeLog(through id: Int64, seq: Int64, in db: Database) throws -> PruneReport {
+        var report = PruneReport()
+        try db.execute(
+            sql: """
+                UPDATE device_ref SET gap_from = COALESCE(gap_from, g.first), gap_through = MAX(COALESCE(gap_through, 0), g.last),
+                    gap_count = gap_count + g.n
+                FROM (SELECT device, MIN(seq) AS first, MAX(seq) AS last, COUNT(*) AS n FROM delivery WHERE seq <= ?
+                    GROUP BY device) AS g
+                WHERE device_ref.id = g.device
+                """, arguments: [seq])
+        report.devices = db.changesCount
+        try db.execute(sql: "DELETE FROM delivery WHERE seq <= ?", arguments: [seq])
+        report.deliveries = db.changesCount
+        try db.execute(sql: "DELETE FROM payload WHERE id <= ?", arguments: [id])
+        report.payloads = db.changesCount
+        return report
+    }
+
+    /// Where the log must be cut for what is kept to fit `maximum` bytes: the last payload
+    /// to remove and its last number; nil when it fits. Each payload's share is its body and
+    /// its deliveries (the numbers since the payload before).
+    private static func overCap(_ maximum: Int64, in db: Database) throws -> (Int64, Int64)? {
+        let total = try Row.fetchOne(
+            db,
+            sql: "SELECT COALESCE(SUM(length(body)), 0) AS bytes, (SELECT COUNT(*) FROM delivery) AS n FROM payload")
+        let bytes: Int64 = total?["bytes"] ?? 0
+        let deliveries: Int64 = total?["n"] ?? 0
+        var excess = bytes + deliveries * deliveryRowBytes - maximum
+        guard excess > 0 else { return nil }
+        let payloads = try Row.fetchCursor(db, sql: "SELECT id, length(body) AS size, last_seq FROM payload ORDER BY id")
+        var previous: Int64 = try Int64.fetchOne(db, sql: "SELECT MIN(seq) - 1 FROM delivery") ?? 0
+        var cut: (Int64, Int64)?
+        while excess > 0, let row = try payloads.next() {
+            let last: Int64 = row["last_seq"]
+            let size: Int64 = row["size"]
+            excess -= size + max(0, last - previous) * deliveryRowBytes
+            previous = max(previous, last)
+            cut = (row["id"], max(cut?.1 ?? 0, last))
+        }
+        return cut
+    }
+
+    public func gap(hub: String, device: String) async throws -> DeliveryGap? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT gap_from, gap_through, gap_count FROM device_ref WHERE hub = ? AND device = ?"),
+                    arguments: [hub, device]),
+                let from: Int64 = row["gap_from"], let through: Int64 = row["gap_through"]
+            else { return nil }
+            return DeliveryGap(from: from, through: through, count: row["gap_count"])
+        }
+    }
+
+    public func usage() async throws -> StoreUsage {
+        let path = pool.path
+        return try await pool.read { db in
+            let pages: Int64 = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free: Int64 = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let size: Int64 = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            let log = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT COALESCE(SUM(length(body)), 0) AS bytes, MIN(delivered) AS oldest,
+                        (SELECT COUNT(*) FROM delivery) AS n, (SELECT COUNT(*) FROM notification) AS notifications
+                    FROM payload
+                    """)
+            let deliveries: Int64 = log?["n"] ?? 0
+            var fileBytes: Int64 = 0
+            for suffix in ["", "-wal"] {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
+                fileBytes += (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+            }
+            return StoreUsage(
+                usedBytes: (pages - free) * size, fileBytes: fileBytes,
+                deliveryLogBytes: (log?["bytes"] ?? 0) + deliveries * deliveryRowBytes, deliveries: deliveries,
+                oldestDelivery: (log?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                notifications: log?["notifications"] ?? 0)
+        }
+    }
+
+    /// Free pages back to the file system: incremental on a database made with it, else a
+    /// whole `VACUUM` that also turns incremental vacuum on, so later ones are cheap.
+    public func compact() async throws {
+        try await pool.writeWithoutTransaction { db in
+            let mode = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0
+            if mode == 2 {
+                try db.execute(sql: "PRAGMA incremental_vacuum")
+            } else {
+                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                try db.execute(sql: "VACUUM")
+            }
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+}
+
+extension PruneReport {
+    mutating func merge(_ other: PruneReport) {
+        deliveries += other.deliveries
+        payloads += other.payloads
+        devices += other.devices
+    }
+}

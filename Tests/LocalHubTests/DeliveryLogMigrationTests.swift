@@ -1,0 +1,45 @@
+import Foundation
+import GRDB
+import HubTestSupport
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// An existing hub's delivery log (a whole payload per delivery) becomes the compact one on
+/// first start, losing nothing (issue 30).
+struct DeliveryLogMigrationTests {
+    @Test func anOldDeliveryLogIsCopiedIntoTheCompactOne() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try SQLiteHubStore.migrator.migrate(queue, upTo: "v8: claims by age")
+            try await queue.write { db in
+                for seq in 1...300 {
+                    let notification = "n\((seq - 1) / 100)"
+                    try db.execute(
+                        sql: """
+                            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+                            VALUES (?, 'news', ?, ?, 'web', ?, ?, 'World')
+                            """,
+                        arguments: [
+                            seq, String(format: "%064x", seq % 7), notification, #"{"aps":{"alert":"\#(notification)"}}"#,
+                            1_800_000_000 + seq,
+                        ])
+                }
+            }
+            try await queue.close()
+        }
+        let store = try SQLiteHubStore(path: path)
+        let device = String(format: "%064x", 3)
+        let page = try await store.deliveries(hub: "news", device: device, after: 0, limit: 100)
+        #expect(page.map(\.seq) == stride(from: 3, through: 300, by: 7).map(Int64.init))
+        #expect(page.first?.payload == #"{"aps":{"alert":"n0"}}"# && page.first?.tags == "World")
+        // A payload's deliveries share its time: the first one's.
+        #expect(page.first?.delivered == Date(timeIntervalSince1970: 1_800_000_001))
+        #expect(try await store.sequenceHighWater() == 300)
+        let payloads = try await store.pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM payload") }
+        #expect(payloads == 3, "one payload per notification and template")
+        #expect(try await store.usage().deliveries == 300)
+    }
+}
