@@ -20,6 +20,8 @@ public final class InternalService: Sendable {
         case text(status: Int, body: String)
         /// `status` (301, 302, 307, 308) with `Location: location`.
         case redirect(status: Int, location: String)
+        /// 200 at once, then a body of `bytes` one byte each `every` (a slow reader's trap).
+        case trickle(bytes: Int, every: Duration)
     }
 
     /// One request as received.
@@ -102,6 +104,16 @@ public final class InternalService: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         case .redirect(let status, let location):
             return Response(status: .init(code: status), headers: [.location: location])
+        case .trickle(let bytes, let every):
+            return Response(
+                status: .ok, headers: [.contentLength: String(bytes)],
+                body: ResponseBody { writer in
+                    for _ in 0..<bytes {
+                        try await writer.write(ByteBuffer(string: "x"))
+                        try await Task.sleep(for: every)
+                    }
+                    try await writer.finish(nil)
+                })
         }
     }
 }

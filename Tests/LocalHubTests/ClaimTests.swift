@@ -56,6 +56,22 @@ import Testing
         }
     }
 
+    /// Claiming again is not use (the review of issue 26: re-claiming every few days kept a
+    /// stranger's claims forever).
+    @Test func claimingAgainDoesNotKeepAClaimNothingUses() async throws {
+        try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
+            let device = randomDevice()
+            let deadline = ContinuousClock.now + .seconds(30)
+            var released = false
+            while ContinuousClock.now < deadline, !released {
+                #expect(try await Self.claim(hub, device).status == 204)
+                try await Task.sleep(for: .milliseconds(300))
+                released = try await !Self.claimed(hub).contains(device)
+            }
+            #expect(released, "re-claimed every 0.3 s, it was never let go")
+        }
+    }
+
     @Test func aTerminalLetsItsClaimGoAndAnOperatorAny() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()

@@ -101,4 +101,23 @@ import Testing
             }
         }
     }
+
+    /// An answer that trickles in after its head holds its try no longer than the try's
+    /// deadline (the review of issue 26: a body of 4,000 bytes at one byte every 20 s held
+    /// its slot, and with 256 of them Web Push stopped for everyone).
+    @Test func anAnswerThatTricklesInEndsAtTheTrysDeadline() async throws {
+        let slow = InternalService(.trickle(bytes: 4000, every: .seconds(1)))
+        try await slow.serve { port in
+            let client = try WebPushClient(
+                PushCredentials.WebPush(
+                    vapidKey: P256.Signing.PrivateKey(), subject: "mailto:a@example.com", caFile: slow.certificateFile,
+                    allowPrivateEndpoints: true), requestTimeout: .seconds(2))
+            let subscriber = Self.browser("s", endpoint: "https://127.0.0.1:\(port)/push/s")
+            guard case .browser(let endpoint, let p256dh, let auth)? = subscriber.pushChannel else { return }
+            let answer = await client.send(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: [1], headers: [:])
+            await client.shutdown()
+            #expect(answer == .unreachable("Timeout"), "\(answer)")
+            #expect(slow.requests.count == 1, "not tried again: it may have reached the service")
+        }
+    }
 }

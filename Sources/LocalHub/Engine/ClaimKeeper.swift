@@ -62,7 +62,7 @@ final class ClaimKeeper: Sendable {
                 if state.isUsed(hub: hub, device: device) || streams.openCount(hub: hub, device: device) > 0 {
                     // In use: renewed now, so no sweep finds it again before its time.
                     forget(hub: hub, device: device)
-                    if (try? await writes.submit(.claimDevice(hub: hub, device: device))) != nil { progress = true }
+                    if (try? await writes.submit(.renewClaim(hub: hub, device: device))) != nil { progress = true }
                 } else if (try? await writes.submit(.releaseDevice(hub: hub, device: device))) != nil {
                     released += 1
                     progress = true

@@ -13,8 +13,11 @@ public enum WriteRequest: Sendable {
     case deleteRegistration(hub: String, id: String, ifMatch: String?)
     case enqueue(StoredNotification)
     /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
-    /// A token claimed already has its claim renewed (`HubEngine.claimLifetime`).
+    /// Claiming a token claimed already changes nothing: only use renews a claim.
     case claimDevice(hub: String, device: String)
+    /// A claimed token is in use (a stream opened, an installation holds it): its claim counts
+    /// from now (`ClaimKeeper`).
+    case renewClaim(hub: String, device: String)
     /// Lets a claim go (its terminal unregistered, an operator removed it, or it expired).
     case releaseDevice(hub: String, device: String)
     /// Fires a scheduled notification that is due: enqueued for dispatch.

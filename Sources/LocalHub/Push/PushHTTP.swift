@@ -22,3 +22,25 @@ enum PushHTTP {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }
+
+extension PushHTTP {
+    /// What a deadline ends: the operation was still running when its time was up.
+    struct DeadlinePassed: Error {}
+
+    /// Runs `operation`, giving up (and cancelling it) at `deadline`: what bounds a request
+    /// whose answer trickles in after its head (AsyncHTTPClient's deadline ends at the head).
+    static func before<T: Sendable>(_ deadline: ContinuousClock.Instant, _ operation: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw DeadlinePassed() }
+            return value
+        }
+    }
+}

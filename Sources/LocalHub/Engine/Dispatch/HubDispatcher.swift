@@ -8,7 +8,8 @@ import Synchronization
 /// to the built-in push service (its streams see them at once), then writes every delivery
 /// and final state in one commit. Messages for external push services (APNs, FCM, Web Push)
 /// go out after that commit, in tasks of the dispatcher's own (at most `externalLimit`
-/// batches at once): a slow or throttled service never holds back the next batch. A failed
+/// batches at once, the rest waiting their turn in a queue): a slow or throttled service
+/// never holds back the next batch, and so never the terminals' news. A failed
 /// commit is retried: nothing is half-recorded, and a crash before a notification's last
 /// commit leaves it enqueued or processing, so it is dispatched again at restart (receivers
 /// dedupe).
@@ -18,16 +19,17 @@ final class HubDispatcher: Sendable {
         let outcome: OutcomePromise?
     }
 
-    /// Batches that may wait on external push services at once; then the dispatcher waits too
-    /// (what it holds stays bounded).
-    static let externalLimit = 16
+    /// Batches waiting on external push services at once; more wait in `external` (a batch
+    /// waiting only for retries holds one sleeping task and its plans).
+    static let externalLimit = 64
     /// Notifications planned at most at once.
     static let batchLimit = 256
 
     private let jobs = WorkQueue<Job>()
+    /// Batches whose external services' messages are still to go out.
+    private let external = WorkQueue<(jobs: [Job], plans: [DispatchPlan])>()
     /// Test sends' outcomes, by notification id, until their dispatch answers them.
     private let waitingOutcomes = Mutex<[String: OutcomePromise]>([:])
-    private let external = StreamLimit(HubDispatcher.externalLimit)
     let state: HubState
     let store: any HubStore
     let coordination: any NodeCoordination
@@ -80,22 +82,37 @@ final class HubDispatcher: Sendable {
     /// Takes no more; test sends waiting get no outcome.
     func close() {
         Self.unanswered(jobs.close())
+        for batch in external.close() { Self.unanswered(batch.jobs) }
     }
 
-    /// Dispatches batches until the queue closes; then ends what waits on external services
-    /// (cancelled: their notifications stay processing, to go out at restart).
+    /// Dispatches batches until the queue closes, and meanwhile sends what waits on external
+    /// services; then ends that (cancelled: those notifications stay processing, to go out at
+    /// restart).
     func run() async {
         await withDiscardingTaskGroup { group in
+            group.addTask { await self.runExternal() }
             for await _ in jobs.wakeups {
                 while true {
                     let batch = jobs.take(limit: Self.batchLimit)
                     if batch.isEmpty { break }
-                    if let later = await dispatch(batch) {
-                        await external.acquire()
-                        group.addTask {
-                            await self.finishExternally(later.jobs, later.plans)
-                            self.external.release()
-                        }
+                    if let later = await dispatch(batch), !external.push(later) { Self.unanswered(later.jobs) }
+                }
+            }
+        }
+    }
+
+    /// Sends the external services' share of batches, `externalLimit` batches at once, until
+    /// the dispatcher closes.
+    private func runExternal() async {
+        let slots = StreamLimit(Self.externalLimit)
+        await withDiscardingTaskGroup { group in
+            for await _ in external.wakeups {
+                while true {
+                    guard let later = external.take(limit: 1).first else { break }
+                    await slots.acquire()
+                    group.addTask {
+                        await self.finishExternally(later.jobs, later.plans)
+                        slots.release()
                     }
                 }
             }

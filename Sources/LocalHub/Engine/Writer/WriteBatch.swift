@@ -64,6 +64,7 @@ struct WriteBatch {
         case .fireScheduled(let hub, let id): return fireScheduled(hub, id)
         case .cancelScheduled(let hub, let id): return cancelScheduled(hub, id)
         case .claimDevice(let hub, let device): return claimDevice(hub, device)
+        case .renewClaim(let hub, let device): return renewClaim(hub, device)
         case .releaseDevice(let hub, let device): return releaseDevice(hub, device)
         case .channelGone(let gone): return channelGone(gone)
         }
@@ -247,11 +248,8 @@ struct WriteBatch {
         let held = state.directory.withLock { $0[hub].map { ($0.claimedDevices.contains(device), $0.claimedDevices.count) } }
         guard let (isClaimed, count) = held else { return .notFound("The hub '\(hub)' is not served") }
         let key = Self.key(hub, device)
-        if claimed[key] ?? isClaimed {
-            // Held already: renewed, at most once an hour (each renewal is a write).
-            if claims.renewalDue(hub: hub, device: device) { mutations.append(.claimDevice(hub: hub, device: device, at: now)) }
-            return .done
-        }
+        // Held already: nothing changes (claiming again is not use; only use renews a claim).
+        if claimed[key] ?? isClaimed { return .done }
         guard count + (claimDelta[hub.lowercased()] ?? 0) < limits.maximumPerHub else {
             return .quotaExceeded(
                 "the hub's built-in push service holds \(count) devices, the most it may; devices no terminal "
@@ -263,6 +261,16 @@ struct WriteBatch {
         _ = claims.renewalDue(hub: hub, device: device)
         mutations.append(.claimDevice(hub: hub, device: device, at: now))
         published.append(.claim(hub: hub, device: device, claimed: true))
+        return .done
+    }
+
+    /// Renews a claim in use (at most once an hour per device: each renewal is a write).
+    private mutating func renewClaim(_ hub: String, _ device: String) -> WriteResolution {
+        guard
+            state.directory.withLock({ $0[hub]?.claimedDevices.contains(device) }) == true
+                || claimed[Self.key(hub, device)] == true
+        else { return .done }
+        if claims.renewalDue(hub: hub, device: device) { mutations.append(.claimDevice(hub: hub, device: device, at: now)) }
         return .done
     }
 

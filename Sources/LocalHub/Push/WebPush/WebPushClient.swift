@@ -134,10 +134,16 @@ public final class WebPushClient: Sendable {
         for (name, value) in Self.passedHeaders(headers) { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
-            let response = try await lease.client.execute(request, deadline: .now() + requestTimeout)
-            let status = Int(response.status.code)
-            // Read (and dropped) only so that the connection can serve the next request.
-            _ = try? await response.body.collect(upTo: Self.maximumAnswer)
+            // The whole try, the answer's body included, within `requestTimeout`.
+            let deadline = ContinuousClock.now + .nanoseconds(requestTimeout.nanoseconds)
+            let (client, sent) = (lease.client, request)
+            let response = try await PushHTTP.before(deadline) {
+                let response = try await client.execute(sent, deadline: .now() + TimeAmount(deadline - ContinuousClock.now))
+                // Read (and dropped) only so that the connection can serve the next request.
+                _ = try? await response.body.collect(upTo: Self.maximumAnswer)
+                return (status: Int(response.status.code), headers: response.headers)
+            }
+            let status = response.status
             if (200..<300).contains(status) {
                 // The id is the service's `Location`, kept only when it is a short printable line.
                 let location = response.headers.first(name: "location").flatMap { text in
@@ -157,6 +163,7 @@ public final class WebPushClient: Sendable {
     /// A request that got no answer: one that never left (no connection) is tried again; one
     /// that may have reached the service is not.
     static func failedTry(_ error: any Error) -> PushAttempt {
+        if error is PushHTTP.DeadlinePassed { return .final(.unreachable("Timeout")) }
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout: return .again(.unreachable("ConnectTimeout"), retryAfter: nil)
