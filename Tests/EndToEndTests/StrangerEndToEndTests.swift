@@ -10,9 +10,10 @@ import Testing
 /// a new terminal still subscribes and gets its news (issue 26, items 3 and 4).
 @Suite(.serialized) struct StrangerEndToEndTests {
     @Test func aNewTerminalSubscribesAndStreamsWhileAStrangerHoldsAllItMay() async throws {
-        let limits = ["--client-new-devices-per-hour", "30", "--client-streams", "8"]
+        // The stranger comes through a proxy on this machine (127.0.0.2) that says who it
+        // is: every address of this machine is one client, so a stranger must be elsewhere.
+        let limits = ["--client-new-devices-per-hour", "30", "--client-streams", "8", "--trusted-proxy", "127.0.0.2"]
         try await HubProcess.with(directory: TestHub.temporaryDirectory(), arguments: limits) { hub in
-            // The stranger: another address of this machine.
             var configuration = HTTPClient.Configuration()
             configuration.localAddress = "127.0.0.2"
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
@@ -35,6 +36,7 @@ import Testing
                 var request = HTTPClientRequest(url: "http://127.0.0.1:\(hub.port)" + path)
                 request.method = method
                 request.headers.add(name: "Authorization", value: token)
+                request.headers.add(name: "X-Forwarded-For", value: "198.51.100.7")
                 return request
             }
             var claimed: [String] = []

@@ -137,15 +137,27 @@ import Testing
         func key(_ peer: SocketAddress, _ forwarded: [String], _ proxies: TrustedProxies = trusted) -> String {
             RequestClient.of(peer: peer, forwardedFor: forwarded, trusted: proxies).key
         }
-        #expect(key(loopback, []) == "127.0.0.1")
+        #expect(key(loopback, []) == "loopback")
         #expect(key(loopback, ["203.0.113.9"]) == "203.0.113.9")
         #expect(key(loopback, ["203.0.113.9", "10.1.1.1"]) == "203.0.113.9", "trusted hops are skipped")
         #expect(key(loopback, ["198.51.100.1, 203.0.113.9"]) == "203.0.113.9", "only the nearest untrusted hop counts")
-        #expect(key(loopback, ["203.0.113.9"], .none) == "127.0.0.1", "an untrusted peer's header is ignored")
+        #expect(key(loopback, ["203.0.113.9"], .none) == "loopback", "an untrusted peer's header is ignored")
         #expect(key(try SocketAddress(ipAddress: "192.0.2.4", port: 5), ["203.0.113.9"]) == "192.0.2.4")
         #expect(key(try SocketAddress(ipAddress: "2001:db8:1:2:3:4:5:6", port: 5), []) == "2001:db8:1:2::/64")
         #expect(key(try SocketAddress(ipAddress: "::ffff:192.0.2.4", port: 5), []) == "192.0.2.4")
         #expect(key(loopback, ["not an address"]) == "forwarded:unreadable")
+        // Every address of this machine is one client, however written.
+        for local in ["127.0.0.2", "127.255.255.254", "::1", "::ffff:127.0.0.1", "::ffff:127.9.9.9"] {
+            #expect(key(try SocketAddress(ipAddress: local, port: 5), [], .none) == "loopback", "\(local)")
+        }
+        // A proxy on a dual-stack socket (`::ffff:10.1.1.1`) is the proxy named in IPv4,
+        // and a proxy named mapped matches the IPv4 peer.
+        #expect(key(try SocketAddress(ipAddress: "::ffff:10.1.1.1", port: 5), ["203.0.113.9"]) == "203.0.113.9")
+        #expect(key(try SocketAddress(ipAddress: "::ffff:192.0.2.4", port: 5), ["::ffff:10.1.1.1"]) == "192.0.2.4")
+        let mappedProxy = try TrustedProxies(["::ffff:192.0.2.0/120"])
+        #expect(key(try SocketAddress(ipAddress: "192.0.2.4", port: 5), ["203.0.113.9"], mappedProxy) == "203.0.113.9")
+        #expect(key(try SocketAddress(ipAddress: "192.0.2.4", port: 5), ["::ffff:198.51.100.3"], mappedProxy) == "198.51.100.3")
+        #expect(throws: LocalHubStartError.self) { try TrustedProxies(["::ffff:10.0.0.0/8"]) }
         #expect(throws: LocalHubStartError.self) { try TrustedProxies(["10.0.0.0/33"]) }
         #expect(throws: LocalHubStartError.self) { try TrustedProxies(["example.com"]) }
     }

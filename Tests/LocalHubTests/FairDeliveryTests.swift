@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import Synchronization
 import Testing
 
 @testable import LocalHub
@@ -119,5 +120,114 @@ import Testing
             #expect(answer == .unreachable("Timeout"), "\(answer)")
             #expect(slow.requests.count == 1, "not tried again: it may have reached the service")
         }
+    }
+
+    /// Origins take turns for the client's slots, those in good standing first; slow origins
+    /// never take the last quarter (the review of issue 26: the slots were one queue, first
+    /// come first served, so a stranger's stalling origins stood in front of everyone).
+    @Test func slowOriginsWaitBehindOthersAndNeverTakeTheLastQuarter() async throws {
+        let limit = OriginLimit(8)
+        let order = Names()
+        for i in 0..<6 { await limit.acquire("slow\(i)", slow: true) }
+        #expect(limit.inFlight == 6)
+        func waiter(_ name: String, _ origin: String, slow: Bool) -> Task<Void, Never> {
+            Task {
+                await limit.acquire(origin, slow: slow)
+                order.withLock { $0.append(name) }
+            }
+        }
+        func untilWaiting(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while limit.waiting < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try #require(limit.waiting == count)
+        }
+        let tasks = [waiter("slow-late", "slow6", slow: true)]
+        try await untilWaiting(1)
+        // Two slots are free, and they go to origins in good standing at once.
+        await limit.acquire("good", slow: false)
+        await limit.acquire("good", slow: false)
+        #expect(limit.inFlight == 8)
+        var more: [Task<Void, Never>] = []
+        for (n, name) in ["a1", "a2", "a3"].enumerated() {
+            more.append(waiter(name, "a", slow: false))
+            try await untilWaiting(2 + n)
+        }
+        more.append(waiter("b1", "b", slow: false))
+        try await untilWaiting(5)
+        func releaseAndSee(_ count: Int) async throws {
+            limit.release()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while order.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        for n in 1...4 { try await releaseAndSee(n) }
+        // Origin a's three did not keep b waiting; the slow origin, first to wait, still waits.
+        #expect(order.withLock { $0 } == ["a1", "b1", "a2", "a3"])
+        #expect(limit.waiting == 1)
+        // The slow one goes only when more than a quarter of the slots is free.
+        limit.release()
+        limit.release()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(order.withLock { $0.count } == 4, "two free slots are the quarter slow origins never take")
+        try await releaseAndSee(5)
+        #expect(order.withLock { $0.last } == "slow-late")
+        for task in tasks + more { await task.value }
+    }
+
+    /// An origin whose tries got no answer in time is slow from then on: with every slot slow
+    /// origins may take held by them, a browser's news still goes at once.
+    @Test func originsThatStalledBeforeLeaveRoomForABrowser() async throws {
+        let key = P256.Signing.PrivateKey()
+        let peer = WebPushPeer(vapidKey: key.publicKey)
+        try await peer.serve { _ in
+            try await SilentListeners.with(count: 8) { ports in
+                let client = try WebPushClient(
+                    PushCredentials.WebPush(
+                        vapidKey: key, subject: "mailto:a@example.com", caFile: peer.certificateFile,
+                        allowPrivateEndpoints: true), maximumConcurrent: 8, perOrigin: 2, retries: 0,
+                    requestTimeout: .seconds(3))
+                func stall(_ i: Int) async -> PushAnswer {
+                    let silent = Self.browser("s", endpoint: "https://127.0.0.1:\(ports[i % ports.count])/push/\(i)")
+                    guard case .browser(let endpoint, let p256dh, let auth)? = silent.pushChannel else {
+                        return .unreachable("none")
+                    }
+                    return await client.send(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: [1], headers: [:])
+                }
+                // Each origin stalls once and is slow from then on.
+                await withTaskGroup(of: Void.self) { group in
+                    for i in 0..<8 { group.addTask { #expect(await stall(i) == .unreachable("Timeout")) } }
+                }
+                let ended = Names()
+                let stalls = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for i in 0..<16 {
+                            group.addTask {
+                                _ = await stall(i)
+                                ended.withLock { $0.append("stall") }
+                            }
+                        }
+                    }
+                }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while client.requests.inFlight < 6 || client.requests.waiting < 10, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(client.requests.inFlight == 6, "slow origins hold three quarters of the slots")
+                let browser = peer.subscribe()
+                let answer = await WebPushTests.send(client, browser, Array("news".utf8))
+                ended.withLock { $0.append("browser") }
+                #expect(WebPushTests.isDelivered(answer), "\(answer)")
+                #expect(ended.withLock { $0.first } == "browser", "the news did not wait for a stalled try to end")
+                await stalls.value
+                await client.shutdown()
+            }
+        }
+    }
+
+    /// Names in the order they were added, from any task.
+    final class Names: Sendable {
+        private let names = Mutex<[String]>([])
+        func withLock<T>(_ body: (inout [String]) -> T) -> T { names.withLock { body(&$0) } }
     }
 }

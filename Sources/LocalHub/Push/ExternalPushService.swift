@@ -89,11 +89,12 @@ struct PushServiceRules: Sendable {
 
     /// A subscription the service no longer knows (404, 410), or one the hub cannot write to
     /// (its endpoint or keys are not usable: refused before any request), ends the channel.
+    /// An endpoint whose address is private is only unreachable (`WebPushClient`).
     static let webPush = PushServiceRules(
         name: "Web Push",
         gone: { status, reason in
             if status == 404 || status == 410 { return .expiredChannel }
-            return status == 400 && ["BadEndpoint", "BadP256dh", "BadAuth", "PrivateAddress"].contains(reason)
+            return status == 400 && ["BadEndpoint", "BadP256dh", "BadAuth"].contains(reason)
                 ? .badChannel : nil
         },
         check: { payload in

@@ -8,7 +8,9 @@ import Synchronization
 /// `X-Forwarded-For` that is not one of the trusted proxies. An IPv6 client is its /64 (one
 /// subscriber's network hands out many addresses); an IPv4-mapped address is its IPv4.
 struct RequestClient: Sendable, Hashable, CustomStringConvertible {
-    /// The key limits count under: `203.0.113.7`, `2001:db8:1:2::/64`, `::1`.
+    /// The key limits count under: `203.0.113.7`, `2001:db8:1:2::/64`, `loopback`. Every
+    /// address of this machine is one client: any local program may send from any of
+    /// 127.0.0.0/8, so counting them apart would give one program sixteen million clients.
     let key: String
     /// The request reached this hub through a trusted proxy.
     let proxied: Bool
@@ -26,7 +28,7 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         -> RequestClient
     {
         // No address: a request handed to the router inside this process (tests).
-        guard let peerBytes = peer.flatMap(addressBytes) else {
+        guard let peerBytes = peer.flatMap(addressBytes).map(canonical) else {
             return RequestClient(key: "in-process", proxied: false, directLoopback: !forwarded && forwardedFor.isEmpty)
         }
         let direct = isLoopback(peerBytes) && !forwarded && forwardedFor.isEmpty
@@ -40,7 +42,7 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         }
         var client = peerBytes
         for hop in hops.reversed() {
-            guard let bytes = parseAddress(hop) else {
+            guard let bytes = parseAddress(hop).map(canonical) else {
                 // A hop that is not an address: nothing before it can be believed.
                 return RequestClient(key: "forwarded:unreadable", proxied: true, directLoopback: false)
             }
@@ -63,8 +65,10 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     static func parseAddress(_ text: String) -> [UInt8]? {
         var text = Substring(text)
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") { text = text[text.index(after: text.startIndex)..<close] }
-        if text.contains("."), !text.contains(":") || text.split(separator: ":").count == 2 {
-            let host = text.split(separator: ":").first ?? text
+        // Dotted IPv4, perhaps with a port (`192.0.2.4:5060`); `::ffff:192.0.2.4` is IPv6.
+        let pieces = text.split(separator: ":", omittingEmptySubsequences: false)
+        if pieces.count <= 2, pieces[0].contains(".") {
+            let host = pieces[0]
             let parts = host.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 4 else { return nil }
             let bytes = parts.compactMap { part -> UInt8? in
@@ -76,18 +80,24 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         return PushEndpoint.parseIPv6(ArraySlice(text.utf8))
     }
 
-    private static func key(_ bytes: [UInt8]) -> String {
-        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-            return bytes[12...].map(String.init).joined(separator: ".")
+    /// An IPv4 address however it came (a dual-stack socket gives `::ffff:a.b.c.d`) as its
+    /// four bytes, so that it is one client and matches the proxies named in IPv4.
+    static func canonical(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return Array(bytes[12...])
         }
-        if isLoopback(bytes) { return "::1" }
+        return bytes
+    }
+
+    private static func key(_ bytes: [UInt8]) -> String {
+        if isLoopback(bytes) { return "loopback" }
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
         return PushEndpoint.ipv6Text(Array(bytes[0..<8]) + Array(repeating: 0, count: 8)) + "/64"
     }
 
+    /// 127.0.0.0/8 or ::1, in canonical form.
     private static func isLoopback(_ bytes: [UInt8]) -> Bool {
         if bytes.count == 4 { return bytes[0] == 127 }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF { return bytes[12] == 127 }
         return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
     }
 }
@@ -106,14 +116,20 @@ public struct TrustedProxies: Sendable, Hashable {
         var networks: [(bytes: [UInt8], bits: Int)] = []
         for value in values {
             let parts = value.split(separator: "/", maxSplits: 1).map(String.init)
-            guard let bytes = parts.first.flatMap(RequestClient.parseAddress) else {
+            guard let written = parts.first.flatMap(RequestClient.parseAddress) else {
                 throw LocalHubStartError(description: "--trusted-proxy '\(value)' is not an IP address or network")
             }
-            let most = bytes.count * 8
+            let most = written.count * 8
             guard let bits = parts.count == 2 ? Int(parts[1]) : most, (0...most).contains(bits) else {
                 throw LocalHubStartError(description: "--trusted-proxy '\(value)' has a prefix length that is not 0 to \(most)")
             }
-            networks.append((bytes, bits))
+            // `::ffff:10.0.0.0/104` is 10.0.0.0/8, as the peers it should match are read.
+            let bytes = RequestClient.canonical(written)
+            let mapped = bytes.count != written.count
+            guard !mapped || bits >= 96 else {
+                throw LocalHubStartError(description: "--trusted-proxy '\(value)' has a prefix length that is not 96 to 128")
+            }
+            networks.append((bytes, mapped ? bits - 96 : bits))
         }
         self.networks = networks
     }

@@ -32,7 +32,7 @@ public final class WebPushClient: Sendable {
     /// Signs every request; its `publicKey` is the `applicationServerKey` to subscribe with.
     public let vapid: VAPID
     private let origins: WebPushOrigins
-    private let requests: StreamLimit
+    let requests: OriginLimit
     let backoff: Backoff
     let retries: Int
     private let requestTimeout: TimeAmount
@@ -66,7 +66,7 @@ public final class WebPushClient: Sendable {
         origins = WebPushOrigins(
             caFile: credentials.caFile, allowPrivate: credentials.allowPrivateEndpoints, perOrigin: perOrigin,
             connectTimeout: connectTimeout)
-        requests = StreamLimit(maximumConcurrent)
+        requests = OriginLimit(maximumConcurrent)
         self.perOrigin = max(1, perOrigin)
         self.backoff = backoff
         self.retries = max(0, retries)
@@ -118,13 +118,16 @@ public final class WebPushClient: Sendable {
         let lease: WebPushOrigins.Lease
         switch await origins.lease(endpoint) {
         case .success(let lent): lease = lent
-        case .failure(.restricted): return .final(.refused(status: 400, reason: "PrivateAddress"))
+        // Not an answer from the service, so it ends nothing: whether a name leads inside
+        // this network must not show on the installation (`pushChannelExpired`), and a name
+        // that led inside once may lead out again.
+        case .failure(.restricted(let kind)): return .final(.unreachable("PrivateAddress (\(kind))"))
         case .failure(.unresolved): return .again(.unreachable("NameNotResolved"), retryAfter: nil)
         }
         defer { origins.release(lease) }
         await lease.requests.acquire()
         defer { lease.requests.release() }
-        await requests.acquire()
+        await requests.acquire(lease.origin, slow: lease.isSlow)
         defer { requests.release() }
         var request = HTTPClientRequest(url: endpoint.url)
         request.method = .POST
@@ -143,6 +146,7 @@ public final class WebPushClient: Sendable {
                 _ = try? await response.body.collect(upTo: Self.maximumAnswer)
                 return (status: Int(response.status.code), headers: response.headers)
             }
+            lease.noteAnswered(true)
             let status = response.status
             if (200..<300).contains(status) {
                 // The id is the service's `Location`, kept only when it is a short printable line.
@@ -156,7 +160,11 @@ public final class WebPushClient: Sendable {
             let retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
             return .again(answer, retryAfter: retryAfter)
         } catch {
-            return Self.failedTry(error)
+            let attempt = Self.failedTry(error)
+            if case .unreachable(let why) = attempt.answer, ["Timeout", "ConnectTimeout"].contains(why) {
+                lease.noteAnswered(false)
+            }
+            return attempt
         }
     }
 

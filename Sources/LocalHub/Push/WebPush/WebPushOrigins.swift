@@ -10,7 +10,8 @@ import Synchronization
 /// name and the `Host` stay the endpoint's), so no later lookup can send a request
 /// elsewhere. An origin's address is looked up again after `addressLifetime`; a client whose
 /// address changed, or that was not used for `idleLifetime`, is closed once its requests
-/// are done. At most `maximumOrigins` are kept; each lets `perOrigin` requests be in flight.
+/// are done. Beyond `maximumOrigins`, the least recently used idle clients are closed; each lets
+/// `perOrigin` requests be in flight.
 final class WebPushOrigins: Sendable {
     static let addressLifetime: Duration = .seconds(60)
     static let idleLifetime: Duration = .seconds(300)
@@ -21,18 +22,28 @@ final class WebPushOrigins: Sendable {
         fileprivate let entry: Entry
         var client: HTTPClient { entry.client }
         var requests: StreamLimit { entry.requests }
+        var origin: String { entry.origin }
+        /// Whether the origin's last try got no answer in time (`OriginLimit`).
+        var isSlow: Bool { entry.slow.load(ordering: .relaxed) }
+
+        /// Notes how a try of the origin ended: with an answer, or none in time.
+        func noteAnswered(_ answered: Bool) { entry.slow.store(!answered, ordering: .relaxed) }
     }
 
     fileprivate final class Entry: Sendable {
+        let origin: String
         let client: HTTPClient
         let address: SocketAddress
         let resolved: ContinuousClock.Instant
         let requests: StreamLimit
+        let slow: Atomic<Bool>
         /// Requests using it, when it was last used, and whether it is no longer lent.
         let use = Mutex<(users: Int, lastUsed: ContinuousClock.Instant, retired: Bool)>((0, .now, false))
 
-        init(client: HTTPClient, address: SocketAddress, perOrigin: Int) {
+        init(origin: String, client: HTTPClient, address: SocketAddress, perOrigin: Int, slow: Bool) {
+            self.origin = origin
             self.client = client
+            self.slow = Atomic(slow)
             self.address = address
             resolved = .now
             requests = StreamLimit(perOrigin)
@@ -71,24 +82,32 @@ final class WebPushOrigins: Sendable {
         }
         var override: [String: String] = [:]
         if case .name(let name) = endpoint.host, let text = address.ipAddress { override[name] = text }
+        // A new address keeps the origin's standing: a stranger's stalling name does not
+        // become good by pointing elsewhere for a moment.
+        let wasSlow = entries.withLock { $0[origin]?.slow.load(ordering: .relaxed) ?? false }
         let made = Entry(
+            origin: origin,
             client: PushHTTP.client(
                 trusting: caFile, dnsOverride: override, connectTimeout: connectTimeout, connectionsPerHost: 4),
-            address: address, perOrigin: perOrigin)
+            address: address, perOrigin: perOrigin, slow: wasSlow)
         made.use.withLock { $0.users = 1 }
         var closing: [Entry] = []
         entries.withLock { entries in
             if let old = entries[origin] { closing.append(old) }
             entries[origin] = made
             if entries.count > Self.maximumOrigins {
-                // The least recently used go first.
-                let byAge = entries.sorted { $0.value.use.withLock { $0.lastUsed } < $1.value.use.withLock { $0.lastUsed } }
-                for (key, entry) in byAge.prefix(entries.count - Self.maximumOrigins) where entry !== made {
+                // The least recently used of those no request uses go first; clients in use
+                // stay (their number is bounded by the requests in flight).
+                let idle = entries.compactMap { key, entry in
+                    entry.use.withLock { $0.users == 0 ? (key, entry, $0.lastUsed) : nil }
+                }
+                for (key, entry, _) in idle.sorted(by: { $0.2 < $1.2 }).prefix(entries.count - Self.maximumOrigins) {
                     entries[key] = nil
                     closing.append(entry)
                 }
             }
-            for (key, entry) in entries where now - entry.use.withLock({ $0.lastUsed }) > Self.idleLifetime {
+            for (key, entry) in entries
+            where entry.use.withLock({ $0.users == 0 && now - $0.lastUsed > Self.idleLifetime }) {
                 entries[key] = nil
                 closing.append(entry)
             }
