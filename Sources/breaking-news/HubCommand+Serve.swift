@@ -166,16 +166,27 @@ extension HubCommand {
                 file: storePasswordFile, flag: "--store-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
         }
 
-        /// The /metrics token: from the command line (with a warning), a file, or the environment.
+        /// The /metrics token: from the command line (with a warning), a file, or the environment;
+        /// at least `minimumMetricsToken` characters, since anyone who can reach the port may guess.
         func resolvedMetricsToken() throws -> String? {
+            var token: String?
             if let metricsToken {
                 printError(
                     "warning: --metrics-token is visible to every user of this machine in 'ps'; prefer --metrics-token-file")
-                return metricsToken
+                token = metricsToken
+            } else {
+                token = try Self.secret(
+                    file: metricsTokenFile, flag: "--metrics-token-file", environment: "BREAKING_NEWS_METRICS_TOKEN")
             }
-            return try Self.secret(
-                file: metricsTokenFile, flag: "--metrics-token-file", environment: "BREAKING_NEWS_METRICS_TOKEN")
+            if let token, token.count < Self.minimumMetricsToken {
+                throw CommandFailure.usage(
+                    "the metrics token has \(token.count) characters; use at least \(Self.minimumMetricsToken) random ones "
+                        + "(openssl rand -hex 16 > metrics-token)")
+            }
+            return token
         }
+
+        static let minimumMetricsToken = 16
 
         /// A secret kept out of `ps`: the first line of `file` (given with `flag`), else the
         /// environment variable `environment`; nil when neither has one.
@@ -183,6 +194,14 @@ extension HubCommand {
             guard let file else { return ProcessInfo.processInfo.environment[environment].flatMap { $0.isEmpty ? nil : $0 } }
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw CommandFailure("cannot read \(flag) \(file)", exitCode: .failure)
+            }
+            // As ssh does with keys: a secret others may read is no longer one.
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int,
+                mode & 0o077 != 0
+            {
+                throw CommandFailure(
+                    "\(file) may be read by other users (mode \(String(mode & 0o777, radix: 8))); "
+                        + "make it yours alone: chmod 600 \(file)", exitCode: .failure)
             }
             let secret = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard !secret.trimmingCharacters(in: .whitespaces).isEmpty else {

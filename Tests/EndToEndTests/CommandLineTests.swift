@@ -21,6 +21,11 @@ import Testing
         let file = user.home.appendingPathComponent("db-password")
         try Data("s3cret-word\n".utf8).write(to: file)
         let bare = url.replacingOccurrences(of: ":s3cret-word@", with: "@")
+        // A file other users may read is refused, as ssh refuses such a key.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        let open = try await user.run(["hub", "serve", "--port", "0", "--store", bare, "--store-password-file", file.path])
+        #expect(open.status == 1 && open.stderr.contains("chmod 600"), "\(open.stderr)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         let fromFile = try await user.run(
             ["hub", "serve", "--port", "0", "--store", bare, "--store-password-file", file.path], timeout: 60)
         #expect(fromFile.status == 1 && !fromFile.stderr.contains("warning"), "\(fromFile.stderr)")
@@ -29,6 +34,11 @@ import Testing
             "hub", "serve", "--port", "0", "--store", bare, "--store-password-file", "/nonexistent",
         ])
         #expect(missing.status == 1 && missing.stderr.contains("cannot read --store-password-file"), "\(missing.stderr)")
+        // A metrics token short enough to guess is refused, wherever it comes from.
+        for arguments in [["--metrics-token", "short"], ["--metrics-token", ""]] {
+            let short = try await user.run(["hub", "serve", "--port", "0"] + arguments)
+            #expect(short.status == 2 && short.stderr.contains("at least 16"), "\(short.stderr)")
+        }
         let refused = try await user.run(["hub", "serve", "--store", "mysql://x"])
         #expect(refused.status != 0 && refused.stderr.contains("--store takes a postgres:// URL"), "\(refused.stderr)")
     }

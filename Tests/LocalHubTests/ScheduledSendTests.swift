@@ -227,6 +227,12 @@ import Testing
         }
         #expect(try ScheduleTime.parse("2028-02-29T00:00:00Z") == W3CDate.parse("2028-02-29T00:00:00Z"), "a leap day")
         #expect(try ScheduleTime.parse("2026-11-25T04:00:00-14:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
+        do {
+            _ = try ScheduleTime.parse("2026-11-25T18:00:00+01:60")
+            Issue.record("an offset of 60 minutes was read")
+        } catch {
+            #expect(error.description == "has an offset whose minutes are over 59")
+        }
         try await TestHub.with { hub in
             func schedule(_ time: String) async throws -> RawResponse {
                 try await raw(

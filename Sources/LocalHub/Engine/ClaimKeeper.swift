@@ -43,8 +43,12 @@ final class ClaimKeeper: Sendable {
             let days = Int((seconds / 86_400).rounded())
             return days == 1 ? "1 day" : "\(days) days"
         }
-        let hours = max(1, Int((seconds / 3600).rounded()))
-        return hours == 1 ? "1 hour" : "\(hours) hours"
+        if seconds >= 3600 {
+            let hours = Int((seconds / 3600).rounded())
+            return hours == 1 ? "1 hour" : "\(hours) hours"
+        }
+        let minutes = max(1, Int((seconds / 60).rounded()))
+        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
     }
 
     /// Lets go of the claims not renewed for `lifetime` that no installation or registration

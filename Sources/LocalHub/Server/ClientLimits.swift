@@ -222,13 +222,20 @@ final class ClientBuckets: Sendable {
         }
     }
 
+    /// Clients remembered now.
+    var count: Int { buckets.withLock { $0.count } }
+
     private func forget(_ buckets: inout [String: (tokens: Double, at: ContinuousClock.Instant)], now: ContinuousClock.Instant) {
         buckets = buckets.filter { _, entry in
             let elapsed = Double((now - entry.at).components.seconds)
             return entry.tokens + elapsed * perSecond < capacity
         }
+        // Still full of clients that are spending: the least recently seen go, down to three
+        // quarters (each forgotten client starts again with a full bucket, so as few as will
+        // make room for a while).
         if buckets.count >= Self.maximumClients {
-            let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(buckets.count / 2).map(\.key)
+            let excess = buckets.count - Self.maximumClients * 3 / 4
+            let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(excess).map(\.key)
             for key in oldest { buckets[key] = nil }
         }
     }

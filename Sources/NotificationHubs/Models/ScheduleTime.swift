@@ -58,7 +58,8 @@ public enum ScheduleTime {
             let sign = s[i] == UInt8(ascii: "-") ? -1 : 1
             i += 1
             guard let hours = digits(2), take(UInt8(ascii: ":")), let minutes = digits(2) else { throw Refusal(shape) }
-            guard minutes <= 59, hours * 60 + minutes <= 14 * 60 else {
+            guard minutes <= 59 else { throw Refusal("has an offset whose minutes are over 59") }
+            guard hours * 60 + minutes <= 14 * 60 else {
                 throw Refusal("has an offset beyond ±14:00, which no time zone has")
             }
             offset = sign * (hours * 3600 + minutes * 60)
