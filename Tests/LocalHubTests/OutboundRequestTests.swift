@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import Synchronization
 import Testing
 
 @testable import LocalHub
@@ -148,7 +149,9 @@ import Testing
         ("127.0.0.1", true), ("127.255.1.2", true), ("0.0.0.0", true), ("10.9.8.7", true), ("172.16.0.1", true),
         ("172.31.255.255", true), ("192.168.0.1", true), ("169.254.169.254", true), ("100.64.0.1", true),
         ("224.0.0.1", true), ("255.255.255.255", true), ("240.0.0.1", true), ("192.0.2.1", true), ("198.18.0.1", true),
-        ("::", true), ("::1", true), ("::ffff:127.0.0.1", true), ("::ffff:8.8.8.8", true), ("::127.0.0.1", true),
+        ("::", true), ("::1", true), ("::ffff:127.0.0.1", true), ("::ffff:8.8.8.8", false), ("::127.0.0.1", true),
+        ("::ffff:10.0.0.1", true), ("::ffff:169.254.169.254", true), ("64:ff9b::8.8.8.8", false), ("::8.8.8.8", true),
+        ("64:ff9b::a9fe:a9fe", true), ("64:ff9b:0:0:1::808:808", true),
         ("::ffff:0:7f00:1", true), ("64:ff9b::7f00:1", true), ("64:ff9b:1::1", true), ("fe80::1", true),
         ("fec0::1", true), ("fc00::1", true), ("fd12:3456::1", true), ("ff02::1", true), ("2001:db8::1", true),
         ("2001::1", true), ("2002:7f00:1::1", true), ("100::1", true), ("2606:4700::1111", false),
@@ -177,5 +180,40 @@ import Testing
         }
         let nowhere = try PushEndpoint("https://no-such-host.invalid/p")
         #expect(await OutboundAddress.resolve(nowhere, allowPrivate: true) == .failure(.unresolved))
+    }
+
+    /// This machine's own addresses are refused even when public (a request to its public
+    /// address reaches whatever listens on all of them), in IPv4 and mapped spelling.
+    @Test func thisMachinesOwnAddressesAreRefused() async throws {
+        let own: @Sendable () -> Set<[UInt8]> = { [[8, 8, 4, 4]] }
+        for endpoint in ["https://8.8.4.4/p", "https://[::ffff:8.8.4.4]/p"] {
+            #expect(
+                await OutboundAddress.resolve(try PushEndpoint(endpoint), allowPrivate: false, ownAddresses: own)
+                    == .failure(.restricted(.thisMachine)), "\(endpoint)")
+        }
+        #expect(
+            await OutboundAddress.resolve(try PushEndpoint("https://8.8.8.8/p"), allowPrivate: false, ownAddresses: own)
+                != .failure(.restricted(.thisMachine)))
+        // The interfaces are read: loopback is among them.
+        #expect(LocalInterfaces.shared.addresses().contains([127, 0, 0, 1]))
+    }
+
+    /// A lookup that takes longer than its deadline counts as not resolving, and the answer
+    /// does not wait for the resolver (a stranger's name served slowly holds no request).
+    @Test func aSlowLookupEndsAtItsDeadline() async throws {
+        let finished = Flag()
+        let addresses = await OutboundAddress.lookUp("slow.example", deadline: .milliseconds(200)) { _ in
+            Thread.sleep(forTimeInterval: 3)
+            finished.set()
+            return [[8, 8, 8, 8]]
+        }
+        #expect(addresses.isEmpty)
+        #expect(!finished.isSet, "the answer came before the resolver finished")
+    }
+
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NotificationHubs
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +20,9 @@ enum OutboundAddress {
     enum Kind: String, Sendable {
         case loopback, privateNetwork, linkLocal, uniqueLocal, unspecified, multicast, broadcast, reserved
         case documentation, sharedAddressSpace, mappedIPv4, translatedIPv4, tunnelled, siteLocal
+        /// An address of one of this machine's interfaces (its public address too): a request
+        /// there reaches whatever listens on all addresses here.
+        case thisMachine
     }
 
     /// The kind of address `bytes` is (4 or 16 bytes) when it is not a public unicast
@@ -29,10 +33,14 @@ enum OutboundAddress {
         let zeros = { (range: Range<Int>) in bytes[range].allSatisfy { $0 == 0 } }
         if zeros(0..<16) { return .unspecified }
         if zeros(0..<15), bytes[15] == 1 { return .loopback }
-        // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (the deprecated compatible form) reach IPv4.
-        if zeros(0..<10), bytes[10] == 0xFF, bytes[11] == 0xFF { return .mappedIPv4 }
+        // ::ffff:a.b.c.d (mapped) and 64:ff9b::a.b.c.d (NAT64's well-known prefix) reach the
+        // IPv4 address they carry, and are what it is (a resolver on an IPv6-only network
+        // gives the NAT64 form of every public address).
+        if zeros(0..<10), bytes[10] == 0xFF, bytes[11] == 0xFF { return restriction(ipv4: Array(bytes[12...])) }
+        if bytes[0..<4] == [0x00, 0x64, 0xFF, 0x9B], zeros(4..<12) { return restriction(ipv4: Array(bytes[12...])) }
+        // ::a.b.c.d (deprecated), ::ffff:0:a.b.c.d (SIIT) and 64:ff9b:1::/48 (NAT64 for local
+        // use) are refused whatever they carry.
         if zeros(0..<12) { return .mappedIPv4 }
-        // ::ffff:0:a.b.c.d (SIIT), 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64) translate to IPv4.
         if zeros(0..<8), bytes[8] == 0xFF, bytes[9] == 0xFF, zeros(10..<12) { return .translatedIPv4 }
         if bytes[0] == 0x00, bytes[1] == 0x64, bytes[2] == 0xFF, bytes[3] == 0x9B { return .translatedIPv4 }
         if bytes[0] == 0x01, zeros(1..<8) { return .reserved }  // 100::/64, discard
@@ -76,7 +84,12 @@ enum OutboundAddress {
     /// The address to connect to for `endpoint`: its literal address, or the first address
     /// its name resolves to, after every address the name gave was checked (a name with one
     /// private address among public ones is refused: the resolver may hand out either).
-    static func resolve(_ endpoint: PushEndpoint, allowPrivate: Bool) async -> Result<SocketAddress, Failure> {
+    static func resolve(
+        _ endpoint: PushEndpoint, allowPrivate: Bool,
+        ownAddresses: @Sendable () -> Set<[UInt8]> = {
+            LocalInterfaces.shared.addresses()
+        }
+    ) async -> Result<SocketAddress, Failure> {
         let candidates: [[UInt8]]
         switch endpoint.host {
         case .ipv4(let bytes), .ipv6(let bytes):
@@ -86,8 +99,12 @@ enum OutboundAddress {
             guard !resolved.isEmpty else { return .failure(.unresolved) }
             candidates = resolved
         }
-        if !allowPrivate, let kind = candidates.lazy.compactMap({ Self.restriction($0) }).first {
-            return .failure(.restricted(kind))
+        if !allowPrivate {
+            if let kind = candidates.lazy.compactMap({ Self.restriction($0) }).first { return .failure(.restricted(kind)) }
+            let own = ownAddresses()
+            if candidates.contains(where: { own.contains(IPAddress.canonical($0)) }) {
+                return .failure(.restricted(.thisMachine))
+            }
         }
         guard let address = socketAddress(candidates[0], port: endpoint.port) else { return .failure(.unresolved) }
         return .success(address)
@@ -102,13 +119,45 @@ enum OutboundAddress {
     /// The address text a connection is made to (no brackets).
     static func text(_ address: SocketAddress) -> String? { address.ipAddress }
 
+    /// Threads of their own for lookups, so that names a stranger made slow to resolve hold
+    /// up only other lookups, never the hub's file work on NIO's shared pool.
+    private static let lookups: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 4)
+        pool.start()
+        return pool
+    }()
+
+    /// How long a lookup is waited for; one that takes longer counts as not resolving (its
+    /// thread finishes it in the background).
+    static let lookupDeadline: Duration = .seconds(5)
+
     /// Every address `name` resolves to (IPv4 and IPv6, TCP), in the resolver's order; empty
-    /// when it does not resolve. Runs on NIO's blocking-I/O pool, off the cooperative pool.
-    static func lookUp(_ name: String) async -> [[UInt8]] {
-        (try? await NIOThreadPool.singleton.runIfActive { getAddresses(name) }) ?? []
+    /// when it does not resolve within `lookupDeadline`.
+    static func lookUp(
+        _ name: String, deadline: Duration = lookupDeadline,
+        resolver: @escaping @Sendable (String) -> [[UInt8]] = getAddresses
+    ) async -> [[UInt8]] {
+        let answer = Answer()
+        return await withCheckedContinuation { continuation in
+            answer.wait(continuation)
+            lookups.submit { state in answer.give(state == .active ? resolver(name) : []) }
+            Task {
+                try? await Task.sleep(for: deadline)
+                answer.give([])
+            }
+        }
     }
 
-    private static func getAddresses(_ name: String) -> [[UInt8]] {
+    /// A lookup's answer, given once: by the resolver or by the deadline, whichever is first.
+    private final class Answer: Sendable {
+        private let waiting = Mutex<CheckedContinuation<[[UInt8]], Never>?>(nil)
+
+        func wait(_ continuation: CheckedContinuation<[[UInt8]], Never>) { waiting.withLock { $0 = continuation } }
+
+        func give(_ addresses: [[UInt8]]) { waiting.withLock { $0.take() }?.resume(returning: addresses) }
+    }
+
+    static func getAddresses(_ name: String) -> [[UInt8]] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -28,7 +28,7 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         -> RequestClient
     {
         // No address: a request handed to the router inside this process (tests).
-        guard let peerBytes = peer.flatMap(addressBytes).map(canonical) else {
+        guard let peerBytes = peer.flatMap(addressBytes).map(IPAddress.canonical) else {
             return RequestClient(key: "in-process", proxied: false, directLoopback: !forwarded && forwardedFor.isEmpty)
         }
         let direct = isLoopback(peerBytes) && !forwarded && forwardedFor.isEmpty
@@ -42,7 +42,7 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         }
         var client = peerBytes
         for hop in hops.reversed() {
-            guard let bytes = parseAddress(hop).map(canonical) else {
+            guard let bytes = parseAddress(hop).map(IPAddress.canonical) else {
                 // A hop that is not an address: nothing before it can be believed.
                 return RequestClient(key: "forwarded:unreadable", proxied: true, directLoopback: false)
             }
@@ -80,15 +80,6 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         return PushEndpoint.parseIPv6(ArraySlice(text.utf8))
     }
 
-    /// An IPv4 address however it came (a dual-stack socket gives `::ffff:a.b.c.d`) as its
-    /// four bytes, so that it is one client and matches the proxies named in IPv4.
-    static func canonical(_ bytes: [UInt8]) -> [UInt8] {
-        if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-            return Array(bytes[12...])
-        }
-        return bytes
-    }
-
     private static func key(_ bytes: [UInt8]) -> String {
         if isLoopback(bytes) { return "loopback" }
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
@@ -124,7 +115,7 @@ public struct TrustedProxies: Sendable, Hashable {
                 throw LocalHubStartError(description: "--trusted-proxy '\(value)' has a prefix length that is not 0 to \(most)")
             }
             // `::ffff:10.0.0.0/104` is 10.0.0.0/8, as the peers it should match are read.
-            let bytes = RequestClient.canonical(written)
+            let bytes = IPAddress.canonical(written)
             let mapped = bytes.count != written.count
             guard !mapped || bits >= 96 else {
                 throw LocalHubStartError(description: "--trusted-proxy '\(value)' has a prefix length that is not 96 to 128")

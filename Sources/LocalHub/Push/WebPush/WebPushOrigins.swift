@@ -8,7 +8,9 @@ import Synchronization
 /// endpoints. Each origin's host is resolved here (`OutboundAddress`) and its client made to
 /// connect to exactly the address that was checked (AsyncHTTPClient's DNS override: the TLS
 /// name and the `Host` stay the endpoint's), so no later lookup can send a request
-/// elsewhere. An origin's address is looked up again after `addressLifetime`; a client whose
+/// elsewhere. An origin's address is looked up again after `addressLifetime` (if that fails,
+/// the old one serves up to `staleLifetime`; a name that did not resolve is not asked again
+/// for `unresolvedLifetime`); a client whose
 /// address changed, or that was not used for `idleLifetime`, is closed once its requests
 /// are done. Beyond `maximumOrigins`, the least recently used idle clients are closed; each lets
 /// `perOrigin` requests be in flight.
@@ -16,6 +18,10 @@ final class WebPushOrigins: Sendable {
     static let addressLifetime: Duration = .seconds(60)
     static let idleLifetime: Duration = .seconds(300)
     static let maximumOrigins = 256
+    /// How long an address goes on serving when looking its name up again fails.
+    static let staleLifetime: Duration = .seconds(600)
+    /// How long a name that did not resolve is not asked again.
+    static let unresolvedLifetime: Duration = .seconds(30)
 
     /// A client lent for one request; give it back with `release`.
     struct Lease: Sendable {
@@ -55,6 +61,8 @@ final class WebPushOrigins: Sendable {
     private let perOrigin: Int
     private let connectTimeout: Int64
     private let entries = Mutex<[String: Entry]>([:])
+    /// Origins whose names did not resolve, until when they are not asked again.
+    private let unresolved = Mutex<[String: ContinuousClock.Instant]>([:])
 
     init(caFile: String?, allowPrivate: Bool, perOrigin: Int, connectTimeout: Int64) {
         self.caFile = caFile
@@ -71,8 +79,21 @@ final class WebPushOrigins: Sendable {
         if let entry = lend(origin, now: now, fresh: { now - $0.resolved < Self.addressLifetime }) {
             return .success(Lease(entry: entry))
         }
+        if unresolved.withLock({ $0[origin].map { now < $0 } ?? false }) { return .failure(.unresolved) }
         let address: SocketAddress
         switch await OutboundAddress.resolve(endpoint, allowPrivate: allowPrivate) {
+        case .failure(.unresolved):
+            // The resolver failed or was slow: the address checked last goes on serving a
+            // while, and the name is not asked again for `unresolvedLifetime`.
+            if let entry = lend(origin, now: now, fresh: { now - $0.resolved < Self.staleLifetime }) {
+                return .success(Lease(entry: entry))
+            }
+            unresolved.withLock { unresolved in
+                if unresolved.count >= Self.maximumOrigins * 4 { unresolved = unresolved.filter { now < $0.value } }
+                if unresolved.count >= Self.maximumOrigins * 4 { unresolved.removeAll() }
+                unresolved[origin] = now + Self.unresolvedLifetime
+            }
+            return .failure(.unresolved)
         case .failure(let failure): return .failure(failure)
         case .success(let resolved): address = resolved
         }
