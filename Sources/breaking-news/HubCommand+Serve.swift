@@ -95,6 +95,11 @@ extension HubCommand {
         var clientStreams: Int = ClientRates().streams
 
         @Option(
+            name: .customLong("client-connections"),
+            help: "Connections one client may hold open (a trusted proxy is not counted); 0: no limit.")
+        var clientConnections: Int = ClientRates().connections
+
+        @Option(
             name: .customLong("trusted-proxy"),
             help: ArgumentHelp(
                 "A proxy (address or network) whose X-Forwarded-For names the client (repeatable).", valueName: "address[/bits]"))
@@ -142,9 +147,12 @@ extension HubCommand {
             for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
                 throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
             }
-            guard newDevicesPerHour >= 0, (0...1_048_576).contains(megabytesPerHour), clientStreams >= 0 else {
+            guard newDevicesPerHour >= 0, (0...1_048_576).contains(megabytesPerHour), clientStreams >= 0,
+                clientConnections >= 0
+            else {
                 throw ValidationError(
-                    "--client-new-devices-per-hour, --client-megabytes-per-hour and --client-streams take 0 or more")
+                    "--client-new-devices-per-hour, --client-megabytes-per-hour, --client-streams and --client-connections "
+                        + "take 0 or more")
             }
             do {
                 _ = try TrustedProxies(trustedProxies)
@@ -224,7 +232,8 @@ extension HubCommand {
                     ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 },
                 nodeName: node,
                 clientRates: ClientRates(
-                    newDevicesPerHour: newDevicesPerHour, bytesPerHour: megabytesPerHour << 20, streams: clientStreams),
+                    newDevicesPerHour: newDevicesPerHour, bytesPerHour: megabytesPerHour << 20, streams: clientStreams,
+                    connections: clientConnections),
                 trustedProxies: try TrustedProxies(trustedProxies), metricsToken: try resolvedMetricsToken())
             configuration.claimLifetime = claimLifetime.seconds
             configuration.storePassword = try resolvedStorePassword()

@@ -216,6 +216,7 @@ public struct HubProcess: Sendable {
     /// No per-client limit: tests and benchmarks play thousands of devices from one address.
     public static let unlimitedClients = [
         "--client-new-devices-per-hour", "0", "--client-megabytes-per-hour", "0", "--client-streams", "0",
+        "--client-connections", "0",
     ]
 
     /// Starts `breaking-news hub serve` on `port` (0: a free one), `arguments` appended to

@@ -43,6 +43,46 @@ import Testing
         return held.all
     }
 
+    /// One client cannot hold every connection the hub may have: past its share a new
+    /// connection is closed at once, and one closing makes room again. A trusted proxy, which
+    /// carries many clients, is not counted.
+    @Test func oneClientCannotHoldEveryConnection() async throws {
+        func served(_ connection: RawConnection) async throws -> Bool {
+            try connection.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return await connection.readUntil(containing: "\r\n\r\n", timeout: 30).text.hasPrefix("HTTP/1.1 200")
+        }
+        try await TestHub.with(configure: { $0.clientRates.connections = 4 }) { hub in
+            var held: [RawConnection] = []
+            for _ in 0..<4 {
+                let connection = try RawConnection(port: hub.port)
+                #expect(try await served(connection))
+                held.append(connection)
+            }
+            let fifth = try RawConnection(port: hub.port)
+            let refused = await fifth.readUntilClosed(timeout: 30)
+            #expect(refused.closed && refused.text.isEmpty, "\(refused.text)")
+            held.removeFirst()
+            var again = false
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !again, ContinuousClock.now < deadline {
+                again = (try? await served(try RawConnection(port: hub.port))) ?? false
+                if !again { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(again, "a connection closing makes room for another")
+        }
+        try await TestHub.with(configure: {
+            $0.clientRates.connections = 2
+            $0.trustedProxies = try! TrustedProxies(["127.0.0.1"])
+        }) { hub in
+            var held: [RawConnection] = []
+            for _ in 0..<4 {
+                let connection = try RawConnection(port: hub.port)
+                #expect(try await served(connection), "a trusted proxy's connections are not counted")
+                held.append(connection)
+            }
+        }
+    }
+
     @Test func aTokenNothingKnowsGetsNotFoundWithTheReason() async throws {
         try await TestHub.with { hub in
             let stranger = randomDevice()

@@ -164,15 +164,18 @@ public struct ClientRates: Sendable, Hashable {
     public var bytesPerHour: Int
     /// Device streams open at once.
     public var streams: Int
+    /// Connections open at once (`ClientConnections`).
+    public var connections: Int
 
-    public init(newDevicesPerHour: Int = 600, bytesPerHour: Int = 16 << 20, streams: Int = 256) {
+    public init(newDevicesPerHour: Int = 600, bytesPerHour: Int = 16 << 20, streams: Int = 256, connections: Int = 512) {
         self.newDevicesPerHour = newDevicesPerHour
         self.bytesPerHour = bytesPerHour
         self.streams = streams
+        self.connections = connections
     }
 
     /// No limit at all (tests and benchmarks that play thousands of clients from one address).
-    public static let unlimited = ClientRates(newDevicesPerHour: 0, bytesPerHour: 0, streams: 0)
+    public static let unlimited = ClientRates(newDevicesPerHour: 0, bytesPerHour: 0, streams: 0, connections: 0)
 }
 
 /// The token buckets of every client, for one rate.
@@ -228,6 +231,92 @@ final class ClientBuckets: Sendable {
             let excess = buckets.count - Self.maximumClients * 3 / 4
             let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(excess).map(\.key)
             for key in oldest { buckets[key] = nil }
+        }
+    }
+}
+
+/// The connections each client holds open, so that no client takes every connection the hub
+/// may have (`--max-connections`) and leaves none for the others. A trusted proxy carries
+/// many clients and is not counted (its clients are, by the limits above).
+final class ClientConnections: Sendable {
+    let limit: Int
+    let trusted: TrustedProxies
+    private let open = Mutex<[String: Int]>([:])
+
+    /// `limit` connections per client; 0: no limit.
+    init(limit: Int, trusted: TrustedProxies) {
+        self.limit = limit
+        self.trusted = trusted
+    }
+
+    /// Counts a new connection from `peer`; the client it counts under, or nil when the
+    /// client holds its limit already (close the connection) or nothing is counted.
+    func opened(peer: SocketAddress?) -> Admission {
+        guard limit > 0, let bytes = peer.flatMap(RequestClient.addressBytes).map(IPAddress.canonical),
+            !trusted.contains(bytes)
+        else { return .uncounted }
+        let key = RequestClient.of(peer: peer, forwardedFor: [], trusted: .none).key
+        return open.withLock { open in
+            let count = open[key, default: 0]
+            guard count < limit else { return .refused(key) }
+            open[key] = count + 1
+            return .counted(key)
+        }
+    }
+
+    /// A counted connection closed.
+    func closed(_ key: String) {
+        open.withLock { open in
+            let left = open[key, default: 1] - 1
+            open[key] = left > 0 ? left : nil
+        }
+    }
+
+    /// Clients holding connections now.
+    var clients: Int { open.withLock { $0.count } }
+
+    enum Admission: Equatable {
+        case uncounted
+        case counted(String)
+        case refused(String)
+    }
+}
+
+/// Closes a connection at once when its client holds its limit (`ClientConnections`), and
+/// counts it off when it closes.
+final class ClientConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private let connections: ClientConnections
+    private var counted: String?
+    private var admitted = false
+
+    init(_ connections: ClientConnections) { self.connections = connections }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { admit(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        admit(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let counted {
+            connections.closed(counted)
+            self.counted = nil
+        }
+        context.fireChannelInactive()
+    }
+
+    private func admit(context: ChannelHandlerContext) {
+        guard !admitted else { return }
+        admitted = true
+        switch connections.opened(peer: context.channel.remoteAddress) {
+        case .uncounted: break
+        case .counted(let key): counted = key
+        case .refused: context.close(promise: nil)
         }
     }
 }

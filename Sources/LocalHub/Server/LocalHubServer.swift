@@ -80,8 +80,12 @@ public enum LocalHubServer {
             throw error
         }
 
+        let perClient = ClientConnections(
+            limit: configuration.clientRates.connections, trusted: configuration.trustedProxies)
         let channel = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.requestTimeout)],
+            additionalChannelHandlers: [
+                ClientConnectionHandler(perClient), BodyDeadlineHandler(timeout: limits.requestTimeout),
+            ],
             idleTimeout: limits.idleTimeout,
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
         )
