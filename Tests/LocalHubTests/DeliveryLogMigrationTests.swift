@@ -42,4 +42,29 @@ struct DeliveryLogMigrationTests {
         #expect(payloads == 3, "one payload per notification and template")
         #expect(try await store.usage().deliveries == 300)
     }
+
+    /// A log row changed by hand is checked before a stream carries it: a payload with a line
+    /// break (frames of its own in a stream), one that is not JSON, or a field of the wrong type
+    /// is skipped, and the store does not stop on it.
+    @Test func aLogRowChangedByHandIsSkipped() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        let store = try SQLiteHubStore(path: path)
+        let device = String(format: "%064x", 1)
+        try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        var done = HubStoreConformanceTests.notification("n1")
+        done.state = .completed
+        let deliveries = ["a", "b", "c", "d"].enumerated().map { n, template in
+            Delivery(
+                seq: Int64(n + 1), hub: "news", device: device, notificationId: "n1", template: template,
+                payload: #"{"aps":{"alert":"x"}}"#, delivered: Date(), tags: nil)
+        }
+        _ = try await store.record([DispatchRecord(notification: done, deliveries: deliveries)])
+        try await store.pool.write { db in
+            try db.execute(sql: #"UPDATE payload SET body = '{"aps":{"alert":"x"}}' || char(10) || 'id: 9' WHERE template = 'a'"#)
+            try db.execute(sql: "UPDATE payload SET body = 'not json' WHERE template = 'b'")
+            try db.execute(sql: "UPDATE payload SET delivered = 'soon' WHERE template = 'c'")
+        }
+        let page = try await store.deliveries(hub: "news", device: device, after: 0, limit: 100)
+        #expect(page.map(\.template) == ["d"], "\(page.map(\.payload))")
+    }
 }

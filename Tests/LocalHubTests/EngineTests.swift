@@ -43,7 +43,8 @@ import Testing
         try await store.apply([.insertNotification(n)])
         n.state = .completed
         let delivery = Delivery(
-            seq: 1, hub: "news", device: "ab", notificationId: "n", template: "", payload: "{}", delivered: Date(), tags: nil)
+            seq: 1, hub: "news", device: "ab", notificationId: "n", template: "", payload: #"{"aps":{"alert":"x"}}"#,
+            delivered: Date(), tags: nil)
         let first = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
         let second = try await store.record([DispatchRecord(notification: n, deliveries: [delivery])])
         #expect(first.count == 1)

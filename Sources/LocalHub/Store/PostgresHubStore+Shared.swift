@@ -88,8 +88,11 @@ extension PostgresHubStore: SharedHubStore {
         return true
     }
 
-    public func deliveryFeed(after seq: Int64, limit: Int) async throws -> [Delivery] {
-        try await rows("SELECT * FROM delivery WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)").map(Self.delivery(from:))
+    public func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage {
+        let read = try await rows("SELECT * FROM delivery WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)")
+        return DeliveryFeedPage(
+            deliveries: read.compactMap(delivery(from:)), through: try read.last.map { try $0["seq"].decode(Int64.self) },
+            rowsRead: read.count)
     }
 
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
@@ -116,7 +119,7 @@ extension PostgresHubStore: SharedHubStore {
                 RETURNING *
                 """, logger: self.logger
             ).collect()
-            return try claimed.map { try Self.notification(from: $0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
+            return claimed.compactMap { self.checkedNotification($0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
         }
     }
 
@@ -126,7 +129,7 @@ extension PostgresHubStore: SharedHubStore {
             UPDATE notification SET lease_until = \(now.timeIntervalSince1970 + Self.leaseSeconds)
             WHERE owner = \(node) AND state IN ('Enqueued', 'Processing') RETURNING *
             """
-        ).map(Self.notification(from:)).sorted { $0.enqueued < $1.enqueued }
+        ).compactMap(checkedNotification).sorted { $0.enqueued < $1.enqueued }
     }
 
     public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {

@@ -355,32 +355,56 @@ public final class PostgresHubStore: HubStore, Sendable {
         return n
     }
 
+    /// A notification row, or nil (logged once) when it is not one a node could have written.
+    func checkedNotification(_ row: PostgresRandomAccessRow) -> StoredNotification? {
+        let id = (try? row["id"].decode(String.self)) ?? "?"
+        do {
+            return try Self.notification(from: row).checkedStored()
+        } catch let reason as QuarantineReason {
+            SkippedRows.shared.skip("notification \(id)", reason, logger: logger)
+        } catch {
+            SkippedRows.shared.skip("notification \(id)", QuarantineReason(description: "\(error)"), logger: logger)
+        }
+        return nil
+    }
+
     public func unfinishedNotifications() async throws -> [StoredNotification] {
         try await rows("SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
-            .map(Self.notification(from:))
+            .compactMap(checkedNotification)
     }
 
     public func scheduledNotifications() async throws -> [StoredNotification] {
-        try await rows("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at").map(Self.notification(from:))
+        try await rows("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at").compactMap(checkedNotification)
     }
 
     public func notification(hub: String, id: String) async throws -> StoredNotification? {
-        try await rows("SELECT * FROM notification WHERE hub = \(hub) AND id = \(id)").first.map(Self.notification(from:))
+        try await rows("SELECT * FROM notification WHERE hub = \(hub) AND id = \(id)").first.flatMap(checkedNotification)
     }
 
-    static func delivery(from row: PostgresRandomAccessRow) throws -> Delivery {
-        Delivery(
-            seq: try row["seq"].decode(Int64.self), hub: try row["hub"].decode(String.self),
-            device: try row["device"].decode(String.self), notificationId: try row["notification_id"].decode(String.self),
-            template: try row["template"].decode(String.self), payload: try row["payload"].decode(String.self),
-            delivered: Date(timeIntervalSince1970: try row["delivered"].decode(Double.self)),
-            tags: try row["tags"].decode(String?.self))
+    /// A row of the log as a delivery, or nil (logged once) when it is not one a node wrote.
+    func delivery(from row: PostgresRandomAccessRow) -> Delivery? {
+        let seq = try? row["seq"].decode(Int64?.self)
+        do {
+            guard let device = try? row["device"].decode(String.self) else {
+                throw QuarantineReason(description: "it has no device")
+            }
+            return try Delivery.stored(
+                seq: seq, hub: try? row["hub"].decode(String?.self), device: device,
+                notificationId: try? row["notification_id"].decode(String?.self),
+                template: try? row["template"].decode(String?.self), payload: try? row["payload"].decode(String?.self),
+                delivered: try? row["delivered"].decode(Double?.self), tags: try? row["tags"].decode(String?.self))
+        } catch let reason as QuarantineReason {
+            SkippedRows.shared.skip("delivery \(seq.map(String.init) ?? "?")", reason, logger: logger)
+            return nil
+        } catch {
+            return nil
+        }
     }
 
     public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
         try await rows(
             "SELECT * FROM delivery WHERE hub = \(hub) AND device = \(device) AND seq > \(seq) ORDER BY seq LIMIT \(limit)"
-        ).map(Self.delivery(from:))
+        ).compactMap(delivery(from:))
     }
 
     public func deleteDeliveries(hub: String, device: String) async throws -> Int {

@@ -34,12 +34,25 @@ extension SQLiteHubStore {
                         ORDER BY d.seq LIMIT ?
                         """),
                 arguments: [hub, device, seq, limit]
-            ).map { row in
-                Delivery(
-                    seq: row["seq"], hub: row["hub"], device: device, notificationId: row["notification_id"],
-                    template: row["template"], payload: row["body"], delivered: Date(timeIntervalSince1970: row["delivered"]),
-                    tags: row["tags"])
+            ).compactMap { row in
+                Self.checkedDelivery(row, device: device)
             }
+        }
+    }
+
+    /// A row of the log as a delivery, or nil (logged) when it is not one the hub wrote.
+    static func checkedDelivery(_ row: Row, device: String) -> Delivery? {
+        // Decoded so that a value of another type is an error, not a crash (GRDB's subscript
+        // stops the process on one).
+        func value<T: DatabaseValueConvertible>(_ column: String) -> T? { (try? row.decode(T?.self, forColumn: column)) ?? nil }
+        let seq: Int64? = value("seq")
+        do {
+            return try Delivery.stored(
+                seq: seq, hub: value("hub"), device: device, notificationId: value("notification_id"),
+                template: value("template"), payload: value("body"), delivered: value("delivered"), tags: value("tags"))
+        } catch {
+            SkippedRows.shared.skip("delivery \(seq.map(String.init) ?? "?")", error)
+            return nil
         }
     }
 

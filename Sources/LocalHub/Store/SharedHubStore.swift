@@ -19,7 +19,7 @@ public protocol SharedHubStore: HubStore {
     /// Changes numbered after `seq`, oldest first, each with the row as it is now.
     func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
     /// Every hub's deliveries numbered after `seq`, in number order.
-    func deliveryFeed(after seq: Int64, limit: Int) async throws -> [Delivery]
+    func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage
     /// Renews this node's claims, then claims notifications whose claim expired and
     /// scheduled ones now due (those become `Enqueued`), oldest first.
     func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification]
@@ -63,4 +63,14 @@ public struct StoredChange: Sendable {
     /// The row did not pass the checks a request's would and was moved to the quarantine
     /// (it reads as deleted).
     public var quarantined = false
+}
+
+/// A page of the shared delivery log: the deliveries that passed their checks, and the
+/// position read through (past rows that were skipped, so that no run of them stalls the feed).
+public struct DeliveryFeedPage: Sendable {
+    public var deliveries: [Delivery]
+    /// The last position read; nil when nothing was.
+    public var through: Int64?
+    /// Rows read, skipped ones included.
+    public var rowsRead: Int
 }

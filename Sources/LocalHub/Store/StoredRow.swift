@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import NotificationHubs
+import Synchronization
 
 /// The most a stored row may hold: four times the largest request body, which no request
 /// could make (a stored row is its body plus what the hub adds).
@@ -38,5 +40,70 @@ extension StoredRegistration {
         return StoredRegistration(
             hub: hub, registration: registration, created: Date(timeIntervalSince1970: created),
             updated: Date(timeIntervalSince1970: updated))
+    }
+}
+
+extension Delivery {
+    /// A delivery read from the log, checked as the hub wrote it: every field present, an
+    /// APNs payload in compact JSON (a line break would end a stream's frame early and let
+    /// the row's writer start frames of its own), and fields no send could have refused.
+    static func stored(
+        seq: Int64?, hub: String?, device: String, notificationId: String?, template: String?, payload: String?,
+        delivered: Double?, tags: String?
+    ) throws(QuarantineReason) -> Delivery {
+        guard let seq, let hub, let notificationId, let template, let payload, let delivered, delivered.isFinite else {
+            throw QuarantineReason(description: "a field the hub always writes is missing")
+        }
+        let bytes = Array(payload.utf8)
+        guard !bytes.contains(where: { $0 == 0x0A || $0 == 0x0D }), APNsPayloadRules.check(bytes) == nil else {
+            throw QuarantineReason(description: "the payload is not compact APNs JSON of at most 4096 bytes")
+        }
+        func printable(_ text: String, most: Int) -> Bool {
+            text.utf8.count <= most && StoredText.forbidden(in: text) == nil
+        }
+        guard printable(notificationId, most: 256), printable(template, most: 1024), printable(hub, most: 256),
+            tags.map({ printable($0, most: 8192) }) ?? true
+        else { throw QuarantineReason(description: "its id, template, hub or tags are not what a send writes") }
+        return Delivery(
+            seq: seq, hub: hub, device: device, notificationId: notificationId, template: template, payload: payload,
+            delivered: Date(timeIntervalSince1970: delivered), tags: tags)
+    }
+}
+
+extension StoredNotification {
+    /// A notification read from its row, checked as a request is: a body no request could
+    /// send, a tag expression that does not read (it would otherwise reach everyone), or more
+    /// handles than a batch may name is refused.
+    func checkedStored() throws(QuarantineReason) -> StoredNotification {
+        guard body.utf8.count <= largestStoredRow else {
+            throw QuarantineReason(description: "its body holds \(body.utf8.count) bytes, more than any request could send")
+        }
+        if let tagExpression {
+            guard tagExpression.utf8.count <= 8192, (try? TagExpression(parsing: tagExpression)) != nil else {
+                throw QuarantineReason(description: "its tag expression does not read")
+            }
+        }
+        guard (directHandle?.utf8.count ?? 0) <= 8192, (batchHandles?.count ?? 0) <= DirectBatch.maximumDevices,
+            headers.count <= 64, headers.allSatisfy({ $0.key.utf8.count + $0.value.utf8.count <= 16 << 10 })
+        else { throw QuarantineReason(description: "its handles or headers are more than a request may give") }
+        return self
+    }
+}
+
+/// Logs each stored row that failed its checks once (a stream reading past it again does
+/// not log it again), remembering at most `capacity` of them.
+final class SkippedRows: Sendable {
+    static let shared = SkippedRows()
+    static let capacity = 4096
+
+    private let seen = Mutex<Set<String>>([])
+    private let logger = Logger(label: "local-hub")
+
+    func skip(_ what: String, _ reason: QuarantineReason, logger: Logger? = nil) {
+        let first = seen.withLock { seen -> Bool in
+            if seen.count >= Self.capacity { seen.removeAll() }
+            return seen.insert(what).inserted
+        }
+        if first { (logger ?? self.logger).error("skipped \(what) read from the store: \(reason)") }
     }
 }

@@ -96,10 +96,10 @@ final class SharedDatabase: NodeCoordination {
             do {
                 while true {
                     let page = try await store.deliveryFeed(after: feedCursor.position, limit: Self.pageSize)
-                    guard let last = page.last else { break }
-                    publish(page)
-                    feedCursor.position = last.seq
-                    if page.count < Self.pageSize { break }
+                    guard let through = page.through else { break }
+                    if !page.deliveries.isEmpty { publish(page.deliveries) }
+                    feedCursor.position = through
+                    if page.rowsRead < Self.pageSize { break }
                 }
             } catch {
                 // The next poll tries again from the same number: nothing is skipped.

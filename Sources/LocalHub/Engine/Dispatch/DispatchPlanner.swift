@@ -60,7 +60,15 @@ struct DispatchPlanner {
     /// Sends to a tag expression (or everyone): the targets the index resolves, each rendered.
     private func planTagged(_ n: StoredNotification, tables: HubTables, into builder: inout PlanBuilder) {
         let isTemplate = n.format == .template
-        let expression = n.tagExpression.flatMap { try? TagExpression(parsing: $0) }
+        let expression: TagExpression?
+        if let text = n.tagExpression {
+            // A stored expression that does not read (a row changed by hand) reaches no one,
+            // never everyone.
+            guard let parsed = try? TagExpression(parsing: text) else { return }
+            expression = parsed
+        } else {
+            expression = nil
+        }
         var slots = Array(tables.index.resolve(expression, templates: isTemplate))
         if !isTemplate { slots.removeAll { tables.index.target($0).platform != n.format.platform } }
         if n.isTest, slots.count > testLimit {
