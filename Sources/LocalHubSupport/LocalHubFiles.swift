@@ -37,8 +37,17 @@ public struct LocalHubState: Sendable, Equatable {
     /// Made anew at every start; see `LocalHubProof`. Nil in a file of an earlier version,
     /// whose hub cannot prove itself (`LocalHubTrust` calls it `.legacy`).
     public var secret: String?
+    /// Seconds the hub keeps deliveries and ended notifications, and the most bytes its
+    /// delivery log may take (nil in a file of an earlier version).
+    public var retention: Double?
+    public var deliveryLogBytes: Int64?
 
-    public init(pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String?) {
+    public init(
+        pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String?, retention: Double? = nil,
+        deliveryLogBytes: Int64? = nil
+    ) {
+        self.retention = retention
+        self.deliveryLogBytes = deliveryLogBytes
         self.pid = pid
         self.url = url
         self.hubs = hubs
@@ -56,9 +65,11 @@ public struct LocalHubState: Sendable, Equatable {
 
 extension LocalHubState {
     public var json: JSONValue {
-        .object([
+        .object(dropping: [
             ("pid", .number(String(pid))), ("url", .string(url)), ("hubs", .strings(hubs)), ("tls", .bool(tls)),
             ("started", .string(started)), ("secret", secret.map(JSONValue.string) ?? .null),
+            ("retention", retention.map { .number(String(Int64($0))) }),
+            ("deliveryLogBytes", deliveryLogBytes.map { .number(String($0)) }),
         ])
     }
 
@@ -71,8 +82,12 @@ extension LocalHubState {
         let secret = json["secret"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         let hubs = json["hubs"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let tls = json["tls"] == .bool(true)
+        func number(_ key: String) -> Int64? {
+            if case .number(let text)? = json[key] { return Int64(text) } else { return nil }
+        }
         return LocalHubState(
-            pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "", secret: secret)
+            pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "", secret: secret,
+            retention: number("retention").map(Double.init), deliveryLogBytes: number("deliveryLogBytes"))
     }
 
     /// Writes the state file, readable by its owner only.

@@ -42,12 +42,14 @@ extension HubCommand {
 
         @Option(
             name: .customLong("idle-timeout"),
-            help: "Seconds a connection may wait for a request's head, or idle between requests.")
-        var idleTimeout: Double = 30
+            help: ArgumentHelp(
+                "How long a connection may wait for a request's head, or idle between requests.", valueName: "duration"))
+        var idleTimeout = HubDuration(seconds: 30)
 
         @Option(
-            name: .customLong("request-timeout"), help: "Seconds a request's body may take after its head (408 after).")
-        var requestTimeout: Double = 20
+            name: .customLong("request-timeout"),
+            help: ArgumentHelp("How long a request's body may take after its head (408 after).", valueName: "duration"))
+        var requestTimeout = HubDuration(seconds: 20)
 
         @Option(
             name: .customLong("max-installations"), help: "Installations, and legacy registrations, one hub may hold.")
@@ -122,6 +124,23 @@ extension HubCommand {
                 "How long a claimed terminal token nothing uses is kept (s, m, h, d; default 7d).", valueName: "duration"))
         var claimLifetime: HubDuration = HubDuration(seconds: 7 * 86_400)
 
+        @Option(
+            help: ArgumentHelp(
+                "How long deliveries and ended notifications are kept (s, m, h, d; default 30d).", valueName: "duration"))
+        var retention = HubDuration(seconds: RetentionPolicy.standard.age)
+
+        @Option(
+            name: .customLong("delivery-log-megabytes"),
+            help: "The most the delivery log may take; the oldest deliveries go first (default 1024).")
+        var deliveryLogMegabytes: Int = Int(RetentionPolicy.standard.maximumLogBytes >> 20)
+
+        @Option(
+            name: .customLong("installation-ttl"),
+            help: ArgumentHelp(
+                "The expiry given to installations and registrations that name none (s, m, h, d; 0: never, the default).",
+                valueName: "duration"))
+        var installationTTL = HubDuration(seconds: 0)
+
         func validate() throws {
             if let store, !(store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")) {
                 throw ValidationError("--store takes a postgres:// URL")
@@ -137,8 +156,15 @@ extension HubCommand {
             guard (1...1_000_000).contains(maximumConnections) else {
                 throw ValidationError("--max-connections must be 1 to 1000000")
             }
-            guard (1...86_400).contains(idleTimeout), (1...86_400).contains(requestTimeout) else {
-                throw ValidationError("--idle-timeout and --request-timeout must be 1 to 86400 seconds")
+            guard (1...86_400).contains(idleTimeout.seconds), (1...86_400).contains(requestTimeout.seconds) else {
+                throw ValidationError("--idle-timeout and --request-timeout must be 1s to 1d")
+            }
+            guard retention.seconds >= 10 else { throw ValidationError("--retention must be at least 10s") }
+            guard (1...1_048_576).contains(deliveryLogMegabytes) else {
+                throw ValidationError("--delivery-log-megabytes must be 1 to 1048576")
+            }
+            guard installationTTL.seconds == 0 || installationTTL.seconds >= 60 else {
+                throw ValidationError("--installation-ttl must be 0 (never) or at least 1m")
             }
             guard maximumInstallations >= 1 else { throw ValidationError("--max-installations must be at least 1") }
             guard (1...1_048_576).contains(maximumHubMegabytes) else {
@@ -225,7 +251,7 @@ extension HubCommand {
                 host: host, port: port ?? environmentPort ?? LocalHubDefaults.port,
                 dataDirectory: data.map { URL(fileURLWithPath: $0) } ?? paths.hubDirectory,
                 hubs: hubs.isEmpty ? [LocalHubDefaults.hubName] : hubs, tls: tls, logLevel: Logger.Level(rawValue: logLevel)!,
-                idleTimeout: idleTimeout, requestTimeout: requestTimeout, maximumConnections: maximumConnections,
+                idleTimeout: idleTimeout.seconds, requestTimeout: requestTimeout.seconds, maximumConnections: maximumConnections,
                 maximumInstallationsPerHub: maximumInstallations, maximumBytesPerHub: maximumHubMegabytes << 20,
                 providersFile: providersFile.map { URL(fileURLWithPath: $0) },
                 storeURL: store
@@ -236,6 +262,9 @@ extension HubCommand {
                     connections: clientConnections),
                 trustedProxies: try TrustedProxies(trustedProxies), metricsToken: try resolvedMetricsToken())
             configuration.claimLifetime = claimLifetime.seconds
+            configuration.retention = RetentionPolicy(
+                age: retention.seconds, maximumLogBytes: Int64(deliveryLogMegabytes) << 20,
+                installationTTL: installationTTL.seconds == 0 ? nil : installationTTL.seconds)
             configuration.storePassword = try resolvedStorePassword()
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.

@@ -12,7 +12,7 @@ struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "Run and manage the local hub (a Notification Hubs emulator with a sandbox push service).",
-        subcommands: [Serve.self, Status.self, Stop.self, ConnectionStrings.self, Devices.self]
+        subcommands: [Serve.self, Status.self, Stop.self, Prune.self, ConnectionStrings.self, Devices.self]
     )
 
     struct Status: AsyncParsableCommand {
@@ -40,6 +40,17 @@ struct HubCommand: AsyncParsableCommand {
                     "the local hub is not running (it starts by itself when a command needs it)", exitCode: .hubUnreachable)
             }
             say("running: pid \(state.pid), \(state.url), hubs \(state.hubs.joined(separator: ", ")), since \(state.started)")
+            // What it keeps: read from its own database beside it (a cluster node's is elsewhere).
+            let policy = RetentionPolicy(
+                age: state.retention ?? RetentionPolicy.standard.age,
+                maximumLogBytes: state.deliveryLogBytes ?? RetentionPolicy.standard.maximumLogBytes, installationTTL: nil)
+            let folder = Paths().hubDirectory
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("hub.sqlite").path),
+                let store = try? await HubStoreAccess.open(folder: folder, url: nil),
+                let usage = try? await store.usage()
+            {
+                say(HubStoreAccess.describe(usage, policy: policy))
+            }
         }
     }
 

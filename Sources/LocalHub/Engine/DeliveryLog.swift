@@ -14,6 +14,13 @@ public struct DeliveryLog: Sendable {
         try await store.deliveries(hub: hub, device: device, after: seq, limit: limit)
     }
 
+    /// What a device resuming after `since` must be told retention removed, or nil when it
+    /// missed nothing (`SandboxGap`).
+    public func gap(hub: String, device: String, since: Int64) async throws -> SandboxGap? {
+        guard let removed = try await store.gap(hub: hub, device: device) else { return nil }
+        return SandboxGap.told(since: since, removedFrom: removed.from, through: removed.through, count: removed.count)
+    }
+
     /// Devices with deliveries, with their counts.
     public func devices(hub: String) async throws -> [(device: String, count: Int)] {
         try await store.devices(hub: hub)

@@ -18,6 +18,7 @@ public final class HubEngine: Sendable {
     let writer: HubWriter
     let dispatcher: HubDispatcher
     let claims: ClaimKeeper
+    let retention: RetentionKeeper
     let explainer: SendExplainer
     public let metrics: HubMetrics
     let logger: Logger
@@ -37,7 +38,8 @@ public final class HubEngine: Sendable {
         store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
         maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20, maximumStreamsPerDevice: Int = 16,
         maximumStreams: Int = .max, maximumStreamsPerClient: Int = 0, pushServices: [any PushService] = [],
-        claimLifetime: TimeInterval = 7 * 86_400, logger: Logger = Logger(label: "local-hub")
+        claimLifetime: TimeInterval = 7 * 86_400, retention: RetentionPolicy = .standard,
+        logger: Logger = Logger(label: "local-hub")
     ) {
         self.store = store
         self.logger = logger
@@ -63,14 +65,18 @@ public final class HubEngine: Sendable {
         explainer = SendExplainer(services: services)
         let claims = ClaimKeeper(lifetime: .seconds(claimLifetime))
         self.claims = claims
+        let retention = RetentionKeeper(policy: retention)
+        self.retention = retention
         let dispatcher = HubDispatcher(
             state: state, store: store, coordination: coordination,
             planner: DispatchPlanner(services: services, testLimit: testSendLimit), writes: writes, metrics: metrics,
-            logger: logger)
+            logGrowth: retention.growth, logger: logger)
         self.dispatcher = dispatcher
         writer = HubWriter(
             writes: writes, state: state, store: store, coordination: coordination, dispatcher: dispatcher, claims: claims,
-            limits: HubWriter.Limits(maximumPerHub: maximumInstallationsPerHub, maximumBytesPerHub: maximumBytesPerHub),
+            limits: HubWriter.Limits(
+                maximumPerHub: maximumInstallationsPerHub, maximumBytesPerHub: maximumBytesPerHub,
+                installationTTL: retention.policy.installationTTL),
             logger: logger)
     }
 
@@ -117,6 +123,10 @@ public final class HubEngine: Sendable {
                                 logger: self.logger)
                         }
                         loops.addTask { await self.coordination.run(self.nodeWork) }
+                        loops.addTask {
+                            await self.retention.run(
+                                store: self.store, state: self.state, writes: self.writes, logger: self.logger)
+                        }
                         for await _ in self.stopping.stream {}
                         loops.cancelAll()
                     }
@@ -139,6 +149,16 @@ public final class HubEngine: Sendable {
         stopping.continuation.finish()
         writes.close()
         dispatcher.close()
+    }
+
+    // MARK: Retention
+
+    /// What the hub keeps, and for how long.
+    public var retentionPolicy: RetentionPolicy { retention.policy }
+
+    /// Runs retention now, as its loop does (`RetentionKeeper`).
+    public func retain(now: Date = Date()) async throws -> RetentionReport {
+        try await retention.pass(store: store, state: state, writes: writes, now: now)
     }
 
     // MARK: Reads

@@ -91,6 +91,25 @@ final class HubState: Sendable {
         }
     }
 
+    /// Installations and registrations whose expiry has passed at `now`, at most `limit`.
+    func expired(at now: Date, limit: Int) -> [ExpiredRecord] {
+        let tables = directory.withLock { Array($0.tables.values) }
+        var found: [ExpiredRecord] = []
+        for hub in tables {
+            for (id, installation) in hub.installations where found.count < limit {
+                if ExpiredRecord.hasExpired(installation.expirationTime, at: now) {
+                    found.append(ExpiredRecord(hub: hub.name, id: id, isInstallation: true))
+                }
+            }
+            for (id, stored) in hub.registrations where found.count < limit {
+                if ExpiredRecord.hasExpired(stored.registration.expirationTime, at: now) {
+                    found.append(ExpiredRecord(hub: hub.name, id: id, isInstallation: false))
+                }
+            }
+        }
+        return found
+    }
+
     static func set(_ claimed: Bool, _ device: String, in tables: inout HubTables) {
         if claimed { tables.claimedDevices.insert(device) } else { tables.claimedDevices.remove(device) }
     }

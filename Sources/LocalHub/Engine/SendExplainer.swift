@@ -147,8 +147,13 @@ struct SendExplainer {
             let refusal = e.renderings.first { $0.refusal != nil }?.refusal.map { ": \($0)" } ?? reason
             return "\(devices) did not get it: the payload failed the check\(refusal)."
         case .skipped?:
+            let expired = e.lines.filter { $0.outcome == name && $0.text.hasPrefix(DispatchPlanner.expiredPrefix) }
+            if let first = expired.first, expired.count == e.lines.filter({ $0.outcome == name }).count {
+                return
+                    "\(devices) got nothing: their installation or registration had expired (\(first.text)); retention removes it."
+            }
             return
-                "\(devices) were skipped: this hub has no push service for their platform (give it credentials in providers.json)."
+                "\(devices) were skipped: \(expired.isEmpty ? "" : "some had expired, the others because ")this hub has no push service for their platform (give it credentials in providers.json)."
         default:
             return "\(devices) did not get it: \(name)\(reason)."
         }

@@ -17,6 +17,8 @@ public final class DeliveryTarget: Sendable {
     public let platform: Platform
     /// The installation's `pushChannelExpired`: its push service said the channel is gone.
     public let expired: Bool
+    /// When its installation or registration expires (seconds since 1970; infinity: never).
+    public let expires: Double
     /// A browser installation's Web Push keys.
     public let webPushKeys: WebPushKeys?
     /// The template's name for template targets.
@@ -28,9 +30,10 @@ public final class DeliveryTarget: Sendable {
 
     init(
         owner: String, hub: String, device: String, platform: Platform, templateName: String?, template: Template?,
-        templateNumber: Int32, expired: Bool = false, webPushKeys: WebPushKeys? = nil
+        templateNumber: Int32, expired: Bool = false, expires: Double = .infinity, webPushKeys: WebPushKeys? = nil
     ) {
         self.expired = expired
+        self.expires = expires
         self.webPushKeys = webPushKeys
         self.owner = owner
         self.hub = hub
@@ -86,21 +89,28 @@ public struct TagIndex: Sendable {
         guard let installation, let channel = installation.pushChannel else { return }
         let device = Self.device(channel.handle, platform: installation.platform)
         let expired = installation.pushChannelExpired == true
+        let expires = Self.expiry(installation.expirationTime)
         var keys: WebPushKeys?
         if case .browser(_, let p256dh, let auth) = channel { keys = WebPushKeys(p256dh: p256dh, auth: auth) }
         let baseTags = installation.effectiveTags
         let native = DeliveryTarget(
             owner: owner, hub: hub, device: device, platform: installation.platform, templateName: nil, template: nil,
-            templateNumber: -1, expired: expired, webPushKeys: keys)
+            templateNumber: -1, expired: expired, expires: expires, webPushKeys: keys)
         add(native, tags: baseTags, isTemplate: false)
         for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let body = template.body else { continue }
             let (compiled, number) = number(body: body, platform: installation.platform)
             let target = DeliveryTarget(
                 owner: owner, hub: hub, device: device, platform: installation.platform, templateName: name, template: compiled,
-                templateNumber: number, expired: expired, webPushKeys: keys)
+                templateNumber: number, expired: expired, expires: expires, webPushKeys: keys)
             add(target, tags: baseTags + (template.tags ?? [name]), isTemplate: true)
         }
+    }
+
+    /// An expiry as targets keep it: seconds since 1970, infinity for never (or unreadable).
+    static func expiry(_ text: String?) -> Double {
+        guard let text, text != W3CDate.never, let date = W3CDate.parse(text) else { return .infinity }
+        return date.timeIntervalSince1970
     }
 
     /// A handle as targets and deliveries name it: APNs tokens are hexadecimal and compared
@@ -114,16 +124,17 @@ public struct TagIndex: Sendable {
         let owner = Self.ownerKey(registration: id)
         removeOwner(owner)
         guard let registration else { return }
+        let expires = Self.expiry(registration.expirationTime)
         if registration.kind == .appleTemplate, let body = registration.bodyTemplate {
             let (compiled, number) = number(body: body, platform: .apns)
             let target = DeliveryTarget(
                 owner: owner, hub: "", device: registration.deviceToken.lowercased(), platform: .apns,
-                templateName: registration.templateName ?? "", template: compiled, templateNumber: number)
+                templateName: registration.templateName ?? "", template: compiled, templateNumber: number, expires: expires)
             add(target, tags: registration.tags, isTemplate: true)
         } else {
             let target = DeliveryTarget(
                 owner: owner, hub: "", device: registration.deviceToken.lowercased(), platform: .apns, templateName: nil,
-                template: nil, templateNumber: -1)
+                template: nil, templateNumber: -1, expires: expires)
             add(target, tags: registration.tags, isTemplate: false)
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import NotificationHubs
 
 /// A change the hub is asked to make. The writer applies changes one batch at a time, in the
@@ -27,6 +28,22 @@ public enum WriteRequest: Sendable {
     /// A push service said a channel is gone: its installations are marked
     /// `pushChannelExpired` and its legacy registrations removed.
     case channelGone(ChannelGone)
+    /// Removes an installation or registration whose expiry has passed (retention); one
+    /// renewed since it was found is kept.
+    case removeExpired(ExpiredRecord)
+}
+
+/// An installation or registration found expired.
+public struct ExpiredRecord: Sendable, Hashable {
+    public var hub: String
+    public var id: String
+    public var isInstallation: Bool
+
+    /// Whether an expiry (a W3C date; nil or unreadable: never) has passed at `now`.
+    static func hasExpired(_ expiry: String?, at now: Date) -> Bool {
+        guard let expiry, expiry != W3CDate.never, let date = W3CDate.parse(expiry) else { return false }
+        return date <= now
+    }
 }
 
 /// A push service's word that a device's channel cannot be used again.

@@ -82,12 +82,14 @@ extension HubResponder {
     func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
         let since = try resumePoint(r)
         let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
-        let deliveries = try await engine.deliveries.page(
-            hub: context.hub, device: try context.deviceParameter(), after: since, limit: limit)
-        let json = JSONValue.object([
+        let device = try context.deviceParameter()
+        let gap = try await engine.deliveries.gap(hub: context.hub, device: device, since: since)
+        let deliveries = try await engine.deliveries.page(hub: context.hub, device: device, after: since, limit: limit)
+        let json = JSONValue.object(dropping: [
             ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
             ("epoch", .string(engine.epoch)),
-            ("next", .number(String(deliveries.last?.seq ?? since))),
+            ("next", .number(String(deliveries.last?.seq ?? max(since, gap?.through ?? since)))),
+            ("gap", gap?.json),
         ])
         return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
     }
@@ -188,6 +190,11 @@ extension HubResponder {
         var last = since
         let epoch = log.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
+        // What retention removed before the device read it is said first, never skipped silently.
+        if let gap = try await log.gap(hub: hub, device: device, since: since) {
+            try await writer.write(ByteBuffer(string: gap.serverSentEvent))
+            last = max(last, gap.through)
+        }
         var shapes = FrameShapes()
         while true {
             let backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)

@@ -56,6 +56,9 @@ public struct LocalHubConfiguration: Sendable {
     public var clientRates: ClientRates
     /// How long a claim of the built-in push service holds unused (`HubEngine.claimLifetime`).
     public var claimLifetime: TimeInterval = 7 * 86_400
+    /// What the hub keeps and for how long (`--retention`, `--delivery-log-megabytes`,
+    /// `--installation-ttl`).
+    public var retention: RetentionPolicy = .standard
     /// Proxies whose `X-Forwarded-For` names the client (nginx in front of nodes).
     public var trustedProxies: TrustedProxies
     /// The bearer token `/metrics` asks of a peer that is not this machine or came through a

@@ -72,7 +72,7 @@ public enum LocalHubServer {
             maximumBytesPerHub: configuration.maximumBytesPerHub,
             maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams,
             maximumStreamsPerClient: configuration.clientRates.streams, pushServices: providers.services,
-            claimLifetime: configuration.claimLifetime, logger: logger)
+            claimLifetime: configuration.claimLifetime, retention: configuration.retention, logger: logger)
         do {
             try await engine.start()
         } catch {
@@ -112,7 +112,8 @@ public enum LocalHubServer {
                 let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
                 let state = LocalHubState(
                     pid: pid, url: "\(scheme)://\(host):\(port)", hubs: configuration.hubs, tls: configuration.tls,
-                    started: W3CDate.format(Date()), secret: secret)
+                    started: W3CDate.format(Date()), secret: secret, retention: configuration.retention.age,
+                    deliveryLogBytes: configuration.retention.maximumLogBytes)
                 do {
                     try state.write(to: stateURL)
                 } catch {

@@ -94,6 +94,12 @@ struct DispatchPlanner {
                     name, text: text, platform: target.platform, registrationId: target.registrationId, handle: target.device)
                 continue
             }
+            if target.expires <= builder.now.timeIntervalSince1970 {
+                builder.refuse(
+                    .skipped, text: Self.expiredText(target.expires), platform: target.platform,
+                    registrationId: target.registrationId, handle: target.device)
+                continue
+            }
             if target.expired, kind != .builtIn {
                 builder.refuse(
                     .expiredChannel, text: "The device's push channel expired; it gets nothing until it registers again",
@@ -112,6 +118,12 @@ struct DispatchPlanner {
             }
         }
     }
+
+    /// Why an expired installation or registration got nothing.
+    static func expiredText(_ expires: Double) -> String {
+        "\(expiredPrefix) \(W3CDate.format(Date(timeIntervalSince1970: expires))); it gets nothing until it registers again"
+    }
+    static let expiredPrefix = "The installation or registration expired at"
 
     static func unserved(_ platform: Platform) -> (name: OutcomeName, text: String) {
         (.skipped, "The local hub has no push service for \(platform) in this hub")

@@ -81,6 +81,11 @@ extension HubDispatcher {
         } failed: { error in
             logger.error("recording \(records.count) dispatches failed, retrying: \(error)")
         }
+        for record in records where !record.deliveries.isEmpty {
+            var payloads: Set<String> = []
+            for delivery in record.deliveries { payloads.insert(delivery.payload) }
+            logGrowth.add(count: record.deliveries.count, payloadBytes: payloads.reduce(0) { $0 + $1.utf8.count })
+        }
         return written != nil
     }
 

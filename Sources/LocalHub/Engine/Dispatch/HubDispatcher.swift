@@ -41,10 +41,14 @@ final class HubDispatcher: Sendable {
     let metrics: HubMetrics
     let logger: Logger
 
+    /// What the log grew by, for retention.
+    let logGrowth: LogGrowth
+
     init(
         state: HubState, store: any HubStore, coordination: any NodeCoordination, planner: DispatchPlanner,
-        writes: WriteQueue, metrics: HubMetrics, logger: Logger
+        writes: WriteQueue, metrics: HubMetrics, logGrowth: LogGrowth, logger: Logger
     ) {
+        self.logGrowth = logGrowth
         self.state = state
         self.store = store
         self.coordination = coordination

@@ -13,6 +13,8 @@ final class HubWriter: Sendable {
         var maximumPerHub: Int
         /// Bytes their strings may take in all, per hub (`Installation.storedSize`).
         var maximumBytesPerHub: Int
+        /// The expiry given to an installation or registration that names none.
+        var installationTTL: TimeInterval? = nil
     }
 
     /// Scheduled sends one hub may hold waiting, and the bytes they may take: each keeps its

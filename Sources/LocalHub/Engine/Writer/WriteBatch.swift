@@ -67,6 +67,7 @@ struct WriteBatch {
         case .renewClaim(let hub, let device): return renewClaim(hub, device)
         case .releaseDevice(let hub, let device): return releaseDevice(hub, device)
         case .channelGone(let gone): return channelGone(gone)
+        case .removeExpired(let record): return removeExpired(record)
         }
     }
 
@@ -90,7 +91,9 @@ struct WriteBatch {
 
     // MARK: - Installations
 
-    private mutating func putInstallation(_ hub: String, _ installation: Installation) -> WriteResolution {
+    private mutating func putInstallation(_ hub: String, _ given: Installation) -> WriteResolution {
+        var installation = given
+        installation.expirationTime = expiry(given.expirationTime)
         let id = installation.installationId
         let current = currentInstallation(hub, id)
         if current == nil {
@@ -136,6 +139,28 @@ struct WriteBatch {
         return .done
     }
 
+    /// The expiry a written installation or registration gets: the one it names, else the
+    /// hub's time-to-live from now (`--installation-ttl`), else never.
+    private func expiry(_ given: String?) -> String? {
+        guard let ttl = limits.installationTTL, given == nil || given == W3CDate.never else { return given }
+        return W3CDate.format(now.addingTimeInterval(ttl))
+    }
+
+    /// Retention's removal of what expired, unless it was renewed since it was found.
+    private mutating func removeExpired(_ record: ExpiredRecord) -> WriteResolution {
+        if record.isInstallation {
+            guard let current = currentInstallation(record.hub, record.id),
+                ExpiredRecord.hasExpired(current.expirationTime, at: now)
+            else { return .done }
+            return deleteInstallation(record.hub, record.id)
+        }
+        guard let current = currentRegistration(record.hub, record.id),
+            ExpiredRecord.hasExpired(current.registration.expirationTime, at: now)
+        else { return .done }
+        removeRegistration(record.hub, record.id, current)
+        return .done
+    }
+
     private mutating func setInstallation(_ hub: String, _ id: String, _ installation: Installation) {
         installations[Self.key(hub, id)] = .some(installation)
         mutations.append(.upsertInstallation(hub: hub, installation))
@@ -165,7 +190,7 @@ struct WriteBatch {
         var registration = given
         registration.registrationId = id
         registration.etag = String((Int(existing?.registration.etag ?? "0") ?? 0) + 1)
-        registration.expirationTime = registration.expirationTime.flatMap(W3CDate.normalize) ?? W3CDate.never
+        registration.expirationTime = expiry(registration.expirationTime.flatMap(W3CDate.normalize)) ?? W3CDate.never
         let stored = StoredRegistration(hub: hub, registration: registration, created: existing?.created ?? now, updated: now)
         registrations[Self.key(hub, id)] = .some(stored)
         mutations.append(.upsertRegistration(stored))

@@ -1,0 +1,176 @@
+import AsyncHTTPClient
+import Foundation
+import HubTestSupport
+import NIOCore
+import NotificationHubs
+import Testing
+
+@testable import LocalHub
+
+/// Retention (issue 30): what expired is not sent to and goes; what retention removed is
+/// told to the device that comes back; a log that grows fast is pruned before its interval.
+struct RetentionTests {
+    /// A policy of `age` seconds and `megabytes` of log.
+    static func policy(age: TimeInterval = 30 * 86_400, logBytes: Int64 = 1 << 30, ttl: TimeInterval? = nil)
+        -> RetentionPolicy
+    {
+        RetentionPolicy(age: age, maximumLogBytes: logBytes, installationTTL: ttl)
+    }
+
+    /// The hub's own database, opened beside it as `hub prune` opens it.
+    static func database(_ hub: TestHub) throws -> SQLiteHubStore {
+        try SQLiteHubStore(path: hub.directory.appendingPathComponent("hub.sqlite").path)
+    }
+
+    @Test func anExpiredInstallationIsNotSentToExplainSaysSoAndRetentionRemovesIt() async throws {
+        try await TestHub.with(configure: { $0.retention = Self.policy(age: 10) }) { hub in
+            let listen = try hub.client(hub.listen)
+            var old = newsInstallation("old", device: randomDevice(), tags: ["World"])
+            old.expirationTime = "2020-01-01T00:00:00Z"
+            try await listen.createOrUpdateInstallation(old)
+            try await listen.createOrUpdateInstallation(newsInstallation("new", device: randomDevice(), tags: ["World"]))
+            let details = try await RealDeliveryTests.send(hub, "after the expiry")
+            #expect(details.apnsOutcomeCounts == ["Success": 1, "Skipped": 1])
+            let explanation = try await hub.client(hub.full).explain(id: details.notificationId)
+            #expect(
+                explanation.findings.contains(
+                    "1 device got nothing: their installation or registration had expired (The installation or registration expired at 2020-01-01T00:00:00.0000000Z; it gets nothing until it registers again); retention removes it."
+                ), "\(explanation.findings)")
+            // The retention loop (every second at this age) removes it; the other stays.
+            _ = try await RealDeliveryTests.eventually { () async throws -> Bool? in
+                do {
+                    _ = try await listen.installation(id: "old")
+                    return nil
+                } catch let error as HubError where error.status == 404 {
+                    return true
+                }
+            }
+            #expect(try await listen.installation(id: "new").installationId == "new")
+        }
+    }
+
+    @Test func anInstallationThatNamesNoExpiryGetsTheHubsTimeToLive() async throws {
+        try await TestHub.with(configure: { $0.retention = Self.policy(ttl: 3600) }) { hub in
+            let listen = try hub.client(hub.listen)
+            let before = Date()
+            try await listen.createOrUpdateInstallation(newsInstallation("ttl", device: randomDevice(), tags: ["World"]))
+            var named = newsInstallation("named", device: randomDevice(), tags: ["World"])
+            named.expirationTime = "2031-05-01T00:00:00Z"
+            try await listen.createOrUpdateInstallation(named)
+            let text = try #require(try await listen.installation(id: "ttl").expirationTime)
+            let given = try #require(W3CDate.parse(text))
+            #expect(given.timeIntervalSince(before) > 3590 && given.timeIntervalSince(before) < 3700, "\(given)")
+            #expect(try await listen.installation(id: "named").expirationTime == "2031-05-01T00:00:00.0000000Z")
+        }
+    }
+
+    /// Without a time-to-live an installation never expires, as the service answers.
+    @Test func withoutATimeToLiveAnInstallationNeverExpires() async throws {
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            try await listen.createOrUpdateInstallation(newsInstallation("plain", device: randomDevice(), tags: ["World"]))
+            #expect(try await listen.installation(id: "plain").expirationTime == W3CDate.never)
+        }
+    }
+
+    /// A retention pass keeps what was renewed between finding it expired and removing it.
+    @Test func anInstallationRenewedSinceItWasFoundExpiredIsKept() async throws {
+        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        try await engine.start()
+        let running = Task { await engine.run() }
+        defer { running.cancel() }
+        var installation = try newsInstallation("i", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")
+        installation.expirationTime = "2020-01-01T00:00:00Z"
+        _ = try await engine.write(.putInstallation(hub: "news", installation))
+        let found = engine.state.expired(at: Date(), limit: 10)
+        #expect(found == [ExpiredRecord(hub: "news", id: "i", isInstallation: true)])
+        installation.expirationTime = "2099-01-01T00:00:00Z"
+        _ = try await engine.write(.putInstallation(hub: "news", installation))
+        _ = try await engine.write(.removeExpired(found[0]))
+        #expect(engine.state.installation(hub: "news", id: "i") != nil)
+        installation.expirationTime = "2020-01-01T00:00:00Z"
+        _ = try await engine.write(.putInstallation(hub: "news", installation))
+        #expect(try await engine.retain().expired == 1)
+        #expect(engine.state.installation(hub: "news", id: "i") == nil)
+    }
+
+    @Test func aDeviceThatMissedWhatRetentionRemovedIsToldInItsStreamAndItsInbox() async throws {
+        try await TestHub.with { hub in
+            let device = randomDevice()
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("g", device: device, tags: ["World"]))
+            for i in 1...3 { _ = try await RealDeliveryTests.send(hub, "old \(i)") }
+            let token = hub.token(hub.listen)
+            let old = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3)
+            // `hub prune` beside the running hub: everything is past the horizon.
+            let store = try Self.database(hub)
+            let report = try await store.prune(before: Date().addingTimeInterval(86_400), maximumLogBytes: 1 << 30)
+            #expect(report.deliveries == 3 && report.devices == 1)
+
+            let inbox = { (since: Int64) async throws -> JSONValue in
+                let answer = try await raw(
+                    .GET,
+                    hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox") + "?since=\(since)",
+                    headers: [("Authorization", token)])
+                return try JSONValue(parsing: answer.body)
+            }
+            let fromStart = try await inbox(0)
+            #expect(fromStart["gap"] == SandboxGap(through: old[2].seq, expired: 3).json, "\(fromStart.text)")
+            #expect(fromStart["next"] == .number(String(old[2].seq)))
+            #expect(try await inbox(old[0].seq)["gap"] == SandboxGap(through: old[2].seq, expired: nil).json)
+            #expect(try await inbox(old[2].seq)["gap"] == nil, "it read everything before the prune")
+
+            _ = try await RealDeliveryTests.send(hub, "new")
+            let told = try await Self.events(hub, device: device, token: token, after: 0, notifications: 1)
+            #expect(told.first?.event == SandboxGap.event)
+            #expect(told.first?.id == String(old[2].seq))
+            #expect(
+                try SandboxGap(json: JSONValue(parsing: told.first?.data ?? "")) == SandboxGap(through: old[2].seq, expired: 3))
+            #expect(told.dropFirst().map(\.event) == ["notification"])
+            let caughtUp = try await Self.events(hub, device: device, token: token, after: old[2].seq, notifications: 1)
+            #expect(caughtUp.map(\.event) == ["notification"], "nothing to tell a device that read everything")
+        }
+    }
+
+    @Test func aLogThatGrowsPastItsCapIsPrunedBeforeTheNextInterval() async throws {
+        // An interval of an hour: only the log's growth can make retention run in this test.
+        try await TestHub.with(configure: { $0.retention = Self.policy(logBytes: 32 * 1024) }) { hub in
+            let listen = try hub.client(hub.listen)
+            let first = randomDevice()
+            try await listen.createOrUpdateInstallation(newsInstallation("d0", device: first, tags: ["World"]))
+            for i in 1..<40 {
+                try await listen.createOrUpdateInstallation(newsInstallation("d\(i)", device: randomDevice(), tags: ["World"]))
+            }
+            let sender = try hub.client(hub.full)
+            for i in 0..<60 { _ = try await sender.send(.template(["messageParam": "wave \(i)"]), tagExpression: "World") }
+            _ = try await RealDeliveryTests.send(hub, "last")
+            let store = try Self.database(hub)
+            let usage = try await RealDeliveryTests.eventually { () async throws -> StoreUsage? in
+                let usage = try await store.usage()
+                return usage.deliveryLogBytes <= 32 * 1024 ? usage : nil
+            }
+            #expect(usage.deliveries > 0, "the newest are kept")
+            let page = try await raw(
+                .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: first, resource: "inbox") + "?since=0",
+                headers: [("Authorization", hub.token(hub.listen))])
+            #expect(try JSONValue(parsing: page.body)["gap"] != nil, "the device is told what it lost")
+        }
+    }
+
+    /// The events of a device stream resumed after `after`, until `notifications` deliveries came.
+    static func events(_ hub: TestHub, device: String, token: String, after: Int64, notifications: Int) async throws
+        -> [ServerSentEvent]
+    {
+        var request = HTTPClientRequest(url: hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "stream"))
+        request.headers.add(name: "Authorization", value: token)
+        request.headers.add(name: "Last-Event-ID", value: String(after))
+        let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))
+        #expect(response.status == .ok)
+        var parser = ServerSentEventParser()
+        var events: [ServerSentEvent] = []
+        for try await chunk in response.body {
+            events += try parser.feed(chunk.readableBytesView)
+            if events.filter({ $0.event == "notification" }).count >= notifications { break }
+        }
+        return events
+    }
+}
