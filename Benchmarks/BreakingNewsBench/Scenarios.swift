@@ -70,8 +70,11 @@ struct BenchHub {
     let full: ConnectionString
 
     /// - Parameter arguments: more options of `hub serve` (`--store`, `--node`).
-    static func start(binary: String, directory: URL, arguments: [String] = []) async throws -> BenchHub {
-        try? FileManager.default.removeItem(at: directory)
+    /// - Parameter keepingData: start on what `directory` holds (else it starts empty).
+    static func start(binary: String, directory: URL, arguments: [String] = [], keepingData: Bool = false) async throws
+        -> BenchHub
+    {
+        if !keepingData { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -16,7 +16,7 @@ let output = root.appendingPathComponent(".build/bench")
 let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
-/// `--only match,apns,webpush,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset
+/// `--only match,apns,webpush,retention,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset
 /// (for profiling); `cluster` runs only when named.
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
@@ -89,6 +89,10 @@ func main() async throws {
     if wanted("webpush") {
         log("Web Push: one browser's news beside services that stall")
         rows += try await webPushFairness(runs: quick ? 1 : 3)
+    }
+    if wanted("retention") {
+        log("retention: bytes per delivery, a million deliveries kept and pruned")
+        rows += try await retentionBench(binary: binary, postgres: true)
     }
     if cluster {
         log("cluster: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx")

@@ -79,9 +79,8 @@ extension HubCommand {
                     ]).text)
                 return
             }
-            say(
-                "removed \(report.deliveries) deliveries (\(report.devices) devices will be told), "
-                    + "\(report.notifications) notifications")
+            let told = report.devices == 1 ? "1 device" : "\(report.devices) devices"
+            say("removed \(report.deliveries) deliveries (\(told) will be told), \(report.notifications) notifications")
             say(HubStoreAccess.describe(usage, policy: policy))
         }
 
@@ -141,6 +140,6 @@ enum HubStoreAccess {
     }
 
     static func megabytes(_ bytes: Int64) -> String {
-        String(format: "%.1f MB", Double(bytes) / 1_048_576)
+        bytes < 1 << 20 ? "\((bytes + 1023) / 1024) KB" : String(format: "%.1f MB", Double(bytes) / 1_048_576)
     }
 }

@@ -43,6 +43,42 @@ struct DeliveryLogMigrationTests {
         #expect(try await store.usage().deliveries == 300)
     }
 
+    /// How long the first start of a hub with a 1 GB old log takes (`BREAKING_NEWS_MIGRATION_GB=1`
+    /// runs it; the changelog quotes it): a million deliveries of 1,000 bytes, 100 devices.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["BREAKING_NEWS_MIGRATION_GB"] == "1"))
+    func aGigabyteOldLogIsMigratedOnFirstStart() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try SQLiteHubStore.migrator.migrate(queue, upTo: "v8: claims by age")
+            let alert = String(repeating: "x", count: 980)
+            for batch in 0..<100 {
+                try await queue.write { db in
+                    let insert = try db.makeStatement(
+                        sql: """
+                            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+                            VALUES (?, 'news', ?, ?, 't', ?, ?, 'World')
+                            """)
+                    for k in 0..<10_000 {
+                        let seq = batch * 10_000 + k + 1
+                        let notification = "n\((seq - 1) / 100)"
+                        try insert.execute(arguments: [
+                            seq, String(format: "%064x", seq % 100), notification,
+                            #"{"aps":{"alert":"\#(alert)"}}"#, 1_800_000_000 + seq / 100,
+                        ])
+                    }
+                }
+            }
+            try await queue.close()
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        let start = ContinuousClock.now
+        let store = try SQLiteHubStore(path: path)
+        let took = ContinuousClock.now - start
+        print("migration: \(size >> 20) MB old log, first start took \(took)")
+        #expect(try await store.usage().deliveries == 1_000_000)
+    }
+
     /// A log row changed by hand is checked before a stream carries it: a payload with a line
     /// break (frames of its own in a stream), one that is not JSON, or a field of the wrong type
     /// is skipped, and the store does not stop on it.
