@@ -10,15 +10,15 @@ public enum LocalHubDefaults {
     /// The hub's data folder files.
     public static let stateFileName = LocalHubState.fileName
     public static let keyFileName = LocalHubKeyFile.fileName
-    /// Where an embedded hub's output goes.
+    /// Where an embedded hub's output goes (rotated: `hub.log.1` … are the older parts).
     public static let logFileName = "hub.log"
     /// The file a running hub holds locked (and open) for as long as it runs: one hub per folder.
     public static let lockFileName = "hub.lock"
     /// Every file a hub keeps in its data folder, which only its owner may read; nothing
-    /// else in the folder is the hub's to change.
+    /// else in the folder is the hub's to change. (The log's older parts: `RotatingLogFile.kept`.)
     public static let dataFiles = [
-        stateFileName, keyFileName, logFileName, lockFileName, "hub.sqlite", "hub.sqlite-wal", "hub.sqlite-shm",
-        "hub.sqlite-journal", "tls-certificate.pem", "tls-key.pem",
+        stateFileName, keyFileName, logFileName, "hub.log.1", "hub.log.2", "hub.log.3", lockFileName, "hub.sqlite",
+        "hub.sqlite-wal", "hub.sqlite-shm", "hub.sqlite-journal", "tls-certificate.pem", "tls-key.pem",
     ]
 }
 

@@ -37,6 +37,18 @@ extension HubCommand {
         @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
         var logLevel: String = "info"
 
+        @Option(
+            name: .customLong("log-file"),
+            help: ArgumentHelp(
+                "Write the log, and standard output and error, to this file, rotated by size (\(RotatingLogFile.kept) older files kept as FILE.1…); default: standard error.",
+                valueName: "file"))
+        var logFile: String?
+
+        @Option(
+            name: .customLong("log-file-size"),
+            help: ArgumentHelp("The size at which --log-file is rotated (K, M; at least 16K).", valueName: "size"))
+        var logFileSize = ByteSize(bytes: RotatingLogFile.defaultMaximumBytes)
+
         @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait to be accepted.")
         var maximumConnections: Int = 4096
 
@@ -152,6 +164,9 @@ extension HubCommand {
                 throw ValidationError("--node takes 1 to 64 letters, digits, '-', '_' or '.'")
             }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+            guard ((16 << 10)...(1 << 30)).contains(logFileSize.bytes) else {
+                throw ValidationError("--log-file-size must be 16K to 1G")
+            }
             if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0 to 65535") }
             guard (1...1_000_000).contains(maximumConnections) else {
                 throw ValidationError("--max-connections must be 1 to 1000000")
@@ -269,6 +284,7 @@ extension HubCommand {
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)
+            if let logFile { try Self.logToFile(logFile, maximumBytes: logFileSize.bytes) }
             var logger = Logger(label: "local-hub")
             logger.logLevel = configuration.logLevel
             do {

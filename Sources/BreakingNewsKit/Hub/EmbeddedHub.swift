@@ -115,9 +115,13 @@ public struct EmbeddedHub: Sendable {
     }
 
     /// Starts `hub serve` in its own session, detached from this terminal, logging to the
-    /// data folder.
+    /// data folder: the hub writes `hub.log` itself, rotated by size; what is printed before
+    /// it opens the file (a command line it refuses) is appended by the shell.
     func startDetached() throws {
-        let arguments = [executable, "hub", "serve", "--data", directory.path, "--port", String(port), "--hub", hubName]
+        let arguments = [
+            executable, "hub", "serve", "--data", directory.path, "--port", String(port), "--hub", hubName, "--log-file",
+            logFile.path,
+        ]
         let script = "exec \"$0\" \"$@\" </dev/null >>\(Self.shellQuote(logFile.path)) 2>&1 &"
         try Self.spawnDetached(["/bin/sh", "-c", script] + arguments)
     }

@@ -62,16 +62,26 @@ final class HubState: Sendable {
 
     /// Sets what a store loaded.
     func load(_ snapshot: HubSnapshot) {
-        directory.withLock { directory in
-            for (hub, installation) in snapshot.installations {
-                directory.modify(hub) { $0.setInstallation(installation, id: installation.installationId) }
-            }
-            for stored in snapshot.registrations {
-                directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
-            }
-            for (hub, device) in snapshot.claimedDevices {
-                directory.modify(hub) { _ = $0.claimedDevices.insert(device) }
-            }
+        directory.withLock { Self.fill(&$0, with: snapshot) }
+    }
+
+    /// Replaces everything held with what a store loaded: rows the snapshot lacks are gone.
+    /// The new tables are built before the lock is taken, so reads wait only for the swap.
+    func reload(_ snapshot: HubSnapshot) {
+        var fresh = HubDirectory(names: names)
+        Self.fill(&fresh, with: snapshot)
+        directory.withLock { $0 = fresh }
+    }
+
+    private static func fill(_ directory: inout HubDirectory, with snapshot: HubSnapshot) {
+        for (hub, installation) in snapshot.installations {
+            directory.modify(hub) { $0.setInstallation(installation, id: installation.installationId) }
+        }
+        for stored in snapshot.registrations {
+            directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
+        }
+        for (hub, device) in snapshot.claimedDevices {
+            directory.modify(hub) { _ = $0.claimedDevices.insert(device) }
         }
     }
 

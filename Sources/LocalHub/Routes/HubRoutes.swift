@@ -147,6 +147,9 @@ struct HubFront: RouterMiddleware {
         }
         let route = context.coreContext.endpointPath.value.map(Self.cachedRouteName) ?? "unknown"
         responder.engine.metrics.request(route: route, method: request.method.rawValue, status: Int(response.status.code))
+        // The route as the table names it, not the path, which may hold a device token.
+        context.logger.debug(
+            "\(request.method) \(route) \(response.status.code)", metadata: ["trackingId": "\(context.trackingId)"])
         return response
     }
 

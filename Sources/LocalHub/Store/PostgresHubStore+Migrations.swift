@@ -72,6 +72,15 @@ extension PostgresHubStore {
                 "CREATE INDEX delivery_delivered ON delivery (delivered)",
                 "CREATE INDEX notification_ended ON notification (ended) WHERE ended IS NOT NULL",
             ]),
+        // The change log pruned behind its readers: how far each node has read it
+        // (`position`, noted at `seen`), and the point it was pruned through, which a node
+        // that had read less must reload its tables to pass.
+        Migration(
+            name: "v4: change log pruned behind its readers",
+            statements: [
+                "CREATE TABLE change_reader (node text PRIMARY KEY, position bigint NOT NULL, seen double precision NOT NULL)",
+                "INSERT INTO meta (key, value) VALUES ('change_pruned', '0') ON CONFLICT (key) DO NOTHING",
+            ]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.
@@ -110,5 +119,7 @@ extension PostgresHubStore {
         /// Numbers the change log, likewise.
         case changes = 0x4E48_0003
         case keys = 0x4E48_0004
+        /// Prunes the change log: one node at a time.
+        case changePruning = 0x4E48_0005
     }
 }

@@ -11,18 +11,26 @@ extension PostgresHubStore: SharedHubStore {
         try await rows("SELECT COALESCE(MAX(seq), 0) AS head FROM change").first?["head"].decode(Int64.self) ?? 0
     }
 
+    /// The point the log was pruned through is read in the same statement as the page, so
+    /// both come from one snapshot: a page read after a prune is never taken for complete.
+    /// (A prune keeps the last change, so a reader behind the point always gets a row.)
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
-        var changes: [StoredChange] = []
-        for row in try await rows(
+        let page = try await rows(
             """
-            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.device IS NOT NULL AS claimed
+            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.device IS NOT NULL AS claimed,
+                (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
             FROM change c
             LEFT JOIN installation i ON c.kind = 'i' AND i.hub = c.hub AND i.id = c.id
             LEFT JOIN registration r ON c.kind = 'r' AND r.hub = c.hub AND r.id = c.id
             LEFT JOIN sandbox_device s ON c.kind = 's' AND s.hub = c.hub AND s.device = c.id
             WHERE c.seq > \(seq) ORDER BY c.seq LIMIT \(limit)
             """
-        ) {
+        )
+        if let pruned = try page.first?["pruned"].decode(Int64?.self), pruned > seq {
+            throw ChangeLogPruned(position: seq, prunedThrough: pruned)
+        }
+        var changes: [StoredChange] = []
+        for row in page {
             let (seq, kind, hub, id) = (
                 try row["seq"].decode(Int64.self), try row["kind"].decode(String.self), try row["hub"].decode(String.self),
                 try row["id"].decode(String.self)

@@ -17,7 +17,15 @@ public protocol SharedHubStore: HubStore {
     /// The change log's last number.
     func changeHead() async throws -> Int64
     /// Changes numbered after `seq`, oldest first, each with the row as it is now.
+    /// `ChangeLogPruned` when changes after `seq` were pruned: the reader must reload.
     func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
+    /// Notes that this node has read the change log through `position`, at `now`.
+    func noteChangePosition(_ position: Int64, now: Date) async throws
+    /// Prunes the change log: the changes every node noted within `liveWindow` before `now`
+    /// has read (never the last one, which numbers the next), and those a later change of
+    /// the same row repeats; remembers the point pruned through. Nodes not noted within the
+    /// window are forgotten and hold nothing back. How many changes went.
+    func pruneChanges(now: Date, liveWindow: TimeInterval) async throws -> Int
     /// Every hub's deliveries numbered after `seq`, in number order.
     func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage
     /// Renews this node's claims, then claims notifications whose claim expired and
@@ -38,6 +46,19 @@ public protocol SharedHubStore: HubStore {
     func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]]
     /// Closes the connections.
     func shutdown()
+}
+
+/// The change log was pruned past a reader's position: changes it has not read are gone,
+/// and only reloading every table from the store brings it up to date.
+public struct ChangeLogPruned: Error, CustomStringConvertible, Sendable {
+    /// Where the reader had read through.
+    public let position: Int64
+    /// Where the log was pruned through.
+    public let prunedThrough: Int64
+
+    public var description: String {
+        "the change log was pruned through \(prunedThrough), past \(position), where this reader had read through"
+    }
 }
 
 /// What a wake-up says changed.

@@ -26,6 +26,10 @@ protocol NodeCoordination: Sendable {
     func resume() async throws -> [StoredNotification]
     /// The node's background work, until cancelled.
     func run(_ node: NodeWork) async
+    /// Retention of what only coordination keeps: on a shared store, the change log pruned
+    /// up to what every live node has read (alone: nothing). How many entries went.
+    @discardableResult
+    func retain(now: Date) async -> Int
 
     /// After a write batch's commit: `publish` sets its changes in the tables, alone; on a
     /// shared store the tables take them from the change log, in commit order with every

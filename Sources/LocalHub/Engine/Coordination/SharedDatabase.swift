@@ -8,6 +8,12 @@ import Synchronization
 /// expired claims into its dispatcher — and lets the store number deliveries at commit.
 /// Reads and writes on this node catch up with the change log first, so they see every
 /// write acknowledged on any node.
+///
+/// The change log is pruned behind its readers: each node notes how far it has read every
+/// `positionInterval`, and `retain` removes what every node noted within `liveWindow` has
+/// read. A node that was not heard from for that long (cut off from the database, paused)
+/// holds nothing back; when it comes back behind the point pruned through, it reloads its
+/// tables in full before it answers anything that catches up.
 final class SharedDatabase: NodeCoordination {
     let store: any SharedHubStore
     /// Catches the tables up with the change log: shared by every caller waiting at once.
@@ -22,6 +28,13 @@ final class SharedDatabase: NodeCoordination {
     static let pollInterval: Duration = .seconds(1)
     /// Rows read from the change log or the delivery feed at a time.
     static let pageSize = 2000
+    /// How often a node notes how far it has read the change log (one small write).
+    static let positionInterval: Duration = .seconds(15)
+    /// How recently a node must have noted its position for the change log to be kept for
+    /// it: twenty missed notes. Longer than any pause of a node that still works (a database
+    /// failover, a busy machine), short enough that a node that died holds back at most a
+    /// few minutes of writes; one that comes back later reloads its tables, as at a start.
+    static let liveWindow: TimeInterval = 300
 
     final class Cursor: Sendable {
         private let value = Mutex<Int64>(0)
@@ -37,7 +50,13 @@ final class SharedDatabase: NodeCoordination {
         let cursor = changeCursor
         changes = Refresher {
             while true {
-                let page = try await store.changes(after: cursor.position, limit: Self.pageSize)
+                let page: [StoredChange]
+                do {
+                    page = try await store.changes(after: cursor.position, limit: Self.pageSize)
+                } catch let pruned as ChangeLogPruned {
+                    try await Self.reload(store: store, state: state, cursor: cursor, metrics: metrics, logger: logger, pruned)
+                    continue
+                }
                 guard let last = page.last else { return }
                 let quarantined = page.filter(\.quarantined).count
                 if quarantined > 0 { metrics.addQuarantined(quarantined) }
@@ -47,6 +66,28 @@ final class SharedDatabase: NodeCoordination {
             }
         }
         (feedWakes, feedWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Reloads the tables from the store, for a node that fell behind the pruned change log,
+    /// and follows from the log's head read before the load (as at a start).
+    private static func reload(
+        store: any SharedHubStore, state: HubState, cursor: Cursor, metrics: HubMetrics, logger: Logger,
+        _ pruned: ChangeLogPruned
+    ) async throws {
+        let head = try await store.changeHead()
+        let snapshot = try await store.load()
+        for record in snapshot.quarantined {
+            logger.error(
+                "quarantined the \(record.kind) '\(record.id)' of hub '\(record.hub)': \(record.reason); it is kept in the quarantine table"
+            )
+        }
+        metrics.setQuarantined(snapshot.quarantinedTotal)
+        state.reload(snapshot)
+        cursor.position = head
+        logger.warning(
+            "this node had read the change log through \(pruned.position), but it was pruned through \(pruned.prunedThrough) while the node was not heard from (over \(Int(liveWindow)) s): reloaded its tables in full (\(snapshot.installations.count) installations, \(snapshot.registrations.count) registrations)"
+        )
+        try? await store.noteChangePosition(head, now: Date())
     }
 
     var nodeName: String? { store.node }
@@ -69,6 +110,7 @@ final class SharedDatabase: NodeCoordination {
     func prepare() async throws {
         changeCursor.position = try await store.changeHead()
         feedCursor.position = try await store.sequenceHighWater()
+        try await store.noteChangePosition(changeCursor.position, now: Date())
     }
 
     func resume() async throws -> [StoredNotification] {
@@ -85,9 +127,36 @@ final class SharedDatabase: NodeCoordination {
             group.addTask { await self.followWakeups() }
             group.addTask { await self.poll() }
             group.addTask { await self.takeClaims(dispatch: node.dispatch) }
+            group.addTask { await self.notePositions() }
             await group.waitForAll()
         }
         feedWake.finish()
+    }
+
+    private func notePositions() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.positionInterval)
+            if Task.isCancelled { return }
+            do {
+                try await store.noteChangePosition(changeCursor.position, now: Date())
+            } catch {
+                logger.debug("noting how far this node has read the change log failed: \(error)")
+            }
+        }
+    }
+
+    /// Notes this node's position, then prunes the change log behind every live node.
+    @discardableResult
+    func retain(now: Date) async -> Int {
+        do {
+            try await store.noteChangePosition(changeCursor.position, now: now)
+            let removed = try await store.pruneChanges(now: now, liveWindow: Self.liveWindow)
+            if removed > 0 { logger.debug("pruned \(removed) changes from the change log") }
+            return removed
+        } catch {
+            logger.warning("pruning the change log failed: \(error)")
+            return 0
+        }
     }
 
     private func followFeed(publish: @Sendable ([Delivery]) -> Void) async {

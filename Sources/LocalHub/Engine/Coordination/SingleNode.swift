@@ -72,6 +72,9 @@ final class SingleNode: NodeCoordination {
         }
     }
 
+    /// Alone, nothing but the store's own retention.
+    func retain(now: Date) async -> Int { 0 }
+
     func committed(publish: () -> Void) { publish() }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) {
