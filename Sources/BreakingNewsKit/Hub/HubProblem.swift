@@ -20,6 +20,8 @@ public enum HubProblem {
         case 401:
             return
                 "The hub refused the key: check BREAKING_NEWS_CONNECTION_STRING (or --connection-string); the key may be wrong or rotated."
+        case 403 where !error.isRightsRefusal:
+            return nil  // not the key: a full hub, whose detail says what to delete
         case 403 where doing == .sending || doing == .explaining:
             return
                 "Sending needs a connection string with Send rights (explaining, with Manage): set BREAKING_NEWS_SEND_CONNECTION_STRING (or --send-connection-string) to one, such as the hub's DefaultFullSharedAccessSignature."
@@ -43,6 +45,12 @@ public enum HubProblem {
 }
 
 extension HubError {
+    /// True when the hub refused the key (401) or its rights (a 403 that says a claim is
+    /// required); a full hub also answers 403, and that is not the key's fault.
+    public var isRightsRefusal: Bool {
+        status == 401 || (status == 403 && detail.lowercased().contains("claim is required"))
+    }
+
     /// The service's detail without the `.TrackingId:…,TimeStamp:…` the service appends to
     /// it (the tracking id is said once, apart).
     public var readableDetail: String {
