@@ -96,9 +96,11 @@ struct StreamMachineTests {
         _ = machine.handle(.retryTimerFired)
         _ = machine.handle(.opened)
         _ = machine.handle(.appended([Self.delivery(9)]))
+        // The open stream ends: one quiet try at once, resuming after the last delivery.
+        #expect(machine.handle(.failed(.unreachable("c"))) == [.close, .wait(seconds: 0)])
+        #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: 9, epoch: "e1", startingHub: false)])
         let actions = machine.handle(.failed(.unreachable("c")))
-        #expect(actions.last == .wait(seconds: 1))
-        // And the reconnection resumes after the last delivery.
+        #expect(actions.last == .wait(seconds: 1), "the backoff starts again")
         #expect(
             machine.handle(.retryTimerFired) == [.report(.connecting), .open(lastEventId: 9, epoch: "e1", startingHub: false)])
     }
@@ -122,8 +124,12 @@ struct StreamMachineTests {
     }
 
     /// A stopped local hub is said once and looked for each second, quietly; `r` starts it.
+    /// The stream it cut is tried again at once, and that try says the hub stopped — not
+    /// "reconnecting".
     @Test func aStoppedHubIsSaidOnceAndRStartsIt() {
         var machine = Self.live()
+        #expect(machine.handle(.failed(.unreachable("the hub closed the stream"))) == [.close, .wait(seconds: 0)])
+        #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: nil, epoch: nil, startingHub: false)])
         #expect(machine.handle(.failed(.hubStopped)) == [.close, .report(.offline(.hubStopped)), .wait(seconds: 1)])
         #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: nil, epoch: nil, startingHub: false)], "quietly")
         #expect(machine.handle(.failed(.hubStopped)) == [.close, .wait(seconds: 1)], "said once")

@@ -99,6 +99,11 @@ public struct StreamMachine: Sendable, Hashable {
                 lastEventId = max(lastEventId ?? 0, delivery.seq)
             }
             return [.read]
+        case (.live, .failed(.unreachable)):
+            // A stream that was open ended (a hub that restarts, or stops): tried again at
+            // once and quietly, so what is said is what that try finds.
+            state = .waiting(quiet: true)
+            return [.close, .wait(seconds: 0)]
         case (.connecting, .failed(let failure)), (.live, .failed(let failure)):
             return fail(failure)
         case (.waiting(let quiet), .retryTimerFired):
