@@ -195,6 +195,14 @@ extension AppState {
     }
 
     private mutating func handle(_ key: Key) -> [Effect] {
+        if case .burst(let text) = key {
+            // On Compose, the message takes it as a paste: an unbracketed paste never sends.
+            if screen == .compose, dialog == nil, !showHelp { return handle(.paste(text)) }
+            // Anywhere else, the keys it holds, one by one.
+            return text.flatMap { character -> [Effect] in
+                handle(character == "\n" ? .enter : character == "\t" ? .tab : .character(character))
+            }
+        }
         if dialog != nil || showHelp, scrollOverlay(key) { return [] }
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }

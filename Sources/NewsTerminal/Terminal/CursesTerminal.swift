@@ -130,10 +130,10 @@ public final class CursesTerminal: Terminal {
         }
     }
 
-    /// `first`, or the burst it starts as a paste. Text that came at once with a line break
-    /// in it — faster than anyone types — is a paste the terminal did not bracket: it arrives
-    /// as `paste`, so its line breaks stay text and never press Enter. Anything else that
-    /// came along is handed out key by key.
+    /// `first`, or the burst it starts. Text that came at once with a line break inside it —
+    /// text after the break, faster than anyone types — is handed out whole as a `burst`
+    /// (a paste the terminal did not bracket, or keys typed ahead: the screen decides).
+    /// Anything else that came along (Enter last among it included) is handed out key by key.
     private func burst(startingWith first: Key) -> Key {
         guard Self.isText(first) else { return first }
         var keys = [first]
@@ -142,8 +142,11 @@ public final class CursesTerminal: Terminal {
             keys.append(next)
             if !Self.isText(next) { break }
         }
-        let text = keys.prefix(while: Self.isText)
-        guard text.count >= 2, text.contains(.enter) else {
+        let text = Array(keys.prefix(while: Self.isText))
+        let inside = text.firstIndex(of: .enter).map { enter in
+            text[enter...].contains { if case .character = $0 { return true } else { return false } }
+        }
+        guard inside == true else {
             queued = Array(keys.dropFirst())
             return first
         }
@@ -156,7 +159,7 @@ public final class CursesTerminal: Terminal {
             default: pasted.append("\t")
             }
         }
-        return .paste(pasted)
+        return .burst(pasted)
     }
 
     /// One key from curses, waiting at most `milliseconds`.
