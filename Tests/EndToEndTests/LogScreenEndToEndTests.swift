@@ -78,36 +78,50 @@ struct LogScreenEndToEndTests {
         }
     }
 
-    /// Finding 8: a search counts its matches and says "no match"; case and accents do not
-    /// matter; n with nothing found says so.
-    @Test func searchCountsAndIgnoresCaseAndAccents() async throws {
+    /// Finding 8: a search counts its matches and says "no match"; n with nothing found
+    /// says so.
+    @Test func searchCountsItsMatches() async throws {
         try await Self.withLog { tmux, _, client in
-            for text in ["Élection night", "election results", "Rates hold"] { try await Self.send(client, text) }
+            for text in ["election night", "election results", "Rates hold"] { try await Self.send(client, text) }
             try await tmux.waitFor("l") { $0.contains("all categories · 3 messages") }
             try await tmux.keys("l", "/")
             try await tmux.type("l", "zzz")
-            var screen = try await tmux.waitFor("l") { $0.contains("no match") }
+            try await tmux.waitFor("l") { $0.contains("no match") }
             try await tmux.keys("l", "Escape")
             try await tmux.keys("l", "/")
             try await tmux.type("l", "ELECTION")
-            screen = try await tmux.waitFor("l") { $0.contains("2 matches") }
+            let screen = try await tmux.waitFor("l") { $0.contains("2 matches") }
             #expect(screen.contains("search “ELECTION” · 2 matches"), "\(screen)")
-            try await tmux.keys("l", "Enter")
-            try await tmux.keys("l", "/")
-            try await tmux.type("l", "élection")
-            try await tmux.waitFor("l") { $0.contains("search “élection” · 2 matches") }
             try await tmux.keys("l", "Escape")
             try await tmux.keys("l", "/")
             try await tmux.type("l", "nowhere")
             try await tmux.keys("l", "Enter")
+            try await tmux.waitFor("l") { !$0.contains("▏") }
             try await tmux.keys("l", "n")
             try await tmux.waitFor("l") { $0.contains("No match for “nowhere”") }
         }
     }
 
-    /// Finding 8: c lists the categories with their counts, Enter shows one, Esc shows all
-    /// again; A reads what is shown and z undoes it; Space with nothing unread says so.
-    @Test func theFilterListsCountsAndAIsUndone() async throws {
+    /// Finding 8: `election` finds `Élection` (any case, any accent): the search ends on it,
+    /// and Enter opens it.
+    @Test func searchIgnoresAccents() async throws {
+        try await Self.withLog { tmux, _, client in
+            for text in ["Élection night", "Rates hold"] { try await Self.send(client, text) }
+            try await tmux.waitFor("l") { $0.contains("all categories · 2 messages") }
+            try await tmux.keys("l", "/")
+            try await tmux.type("l", "election")
+            try await tmux.waitFor("l") { $0.contains("search “election”") }
+            try await tmux.keys("l", "Enter")
+            try await tmux.waitFor("l") { !$0.contains("▏") }
+            try await tmux.keys("l", "Enter")
+            let screen = try await tmux.waitFor("l") { $0.contains("┌ Notification") }
+            #expect(screen.contains("Breaking World News : Élection night"), "the search ended on it: \(screen)")
+        }
+    }
+
+    /// Finding 8: c lists the categories that have messages, with their counts; Enter shows
+    /// one; Esc shows every message again.
+    @Test func theFilterListsTheCategoriesWithCountsAndEscShowsAll() async throws {
         try await Self.withLog { tmux, _, client in
             for (category, text) in [("World", "w1"), ("Sports", "s1"), ("World", "w2")] {
                 try await Self.send(client, text, to: category)
@@ -119,23 +133,56 @@ struct LogScreenEndToEndTests {
                 name.padding(toLength: "All categories".count, withPad: " ", startingAt: 0) + "  " + counts
             }
             #expect(screen.contains(line("All categories", "3 · 3 unread")), "\(screen)")
-            #expect(
-                screen.contains(line("World", "2 · 2 unread")) && screen.contains(line("Sports", "1 · 1 unread")), "\(screen)")
+            #expect(screen.contains(line("World", "2 · 2 unread")), "\(screen)")
+            #expect(screen.contains(line("Sports", "1 · 1 unread")), "\(screen)")
             #expect(!screen.contains("Politics"), "a category with no message is not offered: \(screen)")
             try await tmux.keys("l", "j", "j")
             try await tmux.keys("l", "Enter")
             screen = try await tmux.waitFor("l") { $0.contains("Sports · 1 message") }
             try await tmux.keys("l", "Escape")
             try await tmux.waitFor("l") { $0.contains("all categories · 3 messages · 3 unread") }
+        }
+    }
 
-            // A reads what is shown; Space then has nothing to go to; z makes them unread again.
+    /// Finding 8: Esc shows every message again after a filter (here: c, then j and Enter).
+    @Test func escClearsTheFilter() async throws {
+        try await Self.withLog { tmux, _, client in
+            for (category, text) in [("World", "w1"), ("Sports", "s1")] { try await Self.send(client, text, to: category) }
+            try await tmux.waitFor("l") { $0.contains("all categories · 2 messages") }
+            try await tmux.keys("l", "c")
+            try await tmux.keys("l", "j")
+            try await tmux.keys("l", "Enter")
+            try await tmux.waitFor("l") { $0.contains("World · 1 message") }
+            try await tmux.keys("l", "Escape")
+            try await tmux.waitFor("l") { $0.contains("all categories · 2 messages") }
+        }
+    }
+
+    /// Finding 8: A reads what is shown and z undoes it, in the window and on disk.
+    @Test func aIsUndoneWithZ() async throws {
+        try await Self.withLog { tmux, user, client in
+            for text in ["one", "two", "three"] { try await Self.send(client, text) }
+            try await tmux.waitFor("l") { $0.contains("3 Log (3)") }
             try await tmux.keys("l", "A")
             try await tmux.waitFor("l") { $0.contains("Marked 3 read · z undoes") }
             try await tmux.waitFor("l") { $0.contains("2 Compose    3 Log\n") }
-            try await tmux.keys("l", "Space")
-            try await tmux.waitFor("l") { $0.contains("No unread messages") }
             try await tmux.keys("l", "z")
             try await tmux.waitFor("l") { $0.contains("3 Log (3)") }
+            let counts = try JSONValue(parsing: try await user.run(["categories", "--json"]).stdout)
+            #expect(counts["unreadTotal"] == .number("3"))
+        }
+    }
+
+    /// Finding 8: Space with nothing unread says so.
+    @Test func spaceWithNothingUnreadSaysSo() async throws {
+        try await Self.withLog { tmux, _, client in
+            try await Self.send(client, "only one")
+            try await tmux.waitFor("l") { $0.contains("3 Log (1)") }
+            // g puts the cursor on the newest again: read.
+            try await tmux.keys("l", "g")
+            try await tmux.waitFor("l") { $0.contains("2 Compose    3 Log\n") }
+            try await tmux.keys("l", "Space")
+            try await tmux.waitFor("l") { $0.contains("No unread messages") }
         }
     }
 }

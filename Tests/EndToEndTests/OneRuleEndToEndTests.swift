@@ -50,7 +50,7 @@ import Testing
             #expect(try await user.run(["subscribe", "World"]).status == 0)
             let client = try HubClient(connectionString: hub.full)
             for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, 143)] {
-                let follow = try user.start(["log", "--follow", "-n", "0"])
+                let follow = try user.start(["log", "--follow"])
                 // Following: what arrives now is printed (so its signals are its own by now).
                 let text = "Breaking World News : before signal \(signal)"
                 _ = try await client.send(.template(["messageParam": text]), tagExpression: "World")
@@ -64,41 +64,60 @@ import Testing
     }
 }
 
-/// Finding 9, on the screen: G is the last category, the footer on a result row says what
-/// Enter does there, a message with a line break is not cut, and the help says Enter toggles.
+/// Finding 9, on the screen: G is the last category, the help says Enter toggles, the footer
+/// on a result row says what Enter does there, a message with a line break is not cut.
 @Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct OneRuleScreenTests {
-    @Test func theScreenSaysWhatTheKeysDo() async throws {
+    /// A window of a home subscribed to World, with the Full key, on a hub of its own.
+    static func withWindow(_ body: (Tmux, HubClient) async throws -> Void) async throws {
         try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
             let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
             #expect(try await user.run(["subscribe", "World"]).status == 0)
             let tmux = Tmux()
             defer { tmux.killServer() }
             try await tmux.startUI("o", of: user, hub: hub.full)
+            try await body(tmux, try HubClient(connectionString: hub.full))
+        }
+    }
+
+    @Test func gIsTheLastCategory() async throws {
+        try await Self.withWindow { tmux, _ in
             try await tmux.keys("o", "G")
             try await tmux.waitFor("o") { $0.contains(" ▸ [ OFF ] Sports") }
-            try await tmux.keys("o", "?")
-            var screen = try await tmux.waitFor("o") { $0.contains("┌ Keys") }
-            #expect(screen.contains("Space/Enter") && screen.contains("toggle, or press Subscribe"), "\(screen)")
-            try await tmux.keys("o", "Escape")
+        }
+    }
 
-            // A send's result row: the footer says Enter explains, not "Space check".
+    @Test func theHelpSaysEnterTogglesACategory() async throws {
+        try await Self.withWindow { tmux, _ in
+            try await tmux.keys("o", "?")
+            let screen = try await tmux.waitFor("o") { $0.contains("┌ Keys") }
+            #expect(screen.contains("Space/Enter") && screen.contains("toggle, or press Subscribe"), "\(screen)")
+        }
+    }
+
+    /// A send's result row: the footer says Enter explains, not "Space check".
+    @Test func theFooterOnAResultRowSaysWhatEnterDoes() async throws {
+        try await Self.withWindow { tmux, _ in
             try await tmux.keys("o", "2")
             try await tmux.type("o", "footer check")
             try await tmux.keys("o", "Escape")
             try await tmux.keys("o", "Space")
+            try await tmux.keys("o", "Up")
             try await tmux.keys("o", "Enter")
             try await tmux.waitFor("o") { $0.contains("✓ sent") }
+            // From the field: the boxes, Send, the first result.
             try await tmux.keys("o", "Down", "Down", "Down")
-            screen = try await tmux.waitFor("o") { $0.contains("Enter explain") }
+            let screen = try await tmux.waitFor("o") { $0.contains("Enter explain") }
             #expect(!screen.contains("Space check"), "\(screen)")
+        }
+    }
 
-            // A message with a line break, short enough to fit: shown whole, no "…".
-            let client = try HubClient(connectionString: hub.full)
+    /// A message with a line break, short enough to fit: shown whole, no "…".
+    @Test func aRowWithALineBreakIsNotCut() async throws {
+        try await Self.withWindow { tmux, client in
             _ = try await client.send(.template(["messageParam": "Breaking World News : two\nlines"]), tagExpression: "World")
-            try await tmux.keys("o", "Escape")
             try await tmux.keys("o", "3")
-            screen = try await tmux.waitFor("o") { $0.contains("two lines") }
+            let screen = try await tmux.waitFor("o") { $0.contains("two lines") }
             let row = screen.split(separator: "\n").first { $0.contains("two lines") } ?? ""
             #expect(!row.contains("…"), "nothing was cut: \(row)")
         }

@@ -33,7 +33,7 @@ struct StoppedHubEndToEndTests {
         #expect(try await user.run(["hub", "status"]).status == 0)
         // And the news flows to both again.
         #expect(try await user.run(["subscribe", "World"]).status == 0)
-        #expect(try await user.run(["send", "back on", "-c", "World"]).status == 0)
+        #expect(try await user.run(["send", "back on", "--category", "World"]).status == 0)
         for window in ["one", "two"] {
             try await tmux.waitFor(window) { $0.contains("Notification: Breaking World News : back on") }
         }
@@ -66,7 +66,7 @@ struct StoppedHubEndToEndTests {
         #expect(try await user.run(["subscribe", "Science"]).status == 0)
         let follow = try user.start(["log", "--follow"])
         defer { follow.stop() }
-        #expect(try await user.run(["send", "before", "-c", "Science"]).status == 0)
+        #expect(try await user.run(["send", "before", "--category", "Science"]).status == 0)
         // (Closures are bound before #expect: inside it, a closure can be mistaken for a later one.)
         let before = await follow.waitFor { out, _ in out.contains("Breaking Science News : before") }
         #expect(before)
@@ -74,7 +74,7 @@ struct StoppedHubEndToEndTests {
         let waiting = await follow.waitFor { _, err in err.contains("the local hub is not running; waiting for it to start") }
         #expect(waiting, "\(follow.stderr)")
         #expect(!follow.stderr.contains("lost the hub"), "said why, not 'retrying' for ever: \(follow.stderr)")
-        #expect(try await user.run(["send", "after", "-c", "Science"]).status == 0)
+        #expect(try await user.run(["send", "after", "--category", "Science"]).status == 0)
         let after = await follow.waitFor(timeout: 30) { out, _ in out.contains("Breaking Science News : after") }
         #expect(after, "\(follow.stderr)")
         #expect(follow.stderr.contains("connected to the hub"), "\(follow.stderr)")
