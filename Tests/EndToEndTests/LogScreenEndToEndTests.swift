@@ -108,6 +108,8 @@ struct LogScreenEndToEndTests {
         try await Self.withLog { tmux, _, client in
             for text in ["Élection night", "Rates hold"] { try await Self.send(client, text) }
             try await tmux.waitFor("l") { $0.contains("all categories · 2 messages") }
+            // From the newest, "Rates hold".
+            try await tmux.keys("l", "g")
             try await tmux.keys("l", "/")
             try await tmux.type("l", "election")
             try await tmux.waitFor("l") { $0.contains("search “election”") }
