@@ -83,7 +83,8 @@ struct ReadingEndToEndTests {
             #expect(try await Self.texts(user, ["log", "--since", "2099-01-01"]).isEmpty)
             // Two marked read: --unread lists the other two.
             _ = try await user.run(["log", "--mark-read", "--category", "World", "--lines", "2"])
-            #expect(try await Self.texts(user, ["log", "--unread"]) == ["Breaking World News : w1", "Breaking Sports News : s1"])
+            #expect(
+                try await Self.texts(user, ["log", "--unread"]) == ["Breaking World News : w1", "Breaking Sports News : s1"])
             let counted = try JSONValue(parsing: try await user.run(["categories", "--json"]).stdout)
             #expect(counted["unreadTotal"] == .number("2"))
             let bad = try await user.run(["log", "--since", "last tuesday-ish"])
