@@ -96,11 +96,14 @@ struct StreamMachineTests {
         _ = machine.handle(.retryTimerFired)
         _ = machine.handle(.opened)
         _ = machine.handle(.appended([Self.delivery(9)]))
-        // The open stream ends: one quiet try at once, resuming after the last delivery.
+        // The open stream ends: a quiet try at once, and one after the first step of the
+        // backoff, resuming after the last delivery; then the outage is said.
         #expect(machine.handle(.failed(.unreachable("c"))) == [.close, .wait(seconds: 0)])
         #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: 9, epoch: "e1", startingHub: false)])
+        #expect(machine.handle(.failed(.unreachable("c"))) == [.close, .wait(seconds: 1)], "the backoff starts again")
+        #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: 9, epoch: "e1", startingHub: false)])
         let actions = machine.handle(.failed(.unreachable("c")))
-        #expect(actions.last == .wait(seconds: 1), "the backoff starts again")
+        #expect(actions == [.close, .report(.reconnecting(seconds: 2, reason: "c")), .wait(seconds: 2)])
         #expect(
             machine.handle(.retryTimerFired) == [.report(.connecting), .open(lastEventId: 9, epoch: "e1", startingHub: false)])
     }
@@ -129,6 +132,9 @@ struct StreamMachineTests {
     @Test func aStoppedHubIsSaidOnceAndRStartsIt() {
         var machine = Self.live()
         #expect(machine.handle(.failed(.unreachable("the hub closed the stream"))) == [.close, .wait(seconds: 0)])
+        #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: nil, epoch: nil, startingHub: false)])
+        // Stopping: its file still there, its port closed; a moment later, gone.
+        #expect(machine.handle(.failed(.unavailable("pid 7 does not listen on port 9"))) == [.close, .wait(seconds: 1)])
         #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: nil, epoch: nil, startingHub: false)])
         #expect(machine.handle(.failed(.hubStopped)) == [.close, .report(.offline(.hubStopped)), .wait(seconds: 1)])
         #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: nil, epoch: nil, startingHub: false)], "quietly")
@@ -223,5 +229,23 @@ struct StreamMachineTests {
         #expect(machine.handle(.retryNow(startingHub: true)) == [], "a try is under way")
         #expect(machine.handle(.received([Self.delivery(1)])) == [], "not open yet")
         #expect(machine.state == .connecting)
+    }
+}
+
+/// What `log` lists: `--since` takes the times a person types.
+struct LogQueryTests {
+    @Test func sinceReadsWhatPeopleType() {
+        let now = W3CDate.parse("2026-11-21T12:00:00Z")!
+        #expect(LogQuery.time("90s", now: now) == now.addingTimeInterval(-90))
+        #expect(LogQuery.time("2h", now: now) == now.addingTimeInterval(-7200))
+        #expect(LogQuery.time("3d", now: now) == now.addingTimeInterval(-3 * 86_400))
+        #expect(LogQuery.time("2026-11-21T11:00:00Z", now: now) == W3CDate.parse("2026-11-21T11:00:00Z"))
+        for text in ["today", "yesterday", "17:30", "17:30:05", "2026-11-20", "2026-11-20 08:15"] {
+            #expect(LogQuery.time(text, now: now) != nil, "\(text)")
+        }
+        #expect(LogQuery.time("yesterday", now: now)! < LogQuery.time("today", now: now)!)
+        for text in ["", "soon", "25:00", "2026-02-30", "2026-11-21 7:5", "-3h", "h"] {
+            #expect(LogQuery.time(text, now: now) == nil, "\(text)")
+        }
     }
 }

@@ -65,6 +65,9 @@ public struct StreamMachine: Sendable, Hashable {
     /// The longest `Retry-After` honoured.
     public static let maximumRetryAfter: Double = 300
     private var reported: ConnectionStatus?
+    /// Tries left before an outage is said, after an open stream ended: a hub that restarts
+    /// or stops is found so a moment later, and what is said is what it is.
+    private var quietTries = 0
 
     public init(lastEventId: Int64? = nil, epoch: String? = nil, backoff: Backoff = Backoff()) {
         self.lastEventId = lastEventId
@@ -86,6 +89,7 @@ public struct StreamMachine: Sendable, Hashable {
         case (.connecting, .opened):
             state = .live
             backoff.reset()
+            quietTries = 0
             return report(.online) + [.read]
         case (.live, .received(let deliveries)):
             return deliveries.isEmpty ? [.read] : [.append(deliveries)]
@@ -101,8 +105,9 @@ public struct StreamMachine: Sendable, Hashable {
             return [.read]
         case (.live, .failed(.unreachable)):
             // A stream that was open ended (a hub that restarts, or stops): tried again at
-            // once and quietly, so what is said is what that try finds.
+            // once and quietly, so what is said is what the tries find.
             state = .waiting(quiet: true)
+            quietTries = 1
             return [.close, .wait(seconds: 0)]
         case (.connecting, .failed(let failure)), (.live, .failed(let failure)):
             return fail(failure)
@@ -125,6 +130,11 @@ public struct StreamMachine: Sendable, Hashable {
         let reason: OfflineReason
         let seconds: Double
         switch failure {
+        case .unreachable where quietTries > 0, .unavailable where quietTries > 0:
+            // A hub between two states (stopping, starting): once more, after a moment.
+            quietTries -= 1
+            state = .waiting(quiet: true)
+            return [.close, .wait(seconds: backoff.fail())]
         case .unreachable(let detail):
             let delay = backoff.fail()
             state = .waiting(quiet: false)
