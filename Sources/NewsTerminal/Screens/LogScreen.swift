@@ -133,8 +133,9 @@ extension AppState {
             note("Deleted “\(TextWidth.prefix(TextWidth.printable(headline), fitting: 40))” · z undoes")
             effects += changeMarks(.delete(one))
             recountMatches()
-            // The cursor stays where it was: on the message below the one deleted.
-            return effects + readUnderCursor()
+            // The cursor stays where it was, on the message below, which it does not read:
+            // the user went nowhere.
+            return effects
         case .undo:
             return undoLast()
         default: break
