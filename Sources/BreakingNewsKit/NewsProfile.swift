@@ -138,7 +138,12 @@ public struct NewsProfile: Sendable {
     public func sync(_ endpoint: HubEndpoint) async throws(StreamFailure) -> [InboxEntry] {
         var added: [InboxEntry] = []
         if let previous = installations.load().values.previousDeviceToken {
-            added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+            do {
+                added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+            } catch  where error == .notRegistered {
+                // The hub knows the old token no more: nothing can be waiting for it.
+                _ = try? installations.update { $0.previousDeviceToken = nil }
+            }
         }
         added += try await fetch(sandbox(endpoint), endpoint)
         return added
@@ -166,10 +171,11 @@ public struct NewsProfile: Sendable {
         guard let previous = installations.load().values.previousDeviceToken else { return }
         do {
             _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
-        } catch  where !error.isRefusal {
+        } catch  where !error.isRefusal && error != .notRegistered {
             return
         } catch {
-            // A hub without a sandbox push service (Azure): nothing to fetch.
+            // A hub without a sandbox push service (Azure), or one that knows the old token
+            // no more: nothing to fetch.
         }
         _ = try? installations.update { $0.previousDeviceToken = nil }
     }

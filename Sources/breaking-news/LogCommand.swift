@@ -140,7 +140,11 @@ struct LogCommand: AsyncParsableCommand {
         // know stream at once.
         let watcher = HomeWatcher(profile: profile)
         let registrations = Task {
-            for await shared in watcher.changes where shared.registration?.state == .registered { receiver.retryNow() }
+            var last = profile.lastRegistration
+            for await shared in watcher.changes where shared.registration != last {
+                last = shared.registration
+                if shared.registration?.state == .registered { receiver.retryNow() }
+            }
         }
         let signal = Mutex<Int32?>(nil)
         let signals = SignalHandler { number in
