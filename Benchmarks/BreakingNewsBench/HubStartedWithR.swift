@@ -30,6 +30,10 @@ func hubStartedWithR(binary: String, runs: Int) async throws -> BenchRow {
         }
         return false
     }
+    // A subscribed home: the hub streams only to a terminal it knows (it starts the hub too).
+    guard try runProgram(binary, ["subscribe", "World"], environment: environment).status == 0 else {
+        throw BenchError(description: "could not subscribe the bench's home")
+    }
     let exports = environment.filter { $0.key.hasPrefix("BREAKING_NEWS_") || $0.key == "TERM" }
         .map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
     try run(["new-session", "-d", "-s", "r", "-x", "100", "-y", "30", "env \(exports) \(binary); sleep 600"])

@@ -18,8 +18,12 @@ struct StoppedHubEndToEndTests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        try await tmux.startUIOnItsOwnHub("one", of: user)
-        try await tmux.startUIOnItsOwnHub("two", of: user)
+        // A subscribed home: the hub streams only to a terminal it knows.
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        for window in ["one", "two"] {
+            let screen = try await tmux.startUIOnItsOwnHub(window, of: user)
+            #expect(screen.contains("● online"), "\(screen)")
+        }
         let stopped = try await user.run(["hub", "stop"])
         #expect(stopped.stdout.hasPrefix("stopped the local hub"), "\(stopped.stderr)")
         for window in ["one", "two"] {
@@ -32,11 +36,27 @@ struct StoppedHubEndToEndTests {
         for window in ["one", "two"] { try await tmux.waitFor(window, timeout: 30) { $0.contains("● online") } }
         #expect(try await user.run(["hub", "status"]).status == 0)
         // And the news flows to both again.
-        #expect(try await user.run(["subscribe", "World"]).status == 0)
         #expect(try await user.run(["send", "back on", "--category", "World"]).status == 0)
         for window in ["one", "two"] {
             try await tmux.waitFor(window) { $0.contains("Notification: Breaking World News : back on") }
         }
+    }
+
+    /// Finding 3, for a home that never subscribed (the hub does not stream to it yet): the
+    /// window still says within seconds that the hub was stopped, and `r` starts it again.
+    @Test func aWindowNotYetSubscribedSaysTheHubWasStopped() async throws {
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        let first = try await tmux.startUIOnItsOwnHub("n", of: user)
+        #expect(first.contains("○ not registered yet"), "\(first)")
+        #expect(try await user.run(["hub", "stop"]).status == 0)
+        // Well under the 60 s a window once waited between tries while not registered.
+        try await tmux.waitFor("n", timeout: 20) { $0.contains(Self.stopped) }
+        try await tmux.keys("n", "r")
+        try await tmux.waitFor("n", timeout: 30) { $0.contains("○ not registered yet") }
+        #expect(try await user.run(["hub", "status"]).status == 0)
     }
 
     /// Finding 3: a send from a window starts a stopped hub, and the screen says so.
@@ -45,7 +65,9 @@ struct StoppedHubEndToEndTests {
         defer { tmux.killServer() }
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
-        try await tmux.startUIOnItsOwnHub("s", of: user)
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let started = try await tmux.startUIOnItsOwnHub("s", of: user)
+        #expect(started.contains("● online"), "\(started)")
         #expect(try await user.run(["hub", "stop"]).status == 0)
         try await tmux.waitFor("s") { $0.contains(Self.stopped) }
         try await tmux.keys("s", "2")

@@ -60,8 +60,9 @@ public struct StreamMachine: Sendable, Hashable {
     /// How often a stopped embedded hub is looked for (a file on this machine, no request).
     public var hubPollSeconds: Double = 1
     /// How long a device the hub does not know waits before trying again, when no
-    /// registration says it may: long, since a registration rings at once.
-    public var unregisteredRetrySeconds: Double = 60
+    /// registration says it may (a registration rings at once): short enough that a hub
+    /// stopped meanwhile is said within seconds, never backed off.
+    public var unregisteredRetrySeconds: Double = 5
     /// The longest `Retry-After` honoured.
     public static let maximumRetryAfter: Double = 300
     private var reported: ConnectionStatus?
