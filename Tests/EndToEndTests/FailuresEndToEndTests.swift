@@ -64,4 +64,19 @@ struct FailuresEndToEndTests {
             #expect(sent.stderr.contains("BREAKING_NEWS_SEND_CONNECTION_STRING"), "\(sent.stderr)")
         }
     }
+
+    /// A full hub answers 403 too, but that is not the key's fault: the command says what is
+    /// full, names no key or rights, and exits 5 (input rejected), not 4 (refused by auth).
+    @Test func aFullHubIsNotBlamedOnTheKey() async throws {
+        try await HubProcess.with(directory: TestHub.temporaryDirectory(), arguments: ["--max-installations", "1"]) { hub in
+            let extra = ["BREAKING_NEWS_CONNECTION_STRING": hub.listen.description]
+            #expect(try await Command.freshHome(extra: extra).run(["subscribe", "World"]).status == 0)
+            let second = try await Command.freshHome(extra: extra).run(["subscribe", "World"])
+            #expect(second.status == 5, "\(second.stderr)")
+            #expect(second.stderr.contains("the hub answered 403"), "\(second.stderr)")
+            #expect(second.stderr.contains("the most it may"), "what is full is said: \(second.stderr)")
+            #expect(!second.stderr.contains("CONNECTION_STRING"), "no key to blame: \(second.stderr)")
+            #expect(!second.stderr.contains("rights"), "\(second.stderr)")
+        }
+    }
 }
