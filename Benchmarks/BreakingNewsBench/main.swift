@@ -140,6 +140,7 @@ func main() async throws {
     if wanted("terminal") {
         log("6/7 terminal")
         try terminal(&rows, hub: hub)
+        rows.append(try await hubStartedWithR(binary: binary, runs: runs))
     }
     if wanted("reconnect") {
         log("7/7 reconnect")

@@ -2,30 +2,79 @@ import Foundation
 import LocalHubSupport
 import NotificationHubs
 
-/// This terminal's local side: where its files are, its categories, user defaults, identity
-/// and received log. Opening it never touches the network.
+/// This terminal's local side: where its files are, its categories, preferences (user
+/// defaults), identity and received log. Opening it never touches the network.
 public struct NewsProfile: Sendable {
     public let paths: Paths
     public let catalog: NewsCatalog
+    /// The preferences: the selection and the arrival alerts.
     public let store: DefaultsStore
+    /// Who this terminal is: installation id, device token, last registration.
+    public let installations: InstallationStore
+    /// The identity as it was when the profile was opened (`currentIdentity` reads it again).
     public let identity: DeviceIdentity
     public let log: InboxLog
-    /// Set when `defaults.json` or the read marks were corrupt and moved aside.
+    /// Set when a file of the home was corrupt and moved aside: `defaults.json`,
+    /// `installation.json` or the read marks; says what was kept.
     public let warning: String?
 
     public init(paths: Paths = Paths(), catalog: NewsCatalog) throws {
         self.paths = paths
         self.catalog = catalog
         let store = DefaultsStore(url: paths.defaultsFile)
-        // Reading first moves a corrupt file aside before the identity is saved.
+        let installations = InstallationStore(url: paths.installationFile)
+        // Reading first moves a corrupt file aside before anything is saved.
         let loaded = store.load()
+        let installation = installations.load()
         self.store = store
-        self.identity = try DeviceIdentity.load(from: store)
+        self.installations = installations
+        self.identity = try DeviceIdentity.load(from: installations, migrating: store)
+        var warnings = [installation.warning].compactMap { $0 }
+        if let warning = loaded.warning {
+            warnings.insert(Self.recover(after: warning, store: store, installations: installations, catalog: catalog), at: 0)
+        }
         let log = InboxLog(url: paths.inboxFile)
         self.log = log
-        let warnings = [loaded.warning, log.warning].compactMap { $0 }
+        warnings += [log.warning].compactMap { $0 }
         self.warning = warnings.isEmpty ? nil : warnings.joined(separator: "\n")
     }
+
+    /// After `defaults.json` was found corrupt (and moved aside, `warning`): the preferences are
+    /// gone, who this terminal is is not. The selection it last registered is the best guess
+    /// of what the user wants (registering an empty one at the next launch would unsubscribe
+    /// them), so it is stored again. Returns the warning, saying what was kept.
+    static func recover(
+        after warning: String, store: DefaultsStore, installations: InstallationStore, catalog: NewsCatalog
+    ) -> String {
+        let installation = installations.load().values
+        let registered = installation.lastRegistration?.categories ?? []
+        let restored = catalog.categories.filter { category in registered.contains { $0 == category.name } }
+        var warning = warning
+        if !restored.isEmpty,
+            (try? store.update { values in if values.categories.isEmpty { values.categories = restored.map(\.name) } })
+                != nil
+        {
+            warning = warning.replacingOccurrences(
+                of: "the selection starts empty",
+                with: "the selection was restored from the last registration (\(restored.map(\.name).joined(separator: ", ")))")
+        }
+        guard let id = installation.installationId else { return warning }
+        return warning + "; this terminal is still installation \(id)"
+    }
+
+    /// `recover` for this profile's home.
+    public func recover(after warning: String) -> String {
+        Self.recover(after: warning, store: store, installations: installations, catalog: catalog)
+    }
+
+    /// The identity as `installation.json` holds it now (another process, or a home restored
+    /// from a copy, may have changed it); the opened one when the file holds none.
+    public var currentIdentity: DeviceIdentity {
+        DeviceIdentity.kept(in: installations.load().values) ?? identity
+    }
+
+    /// The last registration, as kept with the installation.
+    public var lastRegistration: RegistrationRecord? { installations.load().values.lastRegistration }
 
     /// The compose screen's unsent text, as it was when the UI last quit ("" for none).
     public var draft: String {
@@ -49,9 +98,10 @@ public struct NewsProfile: Sendable {
         return catalog.categories.filter { names.contains($0.name.lowercased()) }
     }
 
+    /// The registration core for `endpoint`, as the identity is now.
     public func subscriber(_ endpoint: HubEndpoint) -> Subscriber {
         Subscriber(
-            store: store, identity: identity, catalog: catalog, endpoint: endpoint,
+            store: store, installations: installations, identity: currentIdentity, catalog: catalog, endpoint: endpoint,
             afterRegistration: { endpoint in await retirePreviousDevice(endpoint) })
     }
 
@@ -76,18 +126,24 @@ public struct NewsProfile: Sendable {
         Publisher(endpoint: endpoint, catalog: catalog)
     }
 
+    /// This device's sandbox stream and inbox on `endpoint`, as the identity is now.
     public func sandbox(_ endpoint: HubEndpoint) -> SandboxClient {
-        SandboxClient(endpoint: endpoint, device: identity.deviceToken)
+        SandboxClient(endpoint: endpoint, device: currentIdentity.deviceToken)
     }
 
     /// Fetches what the hub delivered since the last message in the log and appends it,
     /// also what arrived for this terminal's previous device token while it had one.
     /// Returns the new entries.
     @discardableResult
-    public func sync(_ endpoint: HubEndpoint) async throws(SandboxClient.Failure) -> [InboxEntry] {
+    public func sync(_ endpoint: HubEndpoint) async throws(StreamFailure) -> [InboxEntry] {
         var added: [InboxEntry] = []
-        if let previous = store.load().values.previousDeviceToken {
-            added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+        if let previous = installations.load().values.previousDeviceToken {
+            do {
+                added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+            } catch  where error == .notRegistered {
+                // The hub knows the old token no more: nothing can be waiting for it.
+                _ = try? installations.update { $0.previousDeviceToken = nil }
+            }
         }
         added += try await fetch(sandbox(endpoint), endpoint)
         return added
@@ -97,15 +153,14 @@ public struct NewsProfile: Sendable {
     /// `fromStart` (the previous token: the resume point is where the current one's stream
     /// stopped, and deliveries to the old token may lie before it; the log drops repeats).
     private func fetch(_ sandbox: SandboxClient, _ endpoint: HubEndpoint, fromStart: Bool = false)
-        async throws(SandboxClient.Failure) -> [InboxEntry]
+        async throws(StreamFailure) -> [InboxEntry]
     {
         let resume = fromStart ? nil : log.resumePoint(hubName: endpoint.hubName)
         let deliveries = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
         do {
             return try log.append(deliveries, hub: endpoint.hubURL, categoryOf: { catalog.category(of: $0)?.name })
         } catch {
-            throw SandboxClient.Failure(
-                description: "cannot write \(log.url.path): \(error.localizedDescription)", isRefusal: false)
+            throw .unreachable("cannot write \(log.url.path): \(error.localizedDescription)")
         }
     }
 
@@ -113,14 +168,15 @@ public struct NewsProfile: Sendable {
     /// more can arrive for the previous one, so what did is fetched into the log and the
     /// previous token forgotten. Until that fetch succeeds, it is kept (and tried again).
     public func retirePreviousDevice(_ endpoint: HubEndpoint) async {
-        guard let previous = store.load().values.previousDeviceToken else { return }
+        guard let previous = installations.load().values.previousDeviceToken else { return }
         do {
             _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
-        } catch  where !error.isRefusal {
+        } catch  where !error.isRefusal && error != .notRegistered {
             return
         } catch {
-            // A hub without a sandbox push service (Azure): nothing to fetch.
+            // A hub without a sandbox push service (Azure), or one that knows the old token
+            // no more: nothing to fetch.
         }
-        _ = try? store.update { $0.previousDeviceToken = nil }
+        _ = try? installations.update { $0.previousDeviceToken = nil }
     }
 }

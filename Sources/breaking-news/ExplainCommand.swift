@@ -17,7 +17,7 @@ struct ExplainCommand: AsyncParsableCommand {
     @Argument(help: "The notification id.")
     var id: String
 
-    @Flag(help: "Print JSON.")
+    @Flag(name: .shortAndLong, help: "Print JSON.")
     var json = false
 
     @OptionGroup var hubFlags: HubFlags
@@ -39,7 +39,7 @@ struct ExplainCommand: AsyncParsableCommand {
                 throw CommandFailure(
                     "the hub has no send '\(id)' to explain (an Azure hub explains none)", exitCode: .inputRejected)
             }
-            throw CommandFailure.hub(error, action: "Explaining")
+            throw CommandFailure.hub(error, action: "Explaining", doing: .explaining, embedded: endpoint.isEmbedded)
         }
         if json {
             say(explanation.json.prettyText)

@@ -43,7 +43,7 @@ extension HubCommand {
                 do {
                     devices = try await client.sandboxDevices()
                 } catch {
-                    throw CommandFailure.hub(error, action: "Listing devices")
+                    throw CommandFailure.hub(error, action: "Listing devices", doing: .reading, embedded: true)
                 }
                 if json {
                     say(
@@ -87,7 +87,7 @@ extension HubCommand {
                         throw CommandFailure("\(token.lowercased()) is not claimed", exitCode: .inputRejected)
                     }
                 } catch let error as HubError {
-                    throw CommandFailure.hub(error, action: "Removing the claim")
+                    throw CommandFailure.hub(error, action: "Removing the claim", doing: .reading, embedded: true)
                 }
             }
         }

@@ -3,6 +3,7 @@ import BreakingNewsKit
 import Foundation
 import NewsCommandLine
 import NotificationHubs
+import Synchronization
 
 /// `breaking-news log`: every message this terminal received; `--follow` keeps receiving.
 struct LogCommand: AsyncParsableCommand {
@@ -24,10 +25,28 @@ struct LogCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Keep the stream open and print messages as they arrive.")
     var follow = false
 
-    @Option(help: "Only this category.")
+    @Option(name: .shortAndLong, help: "Only this category.")
     var category: String?
 
-    @Flag(help: "Print JSON lines.")
+    @Flag(name: .shortAndLong, help: "Only the messages not read yet (in any window of this home).")
+    var unread = false
+
+    @Option(
+        name: [.customShort("n"), .customLong("lines")], help: "Only the last N messages (0: none; with --follow, only new ones)."
+    )
+    var lines: Int?
+
+    @Option(
+        name: [.customShort("S"), .customLong("since")],
+        help: ArgumentHelp(
+            "Only messages received since TIME: 15m, 2h, 3d ago; today, yesterday; 17:30; 2026-11-21; 2026-11-21T17:30:00Z.",
+            valueName: "time"))
+    var since: String?
+
+    @Flag(name: .customLong("mark-read"), help: "Mark what is printed read (listing alone never changes what is read).")
+    var markRead = false
+
+    @Flag(name: .shortAndLong, help: "Print JSON lines.")
     var json = false
 
     @Option(
@@ -38,6 +57,11 @@ struct LogCommand: AsyncParsableCommand {
     var command: String?
 
     func validate() throws {
+        if let lines, lines < 0 { throw ValidationError("-n/--lines takes 0 or more") }
+        if let since, LogQuery.time(since) == nil {
+            throw ValidationError(
+                "--since takes 15m, 2h, 3d, today, yesterday, HH:MM, YYYY-MM-DD or a W3C time, not '\(since)'")
+        }
         guard command != nil else { return }
         if !follow { throw ValidationError("--exec runs a command for each new message; it needs --follow") }
         if json { throw ValidationError("--exec runs a command instead of printing messages; it takes no --json") }
@@ -47,21 +71,21 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let profile = try openProfile()
-        var filter: String?
+        var query = LogQuery(unreadOnly: unread, since: since.flatMap { LogQuery.time($0) }, last: lines)
         if let category {
             guard let known = profile.catalog.category(named: category) else {
                 throw CommandFailure.rejected(
                     "'\(category)' is not a category; choose from \(profile.catalog.categories.map(\.name).joined(separator: ", "))"
                 )
             }
-            filter = known.name
+            query.category = known.name
         }
         let endpoint: HubEndpoint
         do {
             endpoint = try await hubFlags.endpoint(paths: profile.paths)
         } catch let failure as CommandFailure where failure.exitCode == .hubUnreachable && !follow {
             printError("note: \(failure.message); showing what was received before")
-            print(entries: profile.log.entries, filter: filter)
+            list(profile, query)
             return
         }
         if !follow {
@@ -72,69 +96,88 @@ struct LogCommand: AsyncParsableCommand {
                     error.isRefusal
                         ? "note: \(error.description)" : "note: \(error.description); showing what was received before")
             }
-            print(entries: profile.log.entries, filter: filter)
-            profile.log.markRead(category: filter)
+            list(profile, query)
             return
         }
-        let shown = profile.log.entries
+        try await follow(profile, endpoint: endpoint, query: query)
+    }
+
+    /// Prints what `query` selects (marking it read when asked).
+    private func list(_ profile: NewsProfile, _ query: LogQuery) {
+        let shown = query.select(profile.log.entries, marks: profile.log.reloadMarks())
+        print(entries: shown)
+        if markRead { profile.log.markRead(shown) }
+    }
+
+    /// Prints (or runs the command for) what is there, then every new message as it comes,
+    /// until a signal or a refusal ends it.
+    private func follow(_ profile: NewsProfile, endpoint: HubEndpoint, query: LogQuery) async throws {
+        let known = profile.log.entries
         let runner = command.map(MessageCommand.init)
-        if runner == nil { print(entries: shown, filter: filter) }
+        // The backlog, as without --follow; what arrives later passes the same filter, but
+        // not --since's count (new is newer than any time given) nor --unread (new is unread).
+        if runner == nil { list(profile, query) }
+        var arrivals = query
+        arrivals.last = nil
         // Every message of this home, whichever process received it: the log is followed, and
         // this process's own receiver appends to it like any other.
-        let follower = LogFollower(log: profile.log, shownThrough: shown.count)
+        let follower = LogFollower(log: profile.log, shownThrough: known.count)
+        let markRead = markRead
         let printer = Task {
             for await entries in follower.entries {
+                let new = arrivals.select(entries, marks: profile.log.marks)
                 guard let runner else {
-                    print(entries: entries, filter: filter)
+                    print(entries: new)
+                    if markRead { profile.log.markRead(new) }
                     continue
                 }
-                for entry in entries where filter == nil || entry.category == filter { await runner.run(for: entry) }
+                for entry in new { await runner.run(for: entry) }
             }
         }
         let receiver = InboxReceiver(
             sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
-        let signals = SignalHandler { _ in
+        // A registration made elsewhere (a window, a subscribe) lets a device the hub did not
+        // know stream at once.
+        let watcher = HomeWatcher(profile: profile)
+        let registrations = Task {
+            var last = profile.lastRegistration
+            for await shared in watcher.changes where shared.registration != last {
+                last = shared.registration
+                if shared.registration?.state == .registered { receiver.retryNow() }
+            }
+        }
+        let signal = Mutex<Int32?>(nil)
+        let signals = SignalHandler { number in
+            signal.withLock { $0 = $0 ?? number }
             runner?.stop()
             receiver.stop()
         }
         defer {
             signals.cancel()
             follower.stop()
+            watcher.stop()
+            registrations.cancel()
         }
-        var wasOnline = false
-        var lost = false
-        var offline: String?
-        var waitingForRegistration = false
+        var reporter = FollowReporter()
+        var offline: OfflineReason?
         for await status in receiver.statuses {
-            switch status {
-            case .online:
-                waitingForRegistration = false
-                if wasOnline { printError("reconnected to the hub") }
-                wasOnline = true
-                lost = false
-            case .reconnecting(let seconds, let reason):
-                // Once per outage: on the embedded hub, tries come every second.
-                if !lost { printError("lost the hub (\(reason)); retrying in \(Int(seconds.rounded(.up))) s") }
-                lost = true
-            case .offline(let reason):
-                offline = reason
-            case .notRegistered:
-                if !waitingForRegistration {
-                    printError("this terminal is not registered yet; waiting for 'breaking-news subscribe'")
-                }
-                waitingForRegistration = true
-            case .connecting, .stopped:
-                break
-            }
+            if let line = reporter.line(for: status) { printError(line) }
+            if case .offline(let reason) = status, reason.gaveUp { offline = reason }
         }
         follower.poll()
         follower.stop()
         await printer.value
-        if let offline { throw CommandFailure(offline, exitCode: offline.contains("refused") ? .refusedByAuth : .failure) }
+        // Ended by a signal: the shell's convention, 128 + its number (130 for Ctrl-C, 143 for SIGTERM).
+        if let number = signal.withLock({ $0 }) { throw ExitCode(128 + number) }
+        switch offline {
+        case .refused(let detail)?: throw CommandFailure(detail, exitCode: .refusedByAuth)
+        case let reason?: throw CommandFailure(reason.description, exitCode: .failure)
+        case nil: return
+        }
     }
 
-    func print(entries: [InboxEntry], filter: String?) {
-        for entry in entries where filter == nil || entry.category == filter {
+    func print(entries: [InboxEntry]) {
+        for entry in entries {
             if json {
                 say(entry.jsonLine)
             } else {
@@ -143,5 +186,44 @@ struct LogCommand: AsyncParsableCommand {
             }
         }
         fflush(nil)
+    }
+}
+
+/// What `log --follow` says on standard error as its connection changes: each outage once,
+/// why it is offline once, and when it is back.
+struct FollowReporter {
+    private var wasOnline = false
+    /// What was said last about the connection being away.
+    private var said: String?
+
+    mutating func line(for status: ConnectionStatus) -> String? {
+        switch status {
+        case .online:
+            defer {
+                wasOnline = true
+                said = nil
+            }
+            return wasOnline && said != nil ? "reconnected to the hub" : said != nil ? "connected to the hub" : nil
+        case .reconnecting(let seconds, let reason):
+            // Once per outage: on the embedded hub, tries come every second.
+            guard said == nil else { return nil }
+            said = "lost"
+            return "lost the hub (\(reason)); retrying in \(Int(seconds.rounded(.up))) s"
+        case .offline(let reason):
+            let text: String
+            switch reason {
+            case .hubStopped:
+                text = "the local hub is not running; waiting for it to start (a send, a subscribe or a window starts it)"
+            case .notRegistered:
+                text = "this terminal is not registered yet; waiting for a subscribe ('breaking-news subscribe <categories>')"
+            case .unavailable(let detail): text = "cannot reach the hub (\(detail)); trying again"
+            case .refused, .noPushService: return nil  // said once, as the error it ends with
+            }
+            guard said != text else { return nil }
+            said = text
+            return text
+        case .connecting, .stopped:
+            return nil
+        }
     }
 }

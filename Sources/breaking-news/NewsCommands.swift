@@ -40,29 +40,36 @@ struct SubscribeCommand: AsyncParsableCommand {
                 exitCode: .hubUnreachable)
         case .failed:
             throw CommandFailure.hub(
-                outcome.error ?? .status(0, detail: "unknown"), action: "Subscribing (the selection is saved)")
+                outcome.error ?? .status(0, detail: "unknown"), action: "Subscribing (the selection is saved)",
+                doing: .subscribing, embedded: subscriber.endpoint.isEmbedded)
         }
     }
 }
 
-/// `breaking-news categories`: the stored selection and the registration state.
+/// `breaking-news categories`: the stored selection, the unread counts and the registration.
 struct CategoriesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "categories", abstract: "Show the chosen categories and whether they are registered.")
+        commandName: "categories", abstract: "Show the chosen categories, their unread counts and whether they are registered.")
 
-    @Flag(help: "Print JSON.")
+    @Flag(
+        name: .shortAndLong,
+        help: "Print JSON: {categories, unread: {<category>: n, …}, unreadTotal, installationId, registration}.")
     var json = false
 
     func run() async throws {
         let profile = try openProfile()
         let chosen = Set(profile.selectedCategories.map(\.name))
-        let values = profile.store.load().values
+        let record = profile.lastRegistration
         let unread = profile.log.unreadCounts
         if json {
-            let record = values.lastRegistration
             say(
                 JSONValue.object(dropping: [
                     ("categories", .strings(profile.catalog.categories.map(\.name).filter(chosen.contains))),
+                    (
+                        "unread",
+                        .object(profile.catalog.categories.map { ($0.name, .number(String(unread[$0.name] ?? 0))) })
+                    ),
+                    ("unreadTotal", .number(String(unread.values.reduce(0, +)))),
                     ("installationId", .string(profile.identity.installationId)),
                     (
                         "registration",
@@ -81,7 +88,7 @@ struct CategoriesCommand: AsyncParsableCommand {
             let badge = unread[category.name].map { "  (\($0) unread)" } ?? ""
             say("\(mark) \(category.name)\(badge)")
         }
-        guard let record = values.lastRegistration else {
+        guard let record else {
             say("Not registered yet: run 'breaking-news subscribe <categories>'.")
             return
         }
@@ -104,11 +111,11 @@ struct CategoriesCommand: AsyncParsableCommand {
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send breaking news to categories (all six by default), or a raw template or native send.",
+        abstract: "Send breaking news to the categories named (--category, repeatable, or --all), or a raw send.",
         discussion: """
             Examples:
-              send "Markets rally"              (every category)
-              send "Goal!" --category Sports
+              send "Markets rally" --all        (every category)
+              send "Goal!" -c Sports -c World
               send --tags "World || Sports" --property messageParam=hi
               send --apple '{"aps":{"alert":"hi"}}' --tags World
             Add --test to see the hub's outcome for each device reached.
@@ -117,8 +124,11 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "The news text (sent as 'Breaking <Category> News : <text>').")
     var text: String?
 
-    @Option(name: .customLong("category"), help: "A category to send to (repeatable).")
+    @Option(name: [.customShort("c"), .customLong("category")], help: "A category to send to (repeatable).")
     var categories: [String] = []
+
+    @Flag(name: .shortAndLong, help: "Send to every category.")
+    var all = false
 
     @Option(help: "A tag expression, for a raw send.")
     var tags: String?
@@ -140,6 +150,12 @@ struct SendCommand: AsyncParsableCommand {
             throw ValidationError("give either TEXT with --category, or a raw send with --tags/--property/--apple, not both")
         }
         if !raw, text == nil { throw ValidationError("give the news TEXT to send") }
+        if raw, all { throw ValidationError("--all sends news TEXT to every category; a raw send takes --tags") }
+        if all, !categories.isEmpty { throw ValidationError("give --category (repeatable) or --all, not both") }
+        if !raw, !all, categories.isEmpty {
+            // As on the Compose screen, nothing goes anywhere the sender did not choose.
+            throw ValidationError("name the categories to send to: --category C (repeatable, -c), or --all")
+        }
         if apple != nil, !properties.isEmpty { throw ValidationError("--apple sends a native payload; it takes no --property") }
         for property in properties where !property.contains("=") {
             throw ValidationError("--property takes key=value, not '\(property)'")
@@ -151,7 +167,7 @@ struct SendCommand: AsyncParsableCommand {
         if let text {
             let chosen: [BreakingNewsKit.Category]
             do {
-                chosen = categories.isEmpty ? profile.catalog.categories : try profile.catalog.resolve(categories)
+                chosen = all ? profile.catalog.categories : try profile.catalog.resolve(categories)
                 _ = try Publisher.validate(text)
             } catch let error as SubscribeError {
                 throw CommandFailure.rejected(error.description)
@@ -166,7 +182,8 @@ struct SendCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure.rejected(error.description)
             }
-            var firstError: HubError?
+            // A line per category on standard output; each error once, on standard error.
+            var failures: [(error: HubError, categories: [String])] = []
             for result in results {
                 let name = result.category.name.padding(toLength: 10, withPad: " ", startingAt: 0)
                 switch result.result {
@@ -174,12 +191,33 @@ struct SendCommand: AsyncParsableCommand {
                     say("\(name) sent  \(receipt.notificationId ?? "")")
                     if let outcome = receipt.outcome { printOutcome(outcome, indent: "           ") }
                 case .failure(let error):
-                    say("\(name) failed  \(TerminalText.line("\(error)"))")
-                    firstError = firstError ?? error
+                    say("\(name) failed")
+                    if let i = failures.firstIndex(where: {
+                        $0.error.readableDetail == error.readableDetail && $0.error.status == error.status
+                    }) {
+                        failures[i].categories.append(result.category.name)
+                    } else {
+                        failures.append((error, [result.category.name]))
+                    }
                 }
             }
             if endpoint.isEmbedded { await publisher.waitUntilDispatched(results.compactMap { try? $0.result.get() }) }
-            if let firstError { throw CommandFailure.hub(firstError, action: "Sending") }
+            for failure in failures.dropLast() {
+                let action = "Sending to \(failure.categories.joined(separator: ", "))"
+                printError(
+                    "breaking-news: "
+                        + CommandFailure.hub(failure.error, action: action, doing: .sending, embedded: endpoint.isEmbedded)
+                        .message)
+            }
+            if let last = failures.last {
+                let first = failures[0].error
+                let action = "Sending to \(last.categories.joined(separator: ", "))"
+                let failure = CommandFailure.hub(last.error, action: action, doing: .sending, embedded: endpoint.isEmbedded)
+                // The exit code is the first error's.
+                throw CommandFailure(
+                    failure.message,
+                    exitCode: CommandFailure.hub(first, action: "", doing: .sending, embedded: endpoint.isEmbedded).exitCode)
+            }
             return
         }
         var map: [String: String] = [:]
@@ -206,7 +244,7 @@ struct SendCommand: AsyncParsableCommand {
             if let outcome = receipt.outcome { printOutcome(outcome, indent: "      ") }
             if endpoint.isEmbedded { await publisher.waitUntilDispatched([receipt]) }
         } catch let error as HubError {
-            throw CommandFailure.hub(error, action: "Sending")
+            throw CommandFailure.hub(error, action: "Sending", doing: .sending, embedded: endpoint.isEmbedded)
         }
     }
 
@@ -237,7 +275,7 @@ struct InstallationCommand: AsyncParsableCommand {
                     "the hub has no installation \(profile.identity.installationId) yet: run 'breaking-news subscribe'",
                     exitCode: .inputRejected)
             }
-            throw CommandFailure.hub(error, action: "Reading the installation")
+            throw CommandFailure.hub(error, action: "Reading the installation", doing: .reading, embedded: endpoint.isEmbedded)
         }
     }
 }

@@ -38,7 +38,7 @@ struct DefaultsStoreTests {
     }
 
     @Test func identityIsMadeOnceAndStable() throws {
-        let store = DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json"))
+        let store = InstallationStore(url: temporaryFolder().appendingPathComponent("installation.json"))
         let first = try DeviceIdentity.load(from: store)
         let second = try DeviceIdentity.load(from: store)
         #expect(first == second)
@@ -53,38 +53,43 @@ struct DefaultsStoreTests {
     /// installation. Many loaders race here; all must agree with what the file keeps.
     @Test func processesStartingAtOnceAgreeOnOneIdentity() throws {
         for _ in 0..<5 {
-            let url = temporaryFolder().appendingPathComponent("defaults.json")
+            let url = temporaryFolder().appendingPathComponent("installation.json")
             let found = Mutex<[DeviceIdentity]>([])
             DispatchQueue.concurrentPerform(iterations: 8) { _ in
                 // A store per loader, as each process has its own.
-                if let identity = try? DeviceIdentity.load(from: DefaultsStore(url: url)) {
+                if let identity = try? DeviceIdentity.load(from: InstallationStore(url: url)) {
                     found.withLock { $0.append(identity) }
                 }
             }
             let identities = found.withLock { $0 }
             #expect(identities.count == 8)
             #expect(Set(identities).count == 1)
-            #expect(identities.first == (try DeviceIdentity.load(from: DefaultsStore(url: url))))
+            #expect(identities.first == (try DeviceIdentity.load(from: InstallationStore(url: url))))
         }
     }
 
     /// Issue 10 item 6: the token was SHA-256 of the installation id, so whoever learned the
     /// id could read the stream. Now it is random, and a derived one is replaced.
     @Test func deviceTokensAreRandomAndDerivedOnesAreReplaced() throws {
-        let a = try DeviceIdentity.load(from: DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json")))
-        let b = try DeviceIdentity.load(from: DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json")))
+        func fresh() -> InstallationStore {
+            InstallationStore(url: temporaryFolder().appendingPathComponent("installation.json"))
+        }
+        let a = try DeviceIdentity.load(from: fresh())
+        let b = try DeviceIdentity.load(from: fresh())
         #expect(a.deviceToken != b.deviceToken)
         #expect(a.deviceToken != DeviceIdentity.derivedToken(for: a.installationId))
         // A home of an earlier version: its derived token is retired, kept as the previous one.
-        let legacy = DefaultsStore(url: temporaryFolder().appendingPathComponent("defaults.json"))
+        let folder = temporaryFolder()
+        let legacy = DefaultsStore(url: folder.appendingPathComponent("defaults.json"))
+        let installations = InstallationStore(url: folder.appendingPathComponent("installation.json"))
         let derived = DeviceIdentity.derivedToken(for: "old-install")
         try legacy.save(.init(categories: ["World"], installationId: "old-install", deviceToken: derived))
-        let migrated = try DeviceIdentity.load(from: legacy)
+        let migrated = try DeviceIdentity.load(from: installations, migrating: legacy)
         #expect(migrated.installationId == "old-install")
         #expect(migrated.deviceToken != derived)
         #expect(DeviceToken.isValid(migrated.deviceToken))
         #expect(migrated.previousDeviceToken == derived)
-        #expect(try DeviceIdentity.load(from: legacy) == migrated)
+        #expect(try DeviceIdentity.load(from: installations, migrating: legacy) == migrated)
         #expect(legacy.load().values.categories == ["World"])
     }
 }
@@ -141,10 +146,10 @@ struct InboxLogTests {
         _ = try append(
             a, [Self.delivery(1, "w", text: "Breaking World News : w"), Self.delivery(2, "s", text: "s", tags: "Sports")])
         let b = InboxLog(url: url)
-        a.markRead(category: "World")
-        b.markRead(category: "Sports")
+        a.markRead(a.entries.filter { $0.category == "World" })
+        b.markRead(b.entries.filter { $0.category == "Sports" })
         #expect(InboxLog(url: url).unreadCounts.isEmpty)
-        #expect(a.reloadReadMarks() == ReadMarks([1...2]))
+        #expect(a.reloadMarks().read == ReadMarks([1...2]))
     }
 
     /// Marks are per message: one window marking a message unread and another reading a
@@ -154,12 +159,12 @@ struct InboxLogTests {
         let a = InboxLog(url: url)
         _ = try append(a, (1...4).map { Self.delivery(Int64($0), "n\($0)", text: "t\($0)") })
         let b = InboxLog(url: url)
-        a.markRead()
-        b.apply(.unread(2))
+        a.markRead(a.entries)
+        b.apply(.unread(ReadMarks([2...2])))
         a.apply(.read(ReadMarks([3...3])))
-        a.apply(.unread(4))
+        a.apply(.unread(ReadMarks([4...4])))
         #expect(InboxLog(url: url).readMarks == ReadMarks([1...1, 3...3]))
-        #expect(b.reloadReadMarks() == ReadMarks([1...1, 3...3]))
+        #expect(b.reloadMarks().read == ReadMarks([1...1, 3...3]))
     }
 
     /// A marks file of the earlier per-category form reads as the messages it covered; a
@@ -241,10 +246,10 @@ struct InboxLogTests {
                 Self.delivery(4, "d", text: "Breaking Science News : d", tags: "World || Science"),
             ])
         #expect(log.unreadCounts == ["World": 1, "Sports": 2, "Science": 1])
-        log.markRead(category: "Sports")
+        log.markRead(log.entries.filter { $0.category == "Sports" })
         #expect(log.unreadCounts == ["World": 1, "Science": 1])
         #expect(InboxLog(url: url).unreadCounts == ["World": 1, "Science": 1])
-        log.markRead()
+        log.markRead(log.entries)
         #expect(log.unreadCounts.isEmpty)
     }
 }

@@ -48,7 +48,7 @@ import Testing
         #expect(outcome.record.state == .pending)
         #expect(outcome.error?.isUnreachable == true)
         #expect(profile.store.load().values.categories == ["Politics"])
-        #expect(profile.store.load().values.lastRegistration?.state == .pending)
+        #expect(profile.lastRegistration?.state == .pending)
         // Retrying with backoff reports each attempt until told to stop.
         var attempts = 0
         for await attempt in subscriber.registerUntilDone(
@@ -194,7 +194,7 @@ import Testing
             _ = try await profile.sync(endpoint)
             #expect(Set(profile.log.entries.map(\.text)) == ["for the old token", "for the new token"])
             await profile.retirePreviousDevice(endpoint)
-            #expect(profile.store.load().values.previousDeviceToken == nil)
+            #expect(profile.installations.load().values.previousDeviceToken == nil)
             #expect(profile.log.entries.count == 2)
         }
     }
@@ -207,8 +207,8 @@ import Testing
             let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
             var last: ConnectionStatus?
             for await status in receiver.statuses { last = status }
-            #expect(last == .stopped || last == .offline(SandboxClient.noSandbox))
-            await #expect(throws: SandboxClient.Failure.self) { try await profile.sync(elsewhere) }
+            #expect(last == .stopped || last == .offline(.noPushService))
+            await #expect(throws: StreamFailure.noPushService) { try await profile.sync(elsewhere) }
         }
     }
 }

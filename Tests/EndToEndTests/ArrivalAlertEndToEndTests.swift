@@ -71,7 +71,8 @@ struct ArrivalAlertEndToEndTests {
 
             // Quit and start again: kept.
             try await tmux.keys("one", "q")
-            #expect(try await tmux.waitFor("one") { $0.contains("exit=") }.contains("exit=0"))
+            let ended = try await tmux.waitFor("one") { $0.contains("exit=") }
+            #expect(ended.contains("exit=0"))
             try await tmux.startUI("three", of: user, hub: hub.listen)
             try await tmux.waitFor("three") { $0.contains("Alerts: bell  (b, d)") }
         }

@@ -66,22 +66,24 @@ struct CategoriesReducerTests {
     @Test func enterOnTheSubscribeButtonSubscribes() {
         var state = makeState(selection: ["Politics"])
         _ = state.press(.character("G"))
+        #expect(state.categoryCursor == names.count - 1, "G: the last category")
+        _ = state.press(.down)
         #expect(state.categoryCursor == names.count)
         #expect(state.press(.enter) == [.subscribe(["Politics"])])
     }
 
-    @Test func aSuccessfulSubscribeShowsTheTutorialsAlert() {
+    /// A subscribe that worked says so in the status line; no box to dismiss (issue 28, finding 7).
+    @Test func aSuccessfulSubscribeSaysSoWithoutABox() {
         var state = makeState()
         _ = state.press(.character(" "), .character("s"))
         let record = RegistrationRecord(state: .registered, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h")
         _ = state.reduce(.registration(record, userInitiated: true))
-        #expect(state.dialog?.title == "Subscribed")
-        #expect(!state.registering)
-        // The dialog takes the keys until closed.
-        #expect(state.press(.character("j")) == [])
-        #expect(state.categoryCursor == 0)
-        _ = state.press(.enter)
         #expect(state.dialog == nil)
+        #expect(state.toast?.text == "✓ Subscribed: news for World reaches this terminal")
+        #expect(!state.registering)
+        // The keys go on working.
+        _ = state.press(.character("j"))
+        #expect(state.categoryCursor == 1)
     }
 
     @Test func failuresSayWhatToDo() {
@@ -344,12 +346,12 @@ struct LogReducerTests {
         #expect(state.visibleLog[state.log.cursor].text == "news 1")
     }
 
-    @Test func categoryFilterCycles() {
+    @Test func theCategoryPickerChoosesAndEscShowsAll() {
         var state = makeState(items: Self.items, read: Self.read)
-        _ = state.press(.character("3"), .character("c"))
+        _ = state.press(.character("3"), .character("c"), .down, .enter)
         #expect(state.log.filter == "World")
         #expect(state.visibleLog.allSatisfy { $0.category == "World" })
-        for _ in 0..<6 { _ = state.press(.character("c")) }
+        _ = state.press(.escape)
         #expect(state.log.filter == nil)
     }
 
@@ -377,7 +379,7 @@ struct ArrivalReducerTests {
         #expect(state.reduce(.inbox(.received([entry(2, "Sports", "new")]))) == [])
         #expect(state.toast == nil)
         #expect(state.visibleLog.first.map(state.isUnread) == true)
-        #expect(state.log.cursor == 1, "the cursor stays on the message it was on")
+        #expect(state.log.cursor == 0, "the cursor on the newest follows the newest, which stays unread")
         _ = state.press(.character("1"))
         #expect(state.unreadTotal == 1, "leaving the log reads nothing")
         _ = state.press(.character("3"))
@@ -392,6 +394,6 @@ struct ArrivalReducerTests {
         #expect(state.connection == .online)
         #expect(state.reconnectAt == nil)
         _ = state.reduce(.hubFailed("the local hub did not start"))
-        #expect(state.connection == .offline("the local hub did not start"))
+        #expect(state.connection == .offline(.unavailable("the local hub did not start")))
     }
 }

@@ -25,7 +25,7 @@ struct ScreenTests {
         #expect(lines[10] == "   [  ON ] Sports         2 unread")
         #expect(lines[12] == "   [ Subscribe ]")
         #expect(screen.text.contains("Not registered yet"))
-        #expect(lines[29].contains("Space toggle") && lines[29].contains("s subscribe") && lines[29].contains("q quit"))
+        #expect(lines[29].contains("Space/Enter toggle") && lines[29].contains("s subscribe") && lines[29].contains("q quit"))
         #expect(screen.style(of: "[  ON ]")?.reverse == true)
         #expect(screen.style(of: "Sports")?.bold == false)
         expectFits(screen)

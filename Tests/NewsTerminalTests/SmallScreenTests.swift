@@ -105,7 +105,7 @@ struct SmallScreenTests {
         var lines = rendered(state).lines
         #expect(lines.contains { $0.contains("[ Subscribe ]") }, "\(lines.joined(separator: "\n"))")
         #expect(lines.contains { $0.contains("Not registered yet") })
-        _ = state.press(.character("G"))
+        _ = state.press(.character("G"), .down)
         #expect(CategoriesScreen.categoryRow(forScreenRow: lines.firstIndex { $0.contains("[ Subscribe ]") }!, state) == 6)
         state = makeState(rows: 14, columns: 50)
         _ = state.press(.character("2"))
@@ -121,7 +121,7 @@ struct SmallScreenTests {
     @Test func theReasonTheHubIsAwayIsSaidWhole() {
         var state = makeState()
         state.connection = .offline(
-            "port 41234 is held by the local hub of another data folder (pid 7); set BREAKING_NEWS_HUB_PORT")
+            .unavailable("port 41234 is held by the local hub of another data folder (pid 7); set BREAKING_NEWS_HUB_PORT"))
         let text = rendered(state).text
         #expect(text.contains("Hub: port 41234 is held by the local hub of another data folder (pid 7); set"))
         #expect(text.contains("BREAKING_NEWS_HUB_PORT"))

@@ -13,6 +13,8 @@ public struct EmbeddedHub: Sendable {
     public let executable: String
     /// Seconds a newly started hub has to answer.
     public let startTimeout: Double
+    /// Told when `ensureRunning` started a hub and it answers (the screen says so).
+    public var onStart: (@Sendable () -> Void)?
 
     public init(
         paths: Paths, port: Int? = nil, hubName: String = LocalHubDefaults.hubName,
@@ -91,7 +93,10 @@ public struct EmbeddedHub: Sendable {
             // keeps it to one). Alive and listening but silent: it is starting or busy.
             var needsStart = true
             do {
-                if let state = try await verified() { return state }
+                if let state = try await verified() {
+                    if started { onStart?() }
+                    return state
+                }
             } catch  where error.kind == .silent {
                 needsStart = false
             } catch  where error.kind == .legacy {

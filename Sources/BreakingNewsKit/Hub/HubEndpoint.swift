@@ -37,25 +37,57 @@ public struct HubEndpoint: Sendable {
     /// endpoint was made. A hub that is not running is started as `starting` says.
     /// Otherwise this endpoint.
     public func current(starting: Start = .always) async throws(HubError) -> HubEndpoint {
+        do throws(LocateError) {
+            return try await locate(starting: starting)
+        } catch {
+            switch error {
+            case .notRunning: throw HubError.unreachable("no local hub is running")
+            case .unavailable(let detail):
+                throw HubError.unreachable(
+                    starting == .always ? "the local hub is not running and could not be started: \(detail)" : detail)
+            }
+        }
+    }
+
+    /// Why `locate` found no hub to call.
+    public enum LocateError: Error, Sendable, Hashable {
+        /// The embedded hub is not running (stopped with `hub stop`, or never started), and
+        /// was not to be started.
+        case notRunning
+        /// It could not be found or started: its port held by another, a start that failed,
+        /// a hub that does not answer as ours.
+        case unavailable(String)
+    }
+
+    /// `current`, with why there is no hub typed.
+    public func locate(starting: Start) async throws(LocateError) -> HubEndpoint {
         guard let embedded else { return self }
+        let state: LocalHubState
         do {
-            let state: LocalHubState
             if starting == .always || (starting == .afterCrash && embedded.crashed) {
                 state = try await embedded.ensureRunning()
-            } else if let running = await embedded.running() {
+            } else if let running = try await embedded.verified() {
                 state = running
             } else if let holder = embedded.portHolder() {
-                throw embedded.portTaken(by: holder)
+                throw LocateError.unavailable("\(embedded.portTaken(by: holder))")
             } else {
-                throw EmbeddedHubError(description: "no local hub is running")
+                throw LocateError.notRunning
             }
+        } catch let error as LocateError {
+            throw error
+        } catch let error as LocalHubTrust.Distrust where error.kind == .stale {
+            // Its state file outlived it and it is not to be started here.
+            throw .notRunning
+        } catch {
+            throw .unavailable("\(error)")
+        }
+        do {
             let strings = try embedded.connectionStrings(baseURL: state.url)
             return HubEndpoint(
                 listen: try ConnectionString(parsing: strings.listen), send: try ConnectionString(parsing: strings.full),
                 hubName: hubName, embedded: embedded)
         } catch {
-            throw HubError.unreachable(
-                starting == .always ? "the local hub is not running and could not be started: \(error)" : "\(error)")
+            throw .unavailable("\(error)")
         }
     }
 
@@ -107,8 +139,11 @@ public struct HubResolutionError: Error, Sendable, CustomStringConvertible {
 extension HubEndpoint {
     /// The hub to use: the one a connection string names, or the embedded local hub (found,
     /// or started in the background when none answers).
+    /// `onHubStart` is told each time a call through the endpoint starts the embedded hub
+    /// (this one included): the screen says so.
     public static func resolve(
-        _ options: HubOptions, paths: Paths, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ options: HubOptions, paths: Paths, environment: [String: String] = ProcessInfo.processInfo.environment,
+        onHubStart: (@Sendable () -> Void)? = nil
     )
         async throws(HubResolutionError) -> HubEndpoint
     {
@@ -118,7 +153,8 @@ extension HubEndpoint {
                 throw HubResolutionError(
                     kind: .usage, description: "a send connection string needs a connection string (and a hub) too")
             }
-            let embedded = EmbeddedHub(paths: paths, environment: environment)
+            var embedded = EmbeddedHub(paths: paths, environment: environment)
+            embedded.onStart = onHubStart
             do {
                 let state = try await embedded.ensureRunning()
                 let strings = try embedded.connectionStrings(baseURL: state.url)

@@ -49,9 +49,11 @@ public struct RegistrationRecord: Sendable, Hashable {
     }
 }
 
-/// The JSON user-defaults store, `defaults.json`: the tutorial's `BreakingNewsCategories`,
-/// this terminal's installation id and device token, and the last registration. Keys it does
-/// not know are kept. Writes are atomic; a corrupt file is moved aside, never overwritten.
+/// The JSON user-defaults store, `defaults.json`: the preferences — the tutorial's
+/// `BreakingNewsCategories` and the arrival alerts. Keys it does not know are kept. Writes are
+/// atomic; a corrupt file is moved aside, never overwritten. Who this terminal is lives apart,
+/// in `InstallationStore`, so that a corrupt preferences file never costs it; earlier versions
+/// kept it here, and the fields that held it are read once to move it (`DeviceIdentity.load`).
 public final class DefaultsStore: Sendable {
     /// The tutorial's key for the chosen categories.
     public static let categoriesKey = "BreakingNewsCategories"
@@ -62,22 +64,24 @@ public final class DefaultsStore: Sendable {
     static let arrivalAlertsKey = "arrivalAlerts"
 
     public let url: URL
+    private let file: KeptJSONObject
 
     public init(url: URL) {
         self.url = url
+        self.file = KeptJSONObject(url: url, consequence: "the selection starts empty")
     }
 
     /// What the store holds.
     public struct Values: Sendable, Hashable {
         public var categories: [String]
-        public var installationId: String?
-        public var deviceToken: String?
-        /// The token this terminal had before it got a random one, until nothing more can
-        /// arrive for it (see `DeviceIdentity`).
-        public var previousDeviceToken: String?
-        public var lastRegistration: RegistrationRecord?
         /// The terminal UI's bell and desktop notification on arrival (off when absent).
         public var arrivalAlerts: ArrivalAlerts = .off
+        /// Who this terminal was, as earlier versions kept it here: read once to move it to
+        /// `installation.json`, then removed.
+        public var installationId: String?
+        public var deviceToken: String?
+        public var previousDeviceToken: String?
+        public var lastRegistration: RegistrationRecord?
         /// Members this version does not use, kept as they were.
         var others: [(String, JSONValue)] = []
 
@@ -89,6 +93,11 @@ public final class DefaultsStore: Sendable {
             self.installationId = installationId
             self.deviceToken = deviceToken
             self.lastRegistration = lastRegistration
+        }
+
+        /// Whether it holds an identity of an earlier version.
+        var holdsIdentity: Bool {
+            installationId != nil || deviceToken != nil || previousDeviceToken != nil || lastRegistration != nil
         }
 
         public static func == (a: Values, b: Values) -> Bool {
@@ -114,23 +123,8 @@ public final class DefaultsStore: Sendable {
     /// Reads the store. A missing file is empty; a corrupt one is renamed
     /// `defaults.json.corrupt-<time>` and reported in `warning`, and the app starts with no selection.
     public func load(now: Date = Date()) -> Loaded {
-        guard let data = try? Data(contentsOf: url) else { return Loaded(values: Values()) }
-        if let json = try? JSONValue(parsing: data), let members = json.objectMembers {
-            return Loaded(values: Self.values(from: members))
-        }
-        let stamp = W3CDate.format(now).prefix(19).filter(\.isNumber)
-        let aside = url.deletingLastPathComponent().appendingPathComponent("\(url.lastPathComponent).corrupt-\(stamp)")
-        do {
-            try FileManager.default.moveItem(at: url, to: aside)
-            return Loaded(
-                values: Values(),
-                warning:
-                    "\(url.path) was not valid JSON; it was kept as \(aside.lastPathComponent) and the selection starts empty")
-        } catch {
-            return Loaded(
-                values: Values(),
-                warning: "\(url.path) is not valid JSON and could not be moved aside (\(error.localizedDescription))")
-        }
+        let (members, warning) = file.read(now: now)
+        return Loaded(values: Self.values(from: members), warning: warning)
     }
 
     static func values(from members: [(String, JSONValue)]) -> Values {
@@ -151,8 +145,8 @@ public final class DefaultsStore: Sendable {
 
     /// Writes the store atomically (temporary file, then rename).
     public func save(_ values: Values) throws {
-        let json = JSONValue.object(
-            dropping: [
+        try file.write(
+            [
                 (Self.categoriesKey, .strings(values.categories)),
                 (Self.installationIdKey, values.installationId.map(JSONValue.string)),
                 (Self.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
@@ -160,7 +154,6 @@ public final class DefaultsStore: Sendable {
                 (Self.registrationKey, values.lastRegistration?.json),
                 (Self.arrivalAlertsKey, values.arrivalAlerts.isOff ? nil : values.arrivalAlerts.json),
             ] + values.others.map { ($0.0, Optional($0.1)) })
-        try AtomicFile.write(Data((json.text + "\n").utf8), to: url, permissions: 0o600)
     }
 
     /// Reads, changes and writes the store, holding `defaults.lock` throughout so that a
@@ -168,7 +161,7 @@ public final class DefaultsStore: Sendable {
     /// is neither lost nor overwritten.
     @discardableResult
     public func update(_ change: (inout Values) -> Void) throws -> Values {
-        try FileLock.withExclusive(url.deletingLastPathComponent().appendingPathComponent("defaults.lock")) {
+        try file.withLock {
             var values = load().values
             change(&values)
             try save(values)

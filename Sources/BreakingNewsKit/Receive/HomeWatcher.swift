@@ -1,26 +1,54 @@
 import Foundation
 
-/// What the windows of one home share besides the log: the chosen categories, the last
-/// registration, the read marks and the arrival alerts, as they are on disk now.
+/// What the windows of one home share besides the log: the chosen categories, who this
+/// terminal is and its last registration, the read marks and the arrival alerts, as they are
+/// on disk now.
 public struct SharedHomeState: Sendable, Hashable {
     public var selection: [Category]
     public var registration: RegistrationRecord?
     /// The terminal UI's bell and desktop notification, switched in any window.
     public var alerts: ArrivalAlerts = .off
+    /// Who this terminal is now (nil when `installation.json` holds none).
+    public var identity: DeviceIdentity?
+    /// Set when reading found a file corrupt and moved it aside.
+    public var warning: String?
 
     public init(
-        selection: [Category], registration: RegistrationRecord?, alerts: ArrivalAlerts = .off
+        selection: [Category], registration: RegistrationRecord?, alerts: ArrivalAlerts = .off,
+        identity: DeviceIdentity? = nil, warning: String? = nil
     ) {
         self.selection = selection
         self.registration = registration
         self.alerts = alerts
+        self.identity = identity
+        self.warning = warning
+    }
+
+    /// The state of `profile`'s home as it is on disk now.
+    public static func read(_ profile: NewsProfile) -> SharedHomeState {
+        var preferences = profile.store.load()
+        let installation = profile.installations.load()
+        if let warning = preferences.warning {
+            // Moved aside while the window was open: the selection comes back as at a launch.
+            preferences = DefaultsStore.Loaded(values: profile.store.load().values, warning: profile.recover(after: warning))
+        }
+        let warnings = [preferences.warning, installation.warning].compactMap { $0 }
+        return SharedHomeState(
+            selection: profile.catalog.categories.filter { category in
+                preferences.values.categories.contains { $0.lowercased() == category.name.lowercased() }
+            },
+            registration: installation.values.lastRegistration,
+            alerts: preferences.values.arrivalAlerts,
+            identity: DeviceIdentity.kept(in: installation.values),
+            warning: warnings.isEmpty ? nil : warnings.joined(separator: "\n"))
     }
 }
 
-/// Watches the files a home's windows and commands share (`defaults.json`, the read marks)
-/// and yields their state when another process changed them: a subscribe from the command
-/// line, marks moved in another window. It looks at their modification times every
-/// `interval`; reading happens only when one changed.
+/// Watches the files a home's windows and commands share (`defaults.json`,
+/// `installation.json`, the read marks) and yields their state when another process changed
+/// them: a subscribe from the command line, marks moved in another window, a home restored
+/// from a copy. It looks at their modification times every `interval`; reading happens only
+/// when one changed.
 public final class HomeWatcher: Sendable {
     public let changes: AsyncStream<SharedHomeState>
     private let task: Task<Void, Never>
@@ -28,7 +56,7 @@ public final class HomeWatcher: Sendable {
     public init(profile: NewsProfile, interval: Duration = .milliseconds(250)) {
         let (changes, continuation) = AsyncStream<SharedHomeState>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.changes = changes
-        let files = [profile.store.url, profile.log.readMarksFile]
+        let files = [profile.store.url, profile.installations.url, profile.log.readMarksFile]
         // Stamped now, before the window reads its state, so no change falls in between.
         let initial = files.map(Self.stamp)
         task = Task {
@@ -38,14 +66,10 @@ public final class HomeWatcher: Sendable {
                 let now = files.map(Self.stamp)
                 guard now != seen else { continue }
                 seen = now
-                let values = profile.store.load().values
-                continuation.yield(
-                    SharedHomeState(
-                        selection: profile.catalog.categories.filter { category in
-                            values.categories.contains { $0.lowercased() == category.name.lowercased() }
-                        },
-                        registration: values.lastRegistration,
-                        alerts: values.arrivalAlerts))
+                let state = SharedHomeState.read(profile)
+                // A corrupt file moved aside (and the selection written back) is not another change.
+                if state.warning != nil { seen = files.map(Self.stamp) }
+                continuation.yield(state)
             }
             continuation.finish()
         }

@@ -75,28 +75,28 @@ public struct InboxEntry: Sendable, Hashable {
     public var jsonLine: String { json.text }
 }
 
-/// The received-message log, `inbox.jsonl` (one JSON object per line), and the unread marks
-/// beside it. Appends are deduplicated by notification id and template, also across processes
+/// The received-message log, `inbox.jsonl` (one JSON object per line), and the read and
+/// deleted marks beside it (`InboxLog+Marks`). Appends are deduplicated by notification id and template, also across processes
 /// sharing the file (an exclusive lock around each append), and flushed to disk.
 public final class InboxLog: Sendable {
     public let url: URL
-    private let stateURL: URL
+    let stateURL: URL
     private let lockURL: URL
 
-    private struct State {
+    struct State {
         var entries: [InboxEntry] = []
         var keys: Set<String> = []
         /// Bytes of the file already read.
         var offset: UInt64 = 0
-        /// The positions read, as this process last saw them on disk.
-        var marks = ReadMarks()
+        /// The positions read and deleted, as this process last saw them on disk.
+        var marks = InboxMarks()
         var warning: String?
         var skippedLines = 0
         /// The file's size when a follower last looked.
         var lastSeenSize: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     public init(url: URL) {
         self.url = url
@@ -107,8 +107,14 @@ public final class InboxLog: Sendable {
         state.withLock { $0.marks = marks }
     }
 
-    /// Everything received, oldest first.
+    /// Everything received, oldest first, the deleted messages included (positions count
+    /// them); `shownEntries` leaves them out.
     public var entries: [InboxEntry] { state.withLock { $0.entries } }
+
+    /// What is received and not deleted, oldest first.
+    public var shownEntries: [InboxEntry] {
+        state.withLock { state in state.entries.filter { !state.marks.deleted.contains($0.index) } }
+    }
 
     /// Lines that could not be read (for example a write cut short by a crash).
     public var skippedLines: Int { state.withLock { $0.skippedLines } }
@@ -186,117 +192,6 @@ public final class InboxLog: Sendable {
         }
     }
 
-    /// Unread messages by category ("" for messages without one).
-    public var unreadCounts: [String: Int] {
-        state.withLock { state in
-            var counts: [String: Int] = [:]
-            for entry in state.entries where !state.marks.contains(entry.index) {
-                counts[entry.category ?? "", default: 0] += 1
-            }
-            return counts
-        }
-    }
-
-    /// The positions read, as this process last saw them.
-    public var readMarks: ReadMarks { state.withLock { $0.marks } }
-
-    /// Marks read every message received so far, in one category or in all (what `log`
-    /// printed).
-    public func markRead(category: String? = nil) {
-        let marks = ReadMarks(
-            entries.filter { category == nil || $0.category == category }.map { $0.index...$0.index })
-        apply(.read(marks))
-    }
-
-    /// Applies `change` to the marks on disk, which every window of the home shares: under
-    /// the log's lock, to what is there now, so no window undoes another's marks. Returns
-    /// the marks as they now are.
-    @discardableResult
-    public func apply(_ change: ReadChange) -> ReadMarks {
-        withFileLock {
-            var marks = loadMarks()
-            switch change {
-            case .read(let read): marks.formUnion(read)
-            case .unread(let position): marks.remove(position)
-            }
-            let json = JSONValue.object([
-                ("read", .array(marks.ranges.map { .array([.number(String($0.lowerBound)), .number(String($0.upperBound))]) }))
-            ])
-            try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
-            state.withLock { $0.marks = marks }
-            return marks
-        }
-    }
-
-    /// Reads the marks other processes moved; returns them.
-    @discardableResult
-    public func reloadReadMarks() -> ReadMarks {
-        let disk = withFileLock { loadMarks() }
-        state.withLock { $0.marks = disk }
-        return disk
-    }
-
-    /// The file the read marks live in, for watchers.
-    public var readMarksFile: URL { stateURL }
-
-    /// Positions a marks file may name: a hostile or damaged file cannot make a range that
-    /// overflows or costs memory.
-    static let markablePositions = 1...1_000_000_000
-    static let maximumRanges = 100_000
-
-    /// The marks in `url`: `{"read": [[first, last], …]}`, or the older per-category form
-    /// `{"readThrough": {"World": 12}}` (every message of the category up to that position),
-    /// read against `entries` (asked for only then). Anything else reads as nothing read and
-    /// `damaged`.
-    static func readMarks(_ url: URL, entries: () -> [InboxEntry]) -> (marks: ReadMarks, damaged: Bool) {
-        guard let data = try? Data(contentsOf: url) else { return (ReadMarks(), false) }
-        guard let json = try? JSONValue(parsing: data), let members = json.objectMembers else { return (ReadMarks(), true) }
-        if let read = json["read"] {
-            guard let pairs = read.arrayValue, pairs.count <= maximumRanges else { return (ReadMarks(), true) }
-            var ranges: [ClosedRange<Int>] = []
-            for pair in pairs {
-                guard let bounds = pair.arrayValue, bounds.count == 2,
-                    case .number(let first)? = bounds.first, case .number(let last)? = bounds.last,
-                    let lower = Int(first), let upper = Int(last), lower <= upper,
-                    markablePositions.contains(lower), markablePositions.contains(upper)
-                else { return (ReadMarks(), true) }
-                ranges.append(lower...upper)
-            }
-            return (ReadMarks(ranges), false)
-        }
-        guard let old = json["readThrough"] else { return (ReadMarks(), !members.isEmpty) }
-        guard let members = old.objectMembers else { return (ReadMarks(), true) }
-        var through: [String: Int] = [:]
-        for (key, value) in members { if case .number(let n) = value, let i = Int(n) { through[key] = i } }
-        let marks = ReadMarks(entries().filter { $0.index <= (through[$0.category ?? ""] ?? 0) }.map { $0.index...$0.index })
-        return (marks, false)
-    }
-
-    /// The marks on disk; a damaged marks file is moved aside (`inbox-state.json.corrupt-<time>`),
-    /// never written over, and said once in `warning`.
-    private func loadMarks() -> ReadMarks {
-        // The entries only for a file of the earlier form: a copy of the whole log per key
-        // that moves a mark would cost what the log holds.
-        let (marks, damaged) = Self.readMarks(stateURL) { self.entries }
-        guard damaged else { return marks }
-        let stamp = W3CDate.format(Date()).prefix(19).filter(\.isNumber)
-        let aside = stateURL.deletingLastPathComponent().appendingPathComponent("inbox-state.json.corrupt-\(stamp)")
-        let note: String
-        do {
-            try FileManager.default.moveItem(at: stateURL, to: aside)
-            note =
-                "\(stateURL.path) could not be read; it was kept as \(aside.lastPathComponent) and every message counts "
-                + "as unread"
-        } catch {
-            note = "\(stateURL.path) could not be read, nor moved aside (\(error.localizedDescription))"
-        }
-        state.withLock { $0.warning = $0.warning ?? note }
-        return marks
-    }
-
-    /// Set when the read marks file was damaged: what happened and where it went.
-    public var warning: String? { state.withLock { $0.warning } }
-
     /// Claims the arrival alert for the messages up to log position `index`: true when no
     /// window of the home has alerted that far, which it now has; false when one has. The
     /// position lives in `inbox-alerted.json` beside the log, changed under the log's lock, so
@@ -354,7 +249,7 @@ public final class InboxLog: Sendable {
         return (try? handle.read(upToCount: 1))?.first == 0x0A
     }
 
-    private func withFileLock<T>(_ body: () throws -> T) rethrows -> T {
+    func withFileLock<T>(_ body: () throws -> T) rethrows -> T {
         try FileLock.withExclusive(lockURL, body)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import NotificationHubs
-import Synchronization
 
 /// What a window learns about the news: its receiver's connection, and the log's new entries
 /// (from its `LogFollower`).
@@ -10,9 +9,8 @@ public enum InboxUpdate: Sendable, Hashable {
     case received([InboxEntry])
 }
 
-/// Keeps this terminal's device stream open: resumes after the last delivery after any
-/// disconnect (backing off 1 s to 60 s, or 0.25 s to 1 s on the embedded hub, where a try
-/// costs nothing), dedupes, appends to the log, and reports its connection. What it appended
+/// Keeps this terminal's device stream open: runs a `StreamMachine` and does what it asks
+/// (open, read, append to the log, wait, close), reporting its connection. What it appended
 /// reaches the windows through the log (`LogFollower`, told at once), as what other
 /// processes append does.
 public final class InboxReceiver: Sendable {
@@ -26,40 +24,24 @@ public final class InboxReceiver: Sendable {
     /// Starts receiving at once.
     /// - Parameters:
     ///   - backoff: between tries; `loopbackBackoff` on the embedded hub, `Backoff()` on others.
-    ///   - starting: whether the embedded hub is started when none runs (see `HubEndpoint.Start`).
+    ///   - starting: whether the embedded hub is started when none runs (see `HubEndpoint.Start`);
+    ///     `retryNow(startingHub: true)` starts it for one try whatever this says.
     public init(
         sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff? = nil,
         starting: HubEndpoint.Start = .never
     ) {
         let (statuses, continuation) = AsyncStream<ConnectionStatus>.makeStream(bufferingPolicy: .unbounded)
         self.statuses = statuses
-        let hubURL = sandbox.endpoint.hubURL
-        let backoff = backoff ?? (sandbox.endpoint.isEmbedded ? Self.loopbackBackoff : Backoff())
+        let resume = log.resumePoint(hubName: sandbox.endpoint.hubName)
+        let machine = StreamMachine(
+            lastEventId: resume?.seq, epoch: resume?.epoch,
+            backoff: backoff ?? (sandbox.endpoint.isEmbedded ? Self.loopbackBackoff : Backoff()))
         let alarm = alarm
         task = Task {
-            let resume = log.resumePoint(hubName: sandbox.endpoint.hubName)
-            var machine = StreamMachine(lastEventId: resume?.seq, backoff: backoff)
-            var epoch = resume?.epoch
-            var pending = machine.handle(.start)
-            while !pending.isEmpty {
-                let action = pending.removeFirst()
-                switch action {
-                case .report(let status):
-                    continuation.yield(status)
-                case .close:
-                    break
-                case .wait(let seconds):
-                    await alarm.wait(seconds: seconds)
-                    pending += machine.handle(Task.isCancelled ? .stop : .retryTimerFired)
-                case .open(let lastEventId):
-                    alarm.reset()
-                    let event = await Self.receive(
-                        sandbox: sandbox, starting: starting, after: lastEventId, epoch: &epoch, machine: &machine, log: log,
-                        catalog: catalog, follower: follower, hubURL: hubURL, continuation: continuation, pending: &pending)
-                    pending += machine.handle(Task.isCancelled ? .stop : event)
-                }
-            }
-            continuation.finish()
+            var driver = Driver(
+                sandbox: sandbox, starting: starting, log: log, catalog: catalog, follower: follower, alarm: alarm,
+                continuation: continuation, machine: machine)
+            await driver.run()
         }
         continuation.onTermination = { [task] _ in task.cancel() }
     }
@@ -67,102 +49,78 @@ public final class InboxReceiver: Sendable {
     /// Stops receiving; `statuses` ends after reporting `.stopped`.
     public func stop() { task.cancel() }
 
-    /// Ends the wait before the next try now (the user asked).
-    public func retryNow() { alarm.ring() }
+    /// Ends the wait before the next try now; `startingHub` starts a stopped embedded hub for
+    /// that try (the user asked).
+    public func retryNow(startingHub: Bool = false) { alarm.ring(startingHub: startingHub) }
 
-    /// Opens the stream and reads it until it ends; returns the event that ended it.
-    private static func receive(
-        sandbox: SandboxClient, starting: HubEndpoint.Start, after lastEventId: Int64?, epoch: inout String?,
-        machine: inout StreamMachine, log: InboxLog, catalog: NewsCatalog, follower: LogFollower?, hubURL: String,
-        continuation: AsyncStream<ConnectionStatus>.Continuation, pending: inout [StreamMachine.Action]
-    ) async -> StreamMachine.Event {
-        let stream: DeviceStream
-        do {
-            stream = try await sandbox.current(starting: starting).stream(after: lastEventId, epoch: epoch)
-        } catch {
-            if error.notRegistered { return .unregistered }
-            return error.isRefusal ? .refused(reason: error.description) : .closed(reason: error.description)
-        }
-        pending += machine.handle(.opened)
-        // Report "online" before blocking on the stream.
-        while let first = pending.first, case .report(let status) = first {
-            continuation.yield(status)
-            pending.removeFirst()
-        }
-        do {
-            for try await deliveries in stream {
-                let added = try log.append(deliveries, hub: hubURL, categoryOf: { catalog.category(of: $0)?.name })
-                for delivery in deliveries {
-                    if delivery.epoch != epoch {
-                        // A new delivery log: sequence numbers restart, so the resume point does too.
-                        epoch = delivery.epoch
-                        machine.resetResumePoint()
-                    }
-                    _ = machine.handle(.delivery(seq: delivery.seq))
-                }
-                if !added.isEmpty { follower?.poll() }
+    /// Does what the machine asks, one action after another, and feeds it what came of each.
+    struct Driver {
+        let sandbox: SandboxClient
+        let starting: HubEndpoint.Start
+        let log: InboxLog
+        let catalog: NewsCatalog
+        let follower: LogFollower?
+        let alarm: RetryAlarm
+        let continuation: AsyncStream<ConnectionStatus>.Continuation
+        var machine: StreamMachine
+        /// The open stream, between `open` and `close`.
+        var stream: DeviceStream.Iterator?
+
+        mutating func run() async {
+            var pending = machine.handle(.start)
+            while !pending.isEmpty {
+                let action = pending.removeFirst()
+                guard let event = await perform(action) else { continue }
+                pending += machine.handle(Task.isCancelled ? .stop : event)
             }
-            return .closed(reason: "the hub closed the stream")
-        } catch {
-            return .closed(reason: "the stream was cut: \(HubClient.describe(error))")
+            stream = nil
+            continuation.finish()
         }
-    }
-}
 
-/// A wait that ends after its time, when rung, or when its task is cancelled. A ring while
-/// nothing waits ends the next wait at once, unless a try starts first (`reset`).
-final class RetryAlarm: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<Void, Never>?
-        var rung = false
-    }
-
-    private let state = Mutex(State())
-
-    func ring() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.rung = true
+        /// Runs one action; returns the event it ended with, if any.
+        mutating func perform(_ action: StreamMachine.Action) async -> StreamMachine.Event? {
+            switch action {
+            case .report(let status):
+                continuation.yield(status)
                 return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Forgets a ring that came while nothing waited.
-    func reset() { state.withLock { $0.rung = false } }
-
-    func wait(seconds: Double) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000)) }
-            group.addTask { await self.rung() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// Returns once rung, or cancelled.
-    private func rung() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    if state.rung || Task.isCancelled {
-                        state.rung = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
+            case .close:
+                // Dropping the iterator cancels the request: the hub sees the stream end.
+                stream = nil
+                return nil
+            case .wait(let seconds):
+                switch await alarm.wait(seconds: seconds) {
+                case .elapsed: return .retryTimerFired
+                case .rung(let startingHub): return .retryNow(startingHub: startingHub)
                 }
-                if now { continuation.resume() }
+            case .open(let lastEventId, let epoch, let startingHub):
+                alarm.reset()
+                do throws(StreamFailure) {
+                    let current = try await sandbox.current(starting: startingHub ? .always : starting)
+                    stream = try await current.stream(after: lastEventId, epoch: epoch).makeAsyncIterator()
+                    return .opened
+                } catch {
+                    return .failed(error)
+                }
+            case .read:
+                guard var iterator = stream else { return .failed(.unreachable("the stream is not open")) }
+                defer { stream = iterator }
+                do {
+                    guard let deliveries = try await iterator.next() else {
+                        return .failed(.unreachable("the hub closed the stream"))
+                    }
+                    return .received(deliveries)
+                } catch {
+                    return .failed(.unreachable("the stream was cut: \(HubClient.describe(error))"))
+                }
+            case .append(let deliveries):
+                do {
+                    let added = try log.append(deliveries, hub: sandbox.endpoint.hubURL) { catalog.category(of: $0)?.name }
+                    if !added.isEmpty { follower?.poll() }
+                    return .appended(deliveries)
+                } catch {
+                    return .failed(.unreachable("cannot write \(log.url.path): \(error.localizedDescription)"))
+                }
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
         }
     }
 }

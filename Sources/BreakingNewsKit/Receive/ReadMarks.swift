@@ -65,6 +65,34 @@ public struct ReadMarks: Sendable, Hashable {
         for range in other.ranges { insert(range) }
     }
 
+    /// Removes every position of `other`.
+    public mutating func subtract(_ other: ReadMarks) {
+        for range in other.ranges { remove(range) }
+    }
+
+    /// Removes every position of `range`.
+    public mutating func remove(_ range: ClosedRange<Int>) {
+        // The ranges that overlap `range` lose that part; what is left of them on either side stays.
+        let first = ranges.partitioningIndex { $0.upperBound >= range.lowerBound }
+        var last = first
+        var pieces: [ClosedRange<Int>] = []
+        while last < ranges.count, ranges[last].lowerBound <= range.upperBound {
+            let current = ranges[last]
+            if current.lowerBound < range.lowerBound { pieces.append(current.lowerBound...(range.lowerBound - 1)) }
+            if current.upperBound > range.upperBound { pieces.append((range.upperBound + 1)...current.upperBound) }
+            last += 1
+        }
+        ranges.replaceSubrange(first..<last, with: pieces)
+    }
+
+    /// Whether `other`'s positions are all here.
+    public func contains(_ other: ReadMarks) -> Bool {
+        other.ranges.allSatisfy { range in
+            guard let i = rangeIndex(atOrBefore: range.lowerBound) else { return false }
+            return ranges[i].upperBound >= range.upperBound
+        }
+    }
+
     /// Whether position `b` comes right after `a` (no overflow at the ends of Int).
     private static func touches(_ a: Int, _ b: Int) -> Bool { a < b && a == b - 1 }
 
@@ -87,11 +115,4 @@ extension Array {
         }
         return low
     }
-}
-
-/// A change to the read marks, applied to what is on disk under the log's lock, so changes
-/// made by several windows never undo each other.
-public enum ReadChange: Sendable, Hashable {
-    case read(ReadMarks)
-    case unread(Int)
 }

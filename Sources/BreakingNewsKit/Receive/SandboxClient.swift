@@ -14,33 +14,22 @@ public struct SandboxClient: Sendable {
     }
 
     /// The same device on the endpoint's current address (see `HubEndpoint.current`), which
-    /// starts a hub only as `starting` says.
-    public func current(starting: HubEndpoint.Start = .never) async throws(Failure) -> SandboxClient {
+    /// starts a hub only as `starting` says. An embedded hub that is not running is
+    /// `hubStopped`; one that cannot be found or started, `unavailable`.
+    public func current(starting: HubEndpoint.Start = .never) async throws(StreamFailure) -> SandboxClient {
         guard endpoint.isEmbedded else { return self }
-        do throws(HubError) {
-            return SandboxClient(endpoint: try await endpoint.current(starting: starting), device: device)
+        do throws(HubEndpoint.LocateError) {
+            return SandboxClient(endpoint: try await endpoint.locate(starting: starting), device: device)
         } catch {
-            throw Failure(description: error.description, isRefusal: false)
+            switch error {
+            case .notRunning: throw .hubStopped
+            case .unavailable(let detail): throw .unavailable(detail)
+            }
         }
     }
 
-    /// Why a sandbox call failed; `isRefusal` when retrying cannot help; `notRegistered`
-    /// when the hub knows nothing of the device yet.
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public let description: String
-        public let isRefusal: Bool
-        public let notRegistered: Bool
-
-        public init(description: String, isRefusal: Bool, notRegistered: Bool = false) {
-            self.description = description
-            self.isRefusal = isRefusal
-            self.notRegistered = notRegistered
-        }
-    }
-
-    /// Opens the device stream after `lastEventId`. 401/403/404 are refusals: a wrong key, or
-    /// a hub without a sandbox push service (Azure delivers to real devices only).
-    public func stream(after lastEventId: Int64?, epoch: String?) async throws(Failure) -> DeviceStream {
+    /// Opens the device stream after `lastEventId`.
+    public func stream(after lastEventId: Int64?, epoch: String?) async throws(StreamFailure) -> DeviceStream {
         do throws(HubError) {
             return try await hub.deviceStream(device: device, after: lastEventId, epoch: epoch)
         } catch {
@@ -48,15 +37,10 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    /// What the receiver says while the hub knows nothing of this device yet (the stream
-    /// answered 404 saying so): retried, and tried at once after the next registration.
-    public static let notRegistered = "not registered yet: subscribe to receive news here"
-
-    public static let noSandbox =
-        "this hub has no sandbox push service: on Azure, notifications arrive on real devices, not in this terminal (use 'send --test' to see the hub's outcome)"
+    public static let noSandbox = OfflineReason.noPushServiceText
 
     /// Every delivery after `since`, paging through the inbox.
-    public func deliveries(after since: Int64, epoch: String?) async throws(Failure) -> [SandboxDelivery] {
+    public func deliveries(after since: Int64, epoch: String?) async throws(StreamFailure) -> [SandboxDelivery] {
         do throws(HubError) {
             return try await hub.inbox(device: device, after: since, epoch: epoch)
         } catch {
@@ -64,15 +48,19 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    /// A hub error as the receiver reports it: refusals (a wrong key, no sandbox) stop it,
-    /// anything else is retried.
-    static func failure(_ error: HubError, doing what: String) -> Failure {
+    /// A hub error, classified: 401 and 403 are refusals (a wrong key); a 404 that says the
+    /// device is not registered waits for a registration, any other 404 means a hub without
+    /// the push service (Azure delivers to real devices only); 429, and a 5xx that says when
+    /// to come back, are waited for as long as asked; anything else is tried again.
+    public static func failure(_ error: HubError, doing what: String) -> StreamFailure {
         switch error.status {
-        case 404 where error.detail.contains("not registered"):
-            return Failure(description: notRegistered, isRefusal: false, notRegistered: true)
-        case 404: return Failure(description: noSandbox, isRefusal: true)
-        case 401, 403: return Failure(description: "the hub refused \(what): \(error.detail)", isRefusal: true)
-        default: return Failure(description: "\(what) failed: \(error)", isRefusal: false)
+        case 404 where error.detail.lowercased().contains("not registered"): return .notRegistered
+        case 404: return .noPushService
+        case 401, 403: return .refused("the hub refused \(what): \(error.readableDetail)")
+        case 429: return .throttled("the hub is busy (\(what), 429)", retryAfter: error.retryAfter)
+        case let status? where status >= 500 && error.retryAfter != nil:
+            return .throttled("the hub is busy (\(what), \(status))", retryAfter: error.retryAfter)
+        default: return .unreachable("\(what) failed: \(error.readable)")
         }
     }
 }

@@ -1,28 +1,21 @@
 import NotificationHubs
 
-/// How the connection to the device stream is doing, as the screen and `log --follow` say it.
-public enum ConnectionStatus: Sendable, Hashable {
-    case connecting
-    case online
-    /// Lost; the next try is in `seconds`.
-    case reconnecting(seconds: Double, reason: String)
-    /// Given up: the hub refused the stream or has no sandbox push service.
-    case offline(String)
-    /// The hub knows nothing of this device yet (never registered, or its claim was let go):
-    /// tried again after the next registration, and now and then.
-    case notRegistered
-    case stopped
-}
-
-/// The device stream's connection as a pure state machine: events in, actions out. It
-/// resumes after the last delivery seen and backs off (`Backoff`: up to 1 s, 2 s, … 60 s,
-/// jittered) between tries.
+/// The device stream's connection as a pure state machine: events in, actions out, every
+/// pair handled. It owns the resume point (the epoch of the hub's delivery log and the last
+/// delivery kept), advances it only once what arrived is in the log, backs off (`Backoff`)
+/// between tries, waits as long as a hub that throttles asks, and says why it is offline.
 public struct StreamMachine: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         case idle
+        /// Opening the stream.
         case connecting
+        /// The stream is open: reading it, or writing what it brought to the log.
         case live
-        case waiting
+        /// Waiting to try again; `quiet` when the wait repeats a reason already reported (a
+        /// stopped hub looked for each second), so a try says nothing until its outcome.
+        case waiting(quiet: Bool)
+        /// Given up: the hub refused, or has no push service. Only a new receiver tries again.
+        case gaveUp(OfflineReason)
         case stopped
     }
 
@@ -30,43 +23,58 @@ public struct StreamMachine: Sendable, Hashable {
         case start
         /// The stream answered 200 and is open.
         case opened
-        /// A delivery with this sequence number arrived.
-        case delivery(seq: Int64)
-        /// The stream ended or could not be opened; worth retrying.
-        case closed(reason: String)
-        /// The stream was refused for good (401, 403, no sandbox).
-        case refused(reason: String)
-        /// The hub does not know the device (yet).
-        case unregistered
+        /// Deliveries arrived on the stream.
+        case received([SandboxDelivery])
+        /// Those deliveries are in the log: the resume point may move past them.
+        case appended([SandboxDelivery])
+        /// The stream could not be opened, or it ended.
+        case failed(StreamFailure)
         case retryTimerFired
+        /// Try now (the user's `r`, a registration that succeeded, the hub seen back);
+        /// `startingHub` starts a stopped embedded hub for this try.
+        case retryNow(startingHub: Bool)
         case stop
     }
 
     public enum Action: Sendable, Hashable {
-        /// Open the stream, resuming after `lastEventId`.
-        case open(lastEventId: Int64?)
-        /// Wait, then send `retryTimerFired`.
+        /// Open the stream after `lastEventId` of `epoch`, starting the embedded hub first
+        /// when `startingHub`.
+        case open(lastEventId: Int64?, epoch: String?, startingHub: Bool)
+        /// Read the open stream's next deliveries.
+        case read
+        /// Write these deliveries to the log, then send `appended`.
+        case append([SandboxDelivery])
+        /// Wait `seconds`, then send `retryTimerFired` (or `retryNow`, when told first).
         case wait(seconds: Double)
         case report(ConnectionStatus)
-        /// Close any open stream.
+        /// Close the open stream, if any.
         case close
     }
 
     public private(set) var state: State = .idle
-    /// The last delivery seen: where a new connection resumes.
+    /// The last delivery kept: where a new connection resumes.
     public private(set) var lastEventId: Int64?
+    /// The delivery log `lastEventId` counts in.
+    public private(set) var epoch: String?
     public private(set) var backoff: Backoff
+    /// How often a stopped embedded hub is looked for (a file on this machine, no request).
+    public var hubPollSeconds: Double = 1
+    /// How long a device the hub does not know waits before trying again, when no
+    /// registration says it may (a registration rings at once): short enough that a hub
+    /// stopped meanwhile is said within seconds, never backed off.
+    public var unregisteredRetrySeconds: Double = 5
+    /// The longest `Retry-After` honoured.
+    public static let maximumRetryAfter: Double = 300
+    private var reported: ConnectionStatus?
+    /// Tries left before an outage is said, after an open stream ended: a hub that restarts
+    /// or stops is found so a moment later, and what is said is what it is.
+    private var quietTries = 0
 
-    public init(lastEventId: Int64? = nil, backoff: Backoff = Backoff()) {
+    public init(lastEventId: Int64? = nil, epoch: String? = nil, backoff: Backoff = Backoff()) {
         self.lastEventId = lastEventId
+        self.epoch = epoch
         self.backoff = backoff
     }
-
-    /// Seconds between tries while the hub does not know the device.
-    public static let unregisteredRetry = 5.0
-
-    /// Forgets the resume point: the hub's delivery log started again (a new epoch).
-    public mutating func resetResumePoint() { lastEventId = nil }
 
     public mutating func handle(_ event: Event) -> [Action] {
         switch (state, event) {
@@ -74,34 +82,91 @@ public struct StreamMachine: Sendable, Hashable {
             return []
         case (_, .stop):
             state = .stopped
-            return [.close, .report(.stopped)]
+            return [.close] + report(.stopped)
         case (.idle, .start):
-            state = .connecting
-            return [.report(.connecting), .open(lastEventId: lastEventId)]
+            return connect(startingHub: false, quietly: false)
+        case (.idle, _), (.gaveUp, _):
+            return []
         case (.connecting, .opened):
             state = .live
             backoff.reset()
-            return [.report(.online)]
-        case (.connecting, .delivery(let seq)), (.live, .delivery(let seq)):
-            lastEventId = max(lastEventId ?? 0, seq)
-            return []
-        case (.connecting, .closed(let reason)), (.live, .closed(let reason)):
-            state = .waiting
-            let delay = backoff.fail()
-            return [.close, .report(.reconnecting(seconds: delay, reason: reason)), .wait(seconds: delay)]
-        case (.connecting, .refused(let reason)), (.live, .refused(let reason)), (.waiting, .refused(let reason)):
-            state = .stopped
-            return [.close, .report(.offline(reason))]
-        case (.connecting, .unregistered), (.live, .unregistered):
-            // Not a failure of the connection: no backoff, a try after the next registration
-            // (which rings) or after `unregisteredRetry`.
-            state = .waiting
-            return [.close, .report(.notRegistered), .wait(seconds: Self.unregisteredRetry)]
-        case (.waiting, .retryTimerFired):
-            state = .connecting
-            return [.report(.connecting), .open(lastEventId: lastEventId)]
-        default:
+            quietTries = 0
+            return report(.online) + [.read]
+        case (.live, .received(let deliveries)):
+            return deliveries.isEmpty ? [.read] : [.append(deliveries)]
+        case (.live, .appended(let deliveries)):
+            for delivery in deliveries {
+                if delivery.epoch != epoch {
+                    // A new delivery log: sequence numbers restart, so the resume point does too.
+                    epoch = delivery.epoch
+                    lastEventId = nil
+                }
+                lastEventId = max(lastEventId ?? 0, delivery.seq)
+            }
+            return [.read]
+        case (.live, .failed(.unreachable)):
+            // A stream that was open ended (a hub that restarts, or stops): tried again at
+            // once and quietly, so what is said is what the tries find.
+            state = .waiting(quiet: true)
+            quietTries = 1
+            return [.close, .wait(seconds: 0)]
+        case (.connecting, .failed(let failure)), (.live, .failed(let failure)):
+            return fail(failure)
+        case (.waiting(let quiet), .retryTimerFired):
+            return connect(startingHub: false, quietly: quiet)
+        case (.waiting, .retryNow(let startingHub)):
+            return connect(startingHub: startingHub, quietly: false)
+        case (.connecting, _), (.live, _), (.waiting, _):
+            // Not for this state: an event of a try that is over, or a retry while trying.
             return []
         }
+    }
+
+    private mutating func connect(startingHub: Bool, quietly: Bool) -> [Action] {
+        state = .connecting
+        return (quietly ? [] : report(.connecting)) + [.open(lastEventId: lastEventId, epoch: epoch, startingHub: startingHub)]
+    }
+
+    private mutating func fail(_ failure: StreamFailure) -> [Action] {
+        let reason: OfflineReason
+        let seconds: Double
+        switch failure {
+        case .unreachable where quietTries > 0, .unavailable where quietTries > 0:
+            // A hub between two states (stopping, starting): once more, after a moment.
+            quietTries -= 1
+            state = .waiting(quiet: true)
+            return [.close, .wait(seconds: backoff.fail())]
+        case .unreachable(let detail):
+            let delay = backoff.fail()
+            state = .waiting(quiet: false)
+            return [.close] + report(.reconnecting(seconds: delay, reason: detail)) + [.wait(seconds: delay)]
+        case .throttled(let detail, let retryAfter):
+            let delay = max(backoff.fail(), min(retryAfter ?? 0, Self.maximumRetryAfter))
+            state = .waiting(quiet: false)
+            return [.close] + report(.reconnecting(seconds: delay, reason: detail)) + [.wait(seconds: delay)]
+        case .refused(let detail):
+            state = .gaveUp(.refused(detail))
+            return [.close] + report(.offline(.refused(detail)))
+        case .noPushService:
+            state = .gaveUp(.noPushService)
+            return [.close] + report(.offline(.noPushService))
+        case .notRegistered:
+            (reason, seconds) = (.notRegistered, unregisteredRetrySeconds)
+        case .hubStopped:
+            (reason, seconds) = (.hubStopped, hubPollSeconds)
+        case .unavailable(let detail):
+            (reason, seconds) = (.unavailable(detail), backoff.fail())
+        }
+        // Offline, waiting: a try that ends the same way again says nothing new.
+        let status = ConnectionStatus.offline(reason)
+        state = .waiting(quiet: true)
+        return [.close] + report(status) + [.wait(seconds: seconds)]
+    }
+
+    /// Reports `status` unless it is what was reported last.
+    private mutating func report(_ status: ConnectionStatus) -> [Action] {
+        guard status != reported else { return [] }
+        reported = status
+        return [.report(status)]
     }
 }

@@ -9,10 +9,10 @@ public enum Explanation {
     /// (`failed`).
     public static func fetch(_ id: String, from endpoint: HubEndpoint) async -> (lines: [String], failed: Bool) {
         do {
-            return (lines(try await endpoint.sendClient().explain(id: id)), false)
+            return (lines(try await endpoint.current().sendClient().explain(id: id)), false)
         } catch {
             if error.status == 404 { return (["The hub has no explanation for \(id) (Azure hubs give none)."], true) }
-            return (["Cannot explain: \(error)"], true)
+            return (["Cannot explain: \(HubProblem.line(error, doing: .explaining, embedded: endpoint.isEmbedded))"], true)
         }
     }
 

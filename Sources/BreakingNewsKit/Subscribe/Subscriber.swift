@@ -16,7 +16,10 @@ public struct RegistrationOutcome: Sendable {
 /// The registration core: stores the chosen categories, then registers this terminal's
 /// installation (`platform: apns`, tags = categories, template `simpleAPNSTemplate`).
 public struct Subscriber: Sendable {
+    /// Where the selection is kept.
     public let store: DefaultsStore
+    /// Where the outcome is kept, with who this terminal is.
+    public let installations: InstallationStore
     public let identity: DeviceIdentity
     public let catalog: NewsCatalog
     public let endpoint: HubEndpoint
@@ -24,10 +27,11 @@ public struct Subscriber: Sendable {
     let afterRegistration: @Sendable (HubEndpoint) async -> Void
 
     public init(
-        store: DefaultsStore, identity: DeviceIdentity, catalog: NewsCatalog, endpoint: HubEndpoint,
-        afterRegistration: @escaping @Sendable (HubEndpoint) async -> Void = { _ in }
+        store: DefaultsStore, installations: InstallationStore, identity: DeviceIdentity, catalog: NewsCatalog,
+        endpoint: HubEndpoint, afterRegistration: @escaping @Sendable (HubEndpoint) async -> Void = { _ in }
     ) {
         self.store = store
+        self.installations = installations
         self.identity = identity
         self.catalog = catalog
         self.endpoint = endpoint
@@ -63,7 +67,7 @@ public struct Subscriber: Sendable {
     /// while they wait for the answer.
     public static let userRetry = RetryPolicy(maximumRetries: 2, backoff: Backoff(base: 0.5, maximum: 4))
 
-    /// One registration; its outcome is recorded in the user defaults: registered, pending
+    /// One registration; its outcome is recorded with the installation: registered, pending
     /// (the hub could not be reached) or failed (the hub refused). `retry` is the only
     /// layer that retries within it.
     public func register(_ categories: [Category], retry: RetryPolicy = userRetry, now: Date = Date()) async
@@ -86,7 +90,14 @@ public struct Subscriber: Sendable {
             error == nil ? .registered : (error!.isUnreachable || error!.isTransient ? .pending : .failed)
         let record = RegistrationRecord(
             state: state, at: W3CDate.format(now), categories: names, hub: endpoint.hubURL, detail: error.map { "\($0)" })
-        _ = try? store.update { $0.lastRegistration = record }
+        _ = try? installations.update { values in
+            // With the identity it is about: a file that lost it (removed meanwhile) gets it back.
+            if values.installationId == nil {
+                values.installationId = identity.installationId
+                values.deviceToken = identity.deviceToken
+            }
+            values.lastRegistration = record
+        }
         return RegistrationOutcome(record: record, error: error)
     }
 

@@ -35,6 +35,10 @@ public struct Paths: Sendable, Equatable {
     /// `draft.txt`: the compose screen's unsent text, kept across quitting.
     public var draftFile: URL { configDirectory.appendingPathComponent("draft.txt") }
 
+    /// `installation.json`: who this terminal is to the hub (installation id, device token,
+    /// last registration), apart from the preferences.
+    public var installationFile: URL { dataDirectory.appendingPathComponent("installation.json") }
+
     /// `inbox.jsonl`: every message this terminal received.
     public var inboxFile: URL { dataDirectory.appendingPathComponent("inbox.jsonl") }
     /// The embedded hub's folder: database, keys, state file, log.

@@ -9,6 +9,9 @@ public enum Message: Sendable, Hashable {
     /// The hub to talk to is settled (its description for the header).
     case hubReady(String)
     case hubFailed(String)
+    /// This window started the local hub, which was not running (at launch, or for `r`, a
+    /// send or a subscribe).
+    case hubStarted
     /// A registration attempt ended; `userInitiated` for Subscribe (shows a dialog).
     case registration(RegistrationRecord, userInitiated: Bool)
     case sent([SendResultRow])
@@ -17,9 +20,9 @@ public enum Message: Sendable, Hashable {
     case inbox(InboxUpdate)
     /// What another window or a command changed in the home: categories, registration, marks.
     case shared(SharedHomeState)
-    /// The read marks as they are on disk, with how many of this window's own changes had
-    /// been applied there when they were read.
-    case readMarks(ReadMarks, changesApplied: Int)
+    /// The read and deleted marks as they are on disk, with how many of this window's own
+    /// changes had been applied there when they were read.
+    case marks(InboxMarks, changesApplied: Int)
     case quit
 }
 
@@ -36,10 +39,13 @@ public enum Effect: Sendable, Hashable {
     /// position `through`: only the home's first window to claim that position does. Nil for
     /// the sample a switch gives, which this window sounds.
     case alert(ArrivalAlerts, text: String, count: Int, through: Int?)
-    /// Change the read marks the home's windows share (messages by log position).
+    /// Change the read and deleted marks the home's windows share (messages by log position).
     case changeReadMarks(ReadChange)
-    /// Try the hub again now: end a receiver's wait, or settle the hub again.
-    case reconnect
+    /// Try the hub again now: end a receiver's wait, or settle the hub again; `startingHub`
+    /// starts the local hub when it is not running.
+    case reconnect(startingHub: Bool)
+    /// Receive as the identity the home holds now (it changed on disk).
+    case followIdentity
     case quit
 }
 
@@ -64,33 +70,17 @@ extension AppState {
             hub = description
             return []
         case .hubFailed(let reason):
-            connection = .offline(reason)
+            connection = .offline(.unavailable(reason))
+            startingHub = false
+            return []
+        case .hubStarted:
+            note("Started the local hub: it was not running")
             return []
         case .registration(let record, let userInitiated):
             registration = record
             registering = false
-            // A question on screen stays: the registration line shows the outcome too.
-            if userInitiated, dialog?.confirm == nil {
-                switch record.state {
-                case .registered:
-                    let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
-                    dialog = Dialog(
-                        title: "Subscribed", message: "Breaking news for \(names) will reach this terminal.", isError: false)
-                case .pending:
-                    dialog = Dialog(
-                        title: "Error subscribing",
-                        message:
-                            "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; press s to try now.",
-                        isError: true)
-                case .failed:
-                    dialog = Dialog(
-                        title: "Error subscribing",
-                        message:
-                            "\(record.detail ?? "The hub refused the registration."). Check the connection string's key and the hub name, then press s again.",
-                        isError: true)
-                }
-            }
-            return []
+            if userInitiated { reportSubscribe(record) }
+            return retryUnregistered(record)
         case .explained(let title, let lines, let failed):
             dialog = Dialog(title: title, message: lines.joined(separator: "\n"), isError: failed)
             overlayTop = 0
@@ -98,7 +88,8 @@ extension AppState {
         case .sent(let rows):
             compose.sending = false
             compose.results = rows
-            if case .result = compose.focus { compose.focus = .send }
+            // The next story goes where the last one was typed.
+            compose.focus = .text
             if rows.allSatisfy(\.succeeded), compose.text.starts(with: compose.inFlight) {
                 // What was sent leaves the field; what was typed during the send stays.
                 let kept = compose.text.dropFirst(compose.inFlight.count).drop { $0 == " " }
@@ -114,16 +105,14 @@ extension AppState {
             } else {
                 reconnectAt = nil
             }
+            if status == .online { startingHub = false }
             return []
         case .inbox(.received(let entries)):
             let alert = arrivalAlert(for: entries)
             let onLog = screen == .log
             receive(entries)
             if onLog {
-                // Keep the cursor on the same message; what arrived stays unread until the
-                // cursor goes to it.
-                log.cursor += entries.filter(passesFilter).count
-                clampLog()
+                followArrivals(entries)
                 return alert
             }
             if let newest = entries.last {
@@ -141,9 +130,26 @@ extension AppState {
             storedSelection = stored
             if !registering { registration = shared.registration }
             alerts = shared.alerts
-            return []
-        case .readMarks(let marks, let applied):
-            adoptReadMarks(marks, changesApplied: applied)
+            if let warning = shared.warning, dialog?.confirm == nil {
+                dialog = Dialog(title: "A file could not be read", message: warning, isError: true)
+            }
+            var effects: [Effect] = []
+            if let now = shared.identity,
+                now.installationId != identity?.installationId || now.deviceToken != identity?.deviceToken
+            {
+                // The home changed on disk (restored from a copy, another version): this
+                // window follows it, registration and stream.
+                if identity != nil {
+                    effects.append(.followIdentity)
+                    note("This home is now installation \(now.installationId): receiving as it")
+                }
+                identity = now
+            }
+            if let record = shared.registration, !registering { effects += retryUnregistered(record) }
+            return effects
+        case .marks(let marks, let applied):
+            adoptMarks(marks, changesApplied: applied)
+            clampLog()
             return []
         case .quit:
             quitting = true
@@ -151,7 +157,52 @@ extension AppState {
         }
     }
 
+    /// A passing note in the toast bar.
+    mutating func note(_ text: String) {
+        toast = Toast(text: text, expires: now.addingTimeInterval(toastSeconds), count: 0)
+    }
+
+    /// A subscribe's outcome: a note when it worked (the registration line says it too),
+    /// a box saying what to do when it did not.
+    private mutating func reportSubscribe(_ record: RegistrationRecord) {
+        // A question on screen stays: the registration line shows the outcome too.
+        guard dialog?.confirm == nil else { return }
+        switch record.state {
+        case .registered:
+            let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
+            note("✓ Subscribed: news for \(names) reaches this terminal")
+        case .pending:
+            dialog = Dialog(
+                title: "Error subscribing",
+                message:
+                    "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; press s to try now.",
+                isError: true)
+        case .failed:
+            dialog = Dialog(
+                title: "Error subscribing",
+                message:
+                    "\(record.detail ?? "The hub refused the registration."). Check the connection string's key and the hub name, then press s again.",
+                isError: true)
+        }
+    }
+
+    /// A stream the hub refused for a device it did not know is tried again once a
+    /// registration succeeded, not before.
+    private mutating func retryUnregistered(_ record: RegistrationRecord) -> [Effect] {
+        guard record.state == .registered, connection == .offline(.notRegistered) else { return [] }
+        connection = .connecting
+        return [.reconnect(startingHub: false)]
+    }
+
     private mutating func handle(_ key: Key) -> [Effect] {
+        if case .burst(let text) = key {
+            // On Compose, the message takes it as a paste: an unbracketed paste never sends.
+            if screen == .compose, dialog == nil, !showHelp { return handle(.paste(text)) }
+            // Anywhere else, the keys it holds, one by one.
+            return text.flatMap { character -> [Effect] in
+                handle(character == "\n" ? .enter : character == "\t" ? .tab : .character(character))
+            }
+        }
         if dialog != nil || showHelp, scrollOverlay(key) { return [] }
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }
@@ -159,6 +210,10 @@ extension AppState {
             if let effect = shown.confirm {
                 switch key {
                 case .enter, .character("y"):
+                    dialog = nil
+                    return confirmed(effect)
+                case .character("q") where effect == .quit:
+                    // q on "quit?" is the answer, as in many a program.
                     dialog = nil
                     return confirmed(effect)
                 case .escape, .character("n"), .character("q"): dialog = nil
@@ -177,7 +232,13 @@ extension AppState {
             return []
         }
         if screen == .log, log.searching { return handleSearch(key) }
+        if screen == .log, log.picker != nil { return handlePicker(key) }
         if isEditingText, let effects = handleTextField(key) { return effects }
+        if screen == .compose, let effects = intoTheField(key) { return effects }
+        if case .paste = key {
+            note("A paste goes into the message: press 2 for Compose")
+            return []
+        }
         if case .click(let row, let column) = key { return handleClick(row: row, column: column) }
         guard let command = KeyMap.command(for: key, on: screen) else { return [] }
         switch command {
@@ -190,16 +251,15 @@ extension AppState {
             return []
         case .reconnect:
             switch connection {
-            case .reconnecting, .offline, .notRegistered:
+            case .reconnecting, .offline:
+                startingHub = connection == .offline(.hubStopped)
                 connection = .connecting
                 reconnectAt = nil
-                return [.reconnect]
-            default: return []
+                return [.reconnect(startingHub: true)]
+            case .connecting, .online, .stopped: return []
             }
         case .switchBell, .switchDesktop: return switchAlert(bell: command == .switchBell)
-        case .quit:
-            quitting = true
-            return [.quit]
+        case .quit: return requestQuit()
         default:
             switch screen {
             case .categories: return categoriesCommand(command)
@@ -209,7 +269,28 @@ extension AppState {
         }
     }
 
+    /// `q`: quits, after asking when category changes are not subscribed (the draft is kept
+    /// anyway).
+    private mutating func requestQuit() -> [Effect] {
+        guard switches != storedSelection, !registering else {
+            quitting = true
+            return [.quit]
+        }
+        let on = categories.filter { switches.contains($0) && !storedSelection.contains($0) }.map(\.name)
+        let off = categories.filter { !switches.contains($0) && storedSelection.contains($0) }.map(\.name)
+        let changes = [
+            on.isEmpty ? nil : "\(on.joined(separator: ", ")) on", off.isEmpty ? nil : "\(off.joined(separator: ", ")) off",
+        ].compactMap { $0 }.joined(separator: ", ")
+        dialog = Dialog(
+            title: "Quit without subscribing?",
+            message: "Your category changes (\(changes)) are not subscribed. Quit and drop them, or stay and press s.",
+            isError: false, confirm: .quit, confirmLabel: "quit")
+        return []
+    }
+
     private mutating func show(_ target: ScreenID) -> [Effect] {
+        // Arriving on Compose (or 2 there) puts the keys in the message field.
+        if target == .compose { compose.focus = .text }
         guard target != screen else { return [] }
         screen = target
         guard target == .log else { return [] }
@@ -218,6 +299,7 @@ extension AppState {
         toast = nil
         log.cursor = 0
         log.top = 0
+        log.newAbove = 0
         return readUnderCursor()
     }
 

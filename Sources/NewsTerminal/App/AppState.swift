@@ -18,18 +18,23 @@ public enum ScreenID: Int, Sendable, Hashable, CaseIterable {
 public struct SendResultRow: Sendable, Hashable {
     public var category: Category
     public var succeeded: Bool
+    /// What the row says (a sent id, or the error on one line; cut at the screen's edge).
     public var detail: String
     /// The accepted send's id: Enter on the row explains it.
     public var notificationId: String? = nil
+    /// For a failure: the whole error and what to do about it, which Enter on the row shows.
+    public var problem: String? = nil
 }
 
-/// A modal box: the tutorial's alerts ("Subscribed", "Notification").
+/// A modal box: a message to read, or a question.
 public struct Dialog: Sendable, Hashable {
     public var title: String
     public var message: String
     public var isError: Bool
     /// For a question: what Enter (or y) does; Esc (or n) cancels.
     public var confirm: Effect?
+    /// What the question's yes is called ("send", "quit").
+    public var confirmLabel = "send"
 }
 
 /// A passing note at the top of the screen.
@@ -72,6 +77,18 @@ public struct AppState: Sendable, Hashable {
         public var search = ""
         public var searching = false
         var searchOrigin = 0
+        /// How many messages the search matches in the list (kept as the search changes).
+        public var matches = 0
+        /// The category picker (`c`), open at this line: 0 is all categories.
+        public var picker: Int?
+        /// Messages that arrived above the cursor while it was not on the newest.
+        public var newAbove = 0
+    }
+
+    /// What `z` undoes: the last `A` or deletion.
+    public enum Undo: Sendable, Hashable {
+        case markedRead(ReadMarks)
+        case deleted(ReadMarks)
     }
 
     public var screen: ScreenID = .categories
@@ -87,11 +104,21 @@ public struct AppState: Sendable, Hashable {
     public var hub: String?
     public var connection: ConnectionStatus = .connecting
     public var reconnectAt: Date?
-    /// Everything received, oldest first (the received log's entries); grows by `receive`.
+    /// `r` asked for the stopped local hub to be started: the header says so until it answers.
+    public var startingHub = false
+    /// Who this window receives as (another process, or a home restored from a copy, may
+    /// change it on disk).
+    public var identity: DeviceIdentity?
+    /// Everything received and not deleted, oldest first (the received log's entries); grows
+    /// by `receive`.
     public private(set) var items: [InboxEntry] = []
-    /// The messages read (log positions), as this window shows them: changed here at once,
-    /// and by other windows through the shared marks on disk.
-    public private(set) var readMarks = ReadMarks()
+    /// Deleted messages, by log position: out of the list, kept for an undo.
+    private(set) var deletedItems: [Int: InboxEntry] = [:]
+    /// The messages read and deleted (log positions), as this window shows them: changed here
+    /// at once, and by other windows through the shared marks on disk.
+    public private(set) var marks = InboxMarks()
+    /// What `z` undoes.
+    public var undo: Undo?
     /// This window's changes to the marks not yet known to be on disk, oldest first, and how
     /// many are (every change is counted: the runtime reports how many it has applied).
     private(set) var unconfirmedReadChanges: [ReadChange] = []
@@ -116,14 +143,14 @@ public struct AppState: Sendable, Hashable {
 
     public init(
         categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],
-        readMarks: ReadMarks = ReadMarks(), rows: Int, columns: Int, now: Date = Date(), warning: String? = nil,
-        draft: String = ""
+        readMarks: ReadMarks = ReadMarks(), deleted: ReadMarks = ReadMarks(), rows: Int, columns: Int, now: Date = Date(),
+        warning: String? = nil, draft: String = ""
     ) {
         self.categories = categories
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
-        self.readMarks = readMarks
+        self.marks = InboxMarks(read: readMarks, deleted: deleted)
         // Nothing is checked until the user checks it: a send goes where they chose.
         self.compose = Compose(checked: Array(repeating: false, count: categories.count))
         compose.text = Array(draft)
@@ -135,60 +162,85 @@ public struct AppState: Sendable, Hashable {
         if let warning { dialog = Dialog(title: "A file could not be read", message: warning, isError: true) }
     }
 
+    /// The messages read (log positions).
+    public var readMarks: ReadMarks { marks.read }
+
     /// Whether the window shows `entry` as unread.
-    public func isUnread(_ entry: InboxEntry) -> Bool { !readMarks.contains(entry.index) }
+    public func isUnread(_ entry: InboxEntry) -> Bool { !marks.read.contains(entry.index) }
 
     public var unreadTotal: Int { unread.values.reduce(0, +) }
 
     /// Adds entries that arrived (the log's next ones, oldest first).
     mutating func receive(_ entries: [InboxEntry]) {
-        items += entries
-        for entry in entries where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
+        for entry in entries {
+            if marks.deleted.contains(entry.index) {
+                deletedItems[entry.index] = entry
+                continue
+            }
+            items.append(entry)
+            if isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
+        }
     }
 
     /// Takes the marks as they are on disk (moved by another window or a command), with
     /// this window's changes that were not on disk yet when they were read applied on top:
     /// a snapshot read just before this window's newest change is written cannot undo it.
-    mutating func adoptReadMarks(_ marks: ReadMarks, changesApplied: Int) {
+    mutating func adoptMarks(_ disk: InboxMarks, changesApplied: Int) {
         let confirmed = max(0, min(changesApplied - readChangesConfirmed, unconfirmedReadChanges.count))
         unconfirmedReadChanges.removeFirst(confirmed)
         readChangesConfirmed += confirmed
-        var merged = marks
-        for change in unconfirmedReadChanges {
-            switch change {
-            case .read(let read): merged.formUnion(read)
-            case .unread(let position): merged.remove(position)
-            }
-        }
-        guard merged != readMarks else { return }
-        readMarks = merged
+        var merged = disk
+        for change in unconfirmedReadChanges { merged.apply(change) }
+        guard merged != marks else { return }
+        let deletedBefore = marks.deleted
+        marks = merged
+        if merged.deleted != deletedBefore { sortDeletions() }
         recountUnread()
     }
 
     /// Changes the marks here at once and asks for the change on disk, where the home's
     /// other windows see it.
-    mutating func changeReadMarks(_ change: ReadChange) -> [Effect] {
+    mutating func changeMarks(_ change: ReadChange) -> [Effect] {
         switch change {
-        case .read(let marks):
-            guard marks.count <= 64 else {
-                readMarks.formUnion(marks)
-                recountUnread()
-                break
-            }
-            for range in marks.ranges {
-                for position in range where !readMarks.contains(position) {
-                    readMarks.insert(position)
+        case .read(let read) where read.count <= 64:
+            for range in read.ranges {
+                for position in range where !marks.read.contains(position) {
+                    marks.read.insert(position)
                     if let entry = item(at: position) { unread[entry.category ?? "", default: 0] -= 1 }
                 }
             }
             unread = unread.filter { $0.value > 0 }
-        case .unread(let position):
-            guard readMarks.contains(position) else { return [] }
-            readMarks.remove(position)
-            if let entry = item(at: position) { unread[entry.category ?? "", default: 0] += 1 }
+        case .unread(let positions) where positions.count <= 64:
+            for range in positions.ranges {
+                for position in range where marks.read.contains(position) {
+                    marks.read.remove(position)
+                    if let entry = item(at: position) { unread[entry.category ?? "", default: 0] += 1 }
+                }
+            }
+        case .read, .unread:
+            marks.apply(change)
+            recountUnread()
+        case .delete, .restore:
+            marks.apply(change)
+            sortDeletions()
+            recountUnread()
+            clampLog()
         }
         unconfirmedReadChanges.append(change)
         return [.changeReadMarks(change)]
+    }
+
+    /// Moves the deleted messages out of the list, and those no longer deleted back in.
+    private mutating func sortDeletions() {
+        let deleted = marks.deleted
+        let restored = deletedItems.values.filter { !deleted.contains($0.index) }
+        if items.contains(where: { deleted.contains($0.index) }) {
+            for entry in items where deleted.contains(entry.index) { deletedItems[entry.index] = entry }
+            items.removeAll { deleted.contains($0.index) }
+        }
+        guard !restored.isEmpty else { return }
+        for entry in restored { deletedItems[entry.index] = nil }
+        items = (items + restored).sorted { $0.index < $1.index }
     }
 
     private mutating func recountUnread() {
@@ -196,11 +248,23 @@ public struct AppState: Sendable, Hashable {
         for entry in items where isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
     }
 
-    /// The entry at log position `position`: items are the log's entries in order, so it is
-    /// found by its position unless the window was given a part of the log.
+    /// Messages in the list per category name ("" for none), for the category picker.
+    func counts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entry in items { counts[entry.category ?? "", default: 0] += 1 }
+        return counts
+    }
+
+    /// The entry at log position `position`: items are in log order, so it is found by a
+    /// binary search.
     private func item(at position: Int) -> InboxEntry? {
         if let entry = items[safe: position - 1], entry.index == position { return entry }
-        return items.first { $0.index == position }
+        var (low, high) = (0, items.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if items[middle].index < position { low = middle + 1 } else { high = middle }
+        }
+        return items[safe: low].flatMap { $0.index == position ? $0 : nil }
     }
 
     /// Whether `entry` passes the log screen's category filter.

@@ -6,8 +6,10 @@ public enum Command: Sendable, Hashable {
     case switchBell, switchDesktop
     case up, down, left, right, pageUp, pageDown, top, bottom
     case toggle, subscribe, send, toggleAll
-    case search, nextMatch, previousMatch, cycleFilter, open
-    case nextUnread, toggleRead, markShownRead
+    /// Esc outside a field or box: back (to the message, to every message).
+    case cancel
+    case search, nextMatch, previousMatch, chooseFilter, open
+    case nextUnread, toggleRead, markShownRead, delete, undo
 }
 
 /// One line of the key map: the keys, what they do, where, and whether the footer shows it.
@@ -51,7 +53,7 @@ public enum KeyMap {
         KeyBinding([.up, .character("k")], "↑/k", .up, "move up", hint: "up", footer: true),
         KeyBinding([.down, .character("j")], "↓/j", .down, "move down", hint: "down", footer: true),
         KeyBinding(
-            [.character(" "), .enter], "Space", .toggle, "toggle, or press Subscribe", hint: "toggle",
+            [.character(" "), .enter], "Space/Enter", .toggle, "toggle, or press Subscribe", hint: "toggle",
             on: [.categories], footer: true),
         KeyBinding(
             [.character("s")], "s", .subscribe, "save and subscribe", hint: "subscribe", on: [.categories],
@@ -62,24 +64,32 @@ public enum KeyMap {
             [.character(" ")], "Space", .toggle, "check or uncheck the category", hint: "check", on: [.compose], footer: true),
         KeyBinding([.character("a")], "a", .toggleAll, "check all categories, or none", on: [.compose]),
         KeyBinding(
-            [.enter], "Enter", .send, "send (from the message too); on a result, explain it", hint: "send", on: [.compose],
-            footer: true),
+            [.enter], "Enter", .send, "send (from the message too); on a result, explain it or show the error",
+            hint: "send", on: [.compose], footer: true),
+        KeyBinding([.escape], "Esc", .cancel, "back to the message", on: [.compose]),
         KeyBinding([.pageUp], "PgUp", .pageUp, "page up", on: [.log]),
         KeyBinding([.pageDown], "PgDn", .pageDown, "page down", on: [.log]),
         KeyBinding([.character("g"), .home], "g", .top, "first category", on: [.categories]),
         KeyBinding([.character("G"), .end], "G", .bottom, "last category", on: [.categories]),
         KeyBinding([.character("g"), .home], "g", .top, "newest message", on: [.log]),
         KeyBinding([.character("G"), .end], "G", .bottom, "oldest message", on: [.log]),
-        KeyBinding([.character("/")], "/", .search, "search as you type", hint: "search", on: [.log], footer: true),
+        KeyBinding(
+            [.character("/")], "/", .search, "search as you type (any case, any accent)", hint: "search", on: [.log],
+            footer: true),
         KeyBinding([.character("n")], "n", .nextMatch, "next match", hint: "match", on: [.log], footer: true),
         KeyBinding([.character("N")], "N", .previousMatch, "previous match", on: [.log]),
-        KeyBinding([.character("c")], "c", .cycleFilter, "filter by category", hint: "filter", on: [.log], footer: true),
+        KeyBinding(
+            [.character("c")], "c", .chooseFilter, "choose a category to show (with counts)", hint: "filter", on: [.log],
+            footer: true),
+        KeyBinding([.escape], "Esc", .cancel, "every message again (no filter, no search)", on: [.log]),
         KeyBinding([.enter], "Enter", .open, "show the whole message", on: [.log]),
         KeyBinding(
             [.character(" ")], "Space", .nextUnread, "next unread message", hint: "next unread", on: [.log], footer: true),
         KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
-        KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read", on: [.log]),
-        KeyBinding([.character("r")], "r", .reconnect, "try the hub again now"),
+        KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
+        KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
+        KeyBinding([.character("z")], "z", .undo, "undo the last A or delete", on: [.log]),
+        KeyBinding([.character("r")], "r", .reconnect, "try the hub again now (starts a stopped local hub)"),
         KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
         KeyBinding([.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
     ]

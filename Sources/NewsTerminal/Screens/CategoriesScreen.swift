@@ -84,8 +84,9 @@ enum CategoriesScreen {
     /// What keeps this terminal from its hub, while it does.
     static func connectionProblem(_ state: AppState) -> String? {
         switch state.connection {
-        case .reconnecting(_, let reason), .offline(let reason): return reason.isEmpty ? nil : reason
-        case .connecting, .online, .stopped, .notRegistered: return nil
+        case .reconnecting(_, let reason): return reason.isEmpty ? nil : reason
+        case .offline(let reason): return reason.description
+        case .connecting, .online, .stopped: return nil
         }
     }
 }
@@ -97,7 +98,7 @@ extension AppState {
         case .up: categoryCursor = max(0, categoryCursor - 1)
         case .down: categoryCursor = min(categories.count, categoryCursor + 1)
         case .top: categoryCursor = 0
-        case .bottom: categoryCursor = categories.count
+        case .bottom: categoryCursor = categories.count - 1
         case .toggle:
             if categoryCursor == categories.count { return subscribe() }
             let category = categories[categoryCursor]

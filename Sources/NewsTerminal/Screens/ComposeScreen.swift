@@ -60,9 +60,13 @@ enum ComposeScreen {
             c.text(
                 result.succeeded ? "✓ sent  " : "✗ failed  ", row: row, column: 14,
                 style: Style(color: result.succeeded ? .good : .bad))
-            c.text(result.detail, row: row, column: result.succeeded ? 22 : 24, style: Style(color: .muted))
-            if focused, result.notificationId != nil, c.columns > 22 + TextWidth.of(result.detail) + 18 {
-                c.text("Enter: explain", row: row, column: 24 + TextWidth.of(result.detail), style: Style(color: .accent))
+            let column = result.succeeded ? 22 : 24
+            // Cut to leave room for what Enter does on the row: the whole of it is there.
+            let action = result.succeeded ? "Enter: explain" : "Enter: details"
+            let room = c.columns - column - (focused ? TextWidth.of(action) + 2 : 0)
+            let used = c.text(result.detail, row: row, column: column, style: Style(color: .muted), width: max(0, room))
+            if focused, result.notificationId != nil || result.problem != nil {
+                c.text(action, row: row, column: column + used + 2, style: Style(color: .accent))
             }
             row += 1
         }
@@ -101,6 +105,8 @@ extension AppState {
     mutating func composeCommand(_ command: Command) -> [Effect] {
         let count = categories.count
         switch (command, compose.focus) {
+        case (.cancel, _):
+            compose.focus = .text
         case (.up, .category):
             compose.focus = .text
         case (.up, .send):
@@ -122,8 +128,14 @@ extension AppState {
         case (.up, .result(let i)):
             compose.focus = i == 0 ? .send : .result(i - 1)
         case (.toggle, .result(let i)), (.send, .result(let i)):
-            guard compose.results.indices.contains(i), let id = compose.results[i].notificationId else { return [] }
-            return [.explain(notificationId: id, category: compose.results[i].category.name)]
+            guard let result = compose.results[safe: i] else { return [] }
+            if let problem = result.problem {
+                // A failure, whole, with what to do about it.
+                dialog = Dialog(title: "\(result.category.name): not sent", message: problem, isError: true)
+                return []
+            }
+            guard let id = result.notificationId else { return [] }
+            return [.explain(notificationId: id, category: result.category.name)]
         case (.toggle, .send), (.send, _):
             return send()
         case (.toggleAll, _):
@@ -133,6 +145,21 @@ extension AppState {
             break
         }
         return []
+    }
+
+    /// On Compose outside the field: a paste, and a printable key that is no key of the
+    /// screen, go into the message (the field takes them back); nil for the screen's keys.
+    mutating func intoTheField(_ key: Key) -> [Effect]? {
+        switch key {
+        case .paste:
+            compose.focus = .text
+            return handleTextField(key)
+        case .character(let c) where KeyMap.command(for: key, on: .compose) == nil && !c.isNewline:
+            compose.focus = .text
+            return handleTextField(key)
+        default:
+            return nil
+        }
     }
 
     /// Keys the text field takes; nil for keys it passes on.
@@ -222,12 +249,15 @@ extension AppState {
         do {
             text = try Publisher.validate(String(compose.text))
         } catch {
+            // This send's outcome replaces the last one's rows: they are not about it.
+            compose.results = []
             compose.error = "Cannot send: \(error.description)."
             compose.focus = .text
             return []
         }
         guard !chosen.isEmpty else {
-            compose.error = "Cannot send: check at least one category."
+            compose.results = []
+            compose.error = "Cannot send: check at least one category (Esc, then Space on a box)."
             return []
         }
         compose.error = nil
@@ -244,10 +274,15 @@ extension AppState {
 
     /// Runs what a question's yes stands for.
     mutating func confirmed(_ effect: Effect) -> [Effect] {
-        if case .send = effect {
+        switch effect {
+        case .send:
             compose.sending = true
             compose.inFlight = compose.text
             compose.results = []
+        case .quit:
+            quitting = true
+        default:
+            break
         }
         return [effect]
     }

@@ -75,13 +75,16 @@ public enum Layout {
     /// The connection as the header says it.
     static func connectionText(_ state: AppState) -> (String, Style.Color) {
         switch state.connection {
-        case .connecting: return ("◌ connecting…", .warning)
+        case .connecting: return (state.startingHub ? "◌ starting the local hub…" : "◌ connecting…", .warning)
         case .online: return ("● online", .good)
         case .reconnecting(let seconds, _):
             let left = state.reconnectAt.map { max(0, Int($0.timeIntervalSince(state.now).rounded(.up))) } ?? Int(seconds)
             return ("◌ reconnecting in \(left) s (r: now)", .warning)
-        case .offline(let reason): return ("○ offline (r: retry): \(reason)", .bad)
-        case .notRegistered: return ("○ not registered yet", .muted)
+        case .offline(.hubStopped): return ("○ local hub stopped (r: start it)", .bad)
+        case .offline(.notRegistered): return ("○ not registered yet (subscribe on 1)", .warning)
+        case .offline(.noPushService): return ("○ no push service on this hub", .bad)
+        case .offline(.refused(let detail)), .offline(.unavailable(let detail)):
+            return ("○ offline (r: retry): \(detail)", .bad)
         case .stopped: return ("○ stopped", .muted)
         }
     }
@@ -116,13 +119,25 @@ public enum Layout {
     static func drawFooter(_ state: AppState, _ canvas: Canvas) {
         var hints: [(String, String)]
         if let dialog = state.dialog {
-            hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", "send"), ("Esc", "cancel")]
+            hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", dialog.confirmLabel), ("Esc", "cancel")]
         } else if state.showHelp {
             hints = [("any other key", "close help")]
         } else if state.screen == .log, state.log.searching {
-            hints = [("/", state.log.search + "▏"), ("Enter", "keep"), ("Esc", "cancel")]
+            hints = [("/", state.log.search + "▏")]
+            if !state.log.search.isEmpty { hints.append((LogScreen.matchesText(state.log.matches), "")) }
+            hints += [("Enter", "keep"), ("Esc", "cancel")]
+        } else if state.screen == .log, state.log.picker != nil {
+            hints = [("↑/↓", "choose"), ("Enter", "show"), ("Esc", "close")]
         } else if state.isEditingText {
             hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "delete to start")]
+        } else if state.screen == .compose, case .result(let i) = state.compose.focus {
+            let failed = state.compose.results[safe: i].map { !$0.succeeded } ?? false
+            hints = [
+                ("Enter", failed ? "details" : "explain"), ("↑/k", "up"), ("↓/j", "down"), ("Esc", "message"), ("?", "help"),
+                ("q", "quit"),
+            ]
+        } else if state.screen == .compose, state.compose.focus == .send {
+            hints = [("Enter", "send"), ("↑/k", "up"), ("↓/j", "results"), ("Esc", "message"), ("?", "help"), ("q", "quit")]
         } else {
             hints = KeyMap.footer(for: state.screen)
         }
@@ -173,11 +188,15 @@ public enum Layout {
     /// The dialog or the help on screen, laid out for the screen's size.
     static func overlay(_ state: AppState, _ geometry: ScreenGeometry) -> Overlay? {
         if let dialog = state.dialog {
+            let yes = dialog.confirmLabel.prefix(1).uppercased() + dialog.confirmLabel.dropFirst()
             return Overlay(
                 title: dialog.title,
                 lines: Canvas.wrap(dialog.message, width: min(60, geometry.columns - 8))
-                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ Send ]  Enter     [ Cancel ]  Esc"],
+                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ \(yes) ]  Enter     [ Cancel ]  Esc"],
                 style: Style(color: dialog.isError ? .bad : .accent))
+        }
+        if state.screen == .log, state.log.picker != nil {
+            return Overlay(title: "Show", lines: state.filterLines(), style: Style(color: .accent))
         }
         guard state.showHelp else { return nil }
         return Overlay(title: "Keys", lines: helpLines(geometry), style: Style(color: .accent))

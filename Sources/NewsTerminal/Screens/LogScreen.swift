@@ -10,25 +10,36 @@ enum LogScreen {
         var title = "\(filter) · \(count) message\(count == 1 ? "" : "s")"
         let unread = state.log.filter.map { state.unread[$0.name] ?? 0 } ?? state.unreadTotal
         if unread > 0 { title += " · \(unread) unread" }
-        if !state.log.search.isEmpty { title += " · search “\(state.log.search)”" }
+        if !state.log.search.isEmpty { title += " · search “\(state.log.search)” · \(matchesText(state.log.matches))" }
         c.text(title, row: ScreenGeometry.contentTop, column: 12, style: Style(color: .muted))
+        // New messages above what is on screen, while the cursor is not following the newest.
+        let above = min(state.log.newAbove, state.log.top)
+        if above > 0 {
+            c.text(
+                "  ↑ \(above) new above · g newest", row: ScreenGeometry.listTop - 1, column: 0,
+                style: Style(bold: true, color: .accent))
+        }
         let top = ScreenGeometry.listTop
         guard count > 0 else {
-            c.text(
-                "  Nothing received yet. Subscribe on screen 1; messages appear here as they arrive.", row: top, column: 0,
-                style: Style(color: .muted))
+            let empty =
+                state.log.filter == nil
+                ? "  Nothing received yet. Subscribe on screen 1; messages appear here as they arrive."
+                : "  No \(filter) messages. Esc shows every message."
+            c.text(empty, row: top, column: 0, style: Style(color: .muted))
             return
         }
         let page = state.visibleItems(state.log.top..<(state.log.top + state.logPageSize))
         let time = DisplayTime.TimeColumn(now: state.now)
+        let needle = SearchText.fold(state.log.search)
         for (offset, entry) in page.enumerated() {
             let row = top + offset
             let index = state.log.top + offset
             let selected = index == state.log.cursor
-            let match = state.matchesSearch(entry)
+            let match = !needle.isEmpty && SearchText.matches(entry, folded: needle)
             let unread = state.isUnread(entry)
-            // The category has its column: the text does not say it again.
-            let text = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
+            // The category has its column: the text does not say it again. One line: its line
+            // breaks are spaces before it is measured, so nothing is cut that fits.
+            let text = TextWidth.printable(entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text)
             let line =
                 (unread ? " ● " : "   ") + time.text(entry.receivedAt) + "  "
                 + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
@@ -41,6 +52,10 @@ enum LogScreen {
                 position, row: state.geometry.positionRow, column: c.columns - TextWidth.of(position) - 1,
                 style: Style(color: .muted))
         }
+    }
+
+    static func matchesText(_ count: Int) -> String {
+        count == 0 ? "no match" : count == 1 ? "1 match" : "\(count) matches"
     }
 }
 
@@ -64,49 +79,127 @@ extension AppState {
         case .search:
             log.searching = true
             log.search = ""
+            log.matches = 0
             log.searchOrigin = log.cursor
-        case .nextMatch: jumpToMatch(from: log.cursor + 1, forward: true)
-        case .previousMatch: jumpToMatch(from: log.cursor - 1, forward: false)
-        case .cycleFilter:
-            let options: [Category?] = [nil] + categories.map(Optional.some)
-            let current = options.firstIndex(of: log.filter) ?? 0
-            log.filter = options[(current + 1) % options.count]
+        case .nextMatch, .previousMatch:
+            if log.search.isEmpty {
+                note("No search: / searches")
+            } else if !jumpToMatch(from: log.cursor + (command == .nextMatch ? 1 : -1), forward: command == .nextMatch) {
+                note("No match for “\(log.search)”")
+            }
+        case .chooseFilter:
+            log.picker = filterChoices().firstIndex { $0 == log.filter } ?? 0
+            return []
+        case .cancel:
+            // Back to every message: no filter, no search.
+            guard log.filter != nil || !log.search.isEmpty else { return [] }
+            log.filter = nil
+            log.search = ""
+            log.matches = 0
             log.cursor = 0
             log.top = 0
+            log.newAbove = 0
+            return []
         case .open:
             if let entry = entryUnderCursor {
                 dialog = Dialog(title: "Notification", message: entry.text, isError: false)
                 effects += readUnderCursor()
             }
         case .nextUnread:
-            // The next unread message below the cursor, wrapping to the top.
-            let list = visibleLog
-            for step in 1...max(1, list.count) where !list.isEmpty {
-                let position = (log.cursor + step) % list.count
-                if isUnread(list[position]) {
-                    log.cursor = position
-                    break
-                }
+            if !moveToNextUnread() {
+                note(log.filter.map { "No unread \($0.name) messages" } ?? "No unread messages")
             }
         case .toggleRead:
             if let entry = entryUnderCursor {
-                effects += changeReadMarks(isUnread(entry) ? .read(ReadMarks([entry.index...entry.index])) : .unread(entry.index))
+                let one = ReadMarks([entry.index...entry.index])
+                effects += changeMarks(isUnread(entry) ? .read(one) : .unread(one))
             }
             return effects
         case .markShownRead:
             let state = self
             let shown = ReadMarks(items.lazy.filter { state.passesFilter($0) && state.isUnread($0) }.map { $0.index...$0.index })
-            if !shown.isEmpty { effects += changeReadMarks(.read(shown)) }
+            guard !shown.isEmpty else {
+                note("Nothing unread to mark")
+                return []
+            }
+            undo = .markedRead(shown)
+            note("Marked \(shown.count) read · z undoes")
+            return changeMarks(.read(shown))
+        case .delete:
+            guard let entry = entryUnderCursor else { return [] }
+            let one = ReadMarks([entry.index...entry.index])
+            undo = .deleted(one)
+            let headline = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
+            note("Deleted “\(TextWidth.prefix(TextWidth.printable(headline), fitting: 40))” · z undoes")
+            effects += changeMarks(.delete(one))
+            recountMatches()
+            // The cursor stays where it was, on the message below, which it does not read:
+            // the user went nowhere.
             return effects
+        case .undo:
+            return undoLast()
         default: break
         }
         clampLog()
         // The cursor went to a message: it is read. A new filter only shows another list; the
         // message it puts the cursor on is not chosen by the user.
-        if command != .cycleFilter, log.cursor != cursorBefore || command == .top || command == .bottom {
+        if log.cursor != cursorBefore || command == .top || command == .bottom {
             effects += readUnderCursor()
         }
         return effects
+    }
+
+    /// `z`: undoes the last `A` or deletion, in every window of the home.
+    private mutating func undoLast() -> [Effect] {
+        guard let last = undo else {
+            note("Nothing to undo")
+            return []
+        }
+        undo = nil
+        switch last {
+        case .markedRead(let marks):
+            note("Undone: \(marks.count) unread again")
+            return changeMarks(.unread(marks))
+        case .deleted(let marks):
+            note("Undone: the message is back")
+            let effects = changeMarks(.restore(marks))
+            recountMatches()
+            return effects
+        }
+    }
+
+    /// Moves the cursor to the next unread message below it, wrapping to the top; false when
+    /// none is unread.
+    private mutating func moveToNextUnread() -> Bool {
+        let list = visibleLog
+        for step in 1...max(1, list.count) where !list.isEmpty {
+            let position = (log.cursor + step) % list.count
+            if isUnread(list[position]) {
+                log.cursor = position
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Keeps the list as the user reads it when messages arrive: with the cursor on the
+    /// newest, it stays on the newest (as `tail -f` does); elsewhere what is on screen stays
+    /// put and a marker counts what came above. Either way what arrived stays unread until
+    /// the cursor goes to it.
+    mutating func followArrivals(_ entries: [InboxEntry]) {
+        let state = self
+        let shown = entries.filter { state.passesFilter($0) && !state.marks.deleted.contains($0.index) }.count
+        guard shown > 0 else { return }
+        if !log.search.isEmpty { recountMatches() }
+        if log.cursor == 0, !log.searching {
+            clampLog()
+            return
+        }
+        log.cursor += shown
+        log.top += shown
+        log.searchOrigin += shown
+        log.newAbove += shown
+        clampLog()
     }
 
     /// The message under the log's cursor.
@@ -115,51 +208,7 @@ extension AppState {
     /// Marks read the message under the cursor: the cursor went to it.
     mutating func readUnderCursor() -> [Effect] {
         guard screen == .log, let entry = entryUnderCursor, isUnread(entry) else { return [] }
-        return changeReadMarks(.read(ReadMarks([entry.index...entry.index])))
-    }
-
-    mutating func handleSearch(_ key: Key) -> [Effect] {
-        switch key {
-        case .character(let c):
-            log.search.append(c)
-            jumpToMatch(from: log.searchOrigin, forward: true)
-        case .backspace:
-            if !log.search.isEmpty { log.search.removeLast() }
-            jumpToMatch(from: log.searchOrigin, forward: true)
-        case .enter:
-            // A search kept: the message it ended on is read (not every match typed past).
-            log.searching = false
-            clampLog()
-            return readUnderCursor()
-        case .escape:
-            log.searching = false
-            log.search = ""
-            log.cursor = log.searchOrigin
-        default: break
-        }
-        clampLog()
-        return []
-    }
-
-    /// Moves the cursor to the nearest entry containing the search text (any case),
-    /// wrapping around.
-    mutating func jumpToMatch(from start: Int, forward: Bool) {
-        guard !log.search.isEmpty else { return }
-        let list = visibleLog
-        guard !list.isEmpty else { return }
-        let needle = log.search.lowercased()
-        for step in 0..<list.count {
-            let i = ((forward ? start + step : start - step) % list.count + list.count) % list.count
-            if list[i].text.lowercased().contains(needle) || (list[i].category ?? "").lowercased().contains(needle) {
-                log.cursor = i
-                return
-            }
-        }
-    }
-
-    /// Whether an entry matches the current search (for highlighting).
-    public func matchesSearch(_ entry: InboxEntry) -> Bool {
-        !log.search.isEmpty && entry.text.lowercased().contains(log.search.lowercased())
+        return changeMarks(.read(ReadMarks([entry.index...entry.index])))
     }
 
     mutating func clampLog() {
@@ -169,6 +218,6 @@ extension AppState {
         if log.cursor < log.top { log.top = log.cursor }
         if log.cursor >= log.top + page { log.top = log.cursor - page + 1 }
         log.top = max(0, min(log.top, max(0, count - page)))
+        if log.cursor == 0 { log.newAbove = 0 }
     }
-
 }

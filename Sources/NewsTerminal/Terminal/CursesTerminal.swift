@@ -8,6 +8,8 @@ public final class CursesTerminal: Terminal {
     /// The locale is not UTF-8: glyphs are drawn as their ASCII stand-ins.
     private let ascii: Bool
     private var active = true
+    /// Keys read with others at once and not handed out yet.
+    private var queued: [Key] = []
     /// Reads that failed at once, in a row: a closed terminal answers every read immediately.
     private var immediateFailures = 0
     public private(set) var isClosed = false
@@ -115,6 +117,53 @@ public final class CursesTerminal: Terminal {
     }
 
     public func readKey(milliseconds: Int) -> Key? {
+        if !queued.isEmpty { return queued.removeFirst() }
+        guard let first = readOne(milliseconds: milliseconds) else { return nil }
+        return burst(startingWith: first)
+    }
+
+    /// Whether a key is text, as a paste brings it.
+    private static func isText(_ key: Key) -> Bool {
+        switch key {
+        case .character, .enter, .tab: return true
+        default: return false
+        }
+    }
+
+    /// `first`, or the burst it starts. Text that came at once with a line break inside it —
+    /// text after the break, faster than anyone types — is handed out whole as a `burst`
+    /// (a paste the terminal did not bracket, or keys typed ahead: the screen decides).
+    /// Anything else that came along (Enter last among it included) is handed out key by key.
+    private func burst(startingWith first: Key) -> Key {
+        guard Self.isText(first) else { return first }
+        var keys = [first]
+        // Only what is there already: a person's next key is milliseconds away.
+        while keys.count < Self.pasteLimit, let next = readOne(milliseconds: 0) {
+            keys.append(next)
+            if !Self.isText(next) { break }
+        }
+        let text = Array(keys.prefix(while: Self.isText))
+        let inside = text.firstIndex(of: .enter).map { enter in
+            text[enter...].contains { if case .character = $0 { return true } else { return false } }
+        }
+        guard inside == true else {
+            queued = Array(keys.dropFirst())
+            return first
+        }
+        queued = Array(keys.dropFirst(text.count))
+        var pasted = ""
+        for key in text {
+            switch key {
+            case .character(let c): pasted.append(c)
+            case .enter: pasted.append("\n")
+            default: pasted.append("\t")
+            }
+        }
+        return .burst(pasted)
+    }
+
+    /// One key from curses, waiting at most `milliseconds`.
+    private func readOne(milliseconds: Int) -> Key? {
         wtimeout(bn_stdscr(), Int32(milliseconds))
         var code: wint_t = 0
         let started = ContinuousClock.now

@@ -13,6 +13,11 @@ public enum Key: Sendable, Hashable {
     case click(row: Int, column: Int)
     /// Text the terminal pasted (bracketed paste): text, never keys, line feeds included.
     case paste(String)
+    /// Text that came at once with a line break inside it (`\n` for Enter, `\t` for Tab),
+    /// without bracketed paste: a paste most likely, or keys typed ahead while the program
+    /// was busy. The message field takes it as a paste, so it never sends; anywhere else its
+    /// keys count one by one.
+    case burst(String)
 }
 
 /// How a run of text is drawn. Colours are used only when the terminal has them and

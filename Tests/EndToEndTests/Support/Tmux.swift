@@ -52,17 +52,32 @@ struct Tmux {
         try await run(["resize-window", "-t", session, "-x", String(columns), "-y", String(rows)])
     }
 
-    /// Waits until the screen satisfies `condition`; returns the last capture.
+    /// Waits until the screen satisfies `condition`; returns the capture that did.
+    ///
+    /// A capture can catch a frame half drawn: the program's output reaches tmux in pieces
+    /// (the terminal driver writes it a run at a time), so the title of a new frame can show
+    /// beside the old frame's last rows. What the caller asserts beyond `condition` must be
+    /// of the same frame, so a match is looked at again a moment later and the screen
+    /// returned is one seen twice alike; a match gone by then (a passing state) is returned
+    /// as it was seen. An assertion that must hold, all the same, belongs in `condition`.
     @discardableResult
     func waitFor(_ session: String, timeout: Double = 20, _ condition: (String) -> Bool) async throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var screen = try await capture(session)
-        while !condition(screen), Date() < deadline {
+        while true {
+            if condition(screen) {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                let again = try await capture(session)
+                if again == screen || !condition(again) || Date() >= deadline { return screen }
+                screen = again
+                continue
+            }
+            guard Date() < deadline else {
+                throw TestHubError(description: "the screen never matched; it shows:\n\(screen)")
+            }
             try await Task.sleep(nanoseconds: 50_000_000)
             screen = try await capture(session)
         }
-        guard condition(screen) else { throw TestHubError(description: "the screen never matched; it shows:\n\(screen)") }
-        return screen
     }
 
     /// Asks the server to end, without waiting (for `defer`): the command's own reaper thread
