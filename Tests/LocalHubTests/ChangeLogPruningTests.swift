@@ -62,7 +62,8 @@ import Testing
             #expect(try await b.engine.installation(hub: "news", id: "busy")?.tags == ["round\(round)"])
             #expect(try await a.engine.installation(hub: "news", id: "busy")?.tags == ["round\(round)"])
             await b.engine.coordination.retain(now: Date())
-            await a.engine.coordination.retain(now: Date())
+            // The engine's retention pass (as its loop runs it) prunes the change log too.
+            _ = try await a.engine.retain()
             largest = max(largest, try await Self.count(url))
         }
         // Every PUT was logged, and all but the last are gone.

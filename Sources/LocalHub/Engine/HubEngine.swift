@@ -125,7 +125,8 @@ public final class HubEngine: Sendable {
                         loops.addTask { await self.coordination.run(self.nodeWork) }
                         loops.addTask {
                             await self.retention.run(
-                                store: self.store, state: self.state, writes: self.writes, logger: self.logger)
+                                store: self.store, state: self.state, writes: self.writes,
+                                coordination: self.coordination, logger: self.logger)
                         }
                         for await _ in self.stopping.stream {}
                         loops.cancelAll()
@@ -158,7 +159,7 @@ public final class HubEngine: Sendable {
 
     /// Runs retention now, as its loop does (`RetentionKeeper`).
     public func retain(now: Date = Date()) async throws -> RetentionReport {
-        try await retention.pass(store: store, state: state, writes: writes, now: now)
+        try await retention.pass(store: store, state: state, writes: writes, coordination: coordination, now: now)
     }
 
     // MARK: Reads

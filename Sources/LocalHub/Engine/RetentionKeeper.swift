@@ -8,6 +8,8 @@ public struct RetentionReport: Sendable, Equatable {
     public var pruned = PruneReport()
     /// Installations and registrations removed because their expiry had passed.
     public var expired = 0
+    /// Change-log rows every live node had read, removed (several nodes on PostgreSQL).
+    public var changes = 0
     public init() {}
 }
 
@@ -49,7 +51,9 @@ final class RetentionKeeper: Sendable {
     }
 
     /// One pass at `now`.
-    func pass(store: any HubStore, state: HubState, writes: WriteQueue, now: Date = Date()) async throws -> RetentionReport {
+    func pass(
+        store: any HubStore, state: HubState, writes: WriteQueue, coordination: any NodeCoordination, now: Date = Date()
+    ) async throws -> RetentionReport {
         growth.reset()
         var report = RetentionReport()
         report.pruned = try await store.prune(
@@ -58,14 +62,17 @@ final class RetentionKeeper: Sendable {
             _ = try await writes.submit(.removeExpired(record))
             report.expired += 1
         }
+        report.changes = await coordination.retain(now: now)
         return report
     }
 
     /// Passes until cancelled: every interval, or early when the log grew fast.
-    func run(store: any HubStore, state: HubState, writes: WriteQueue, logger: Logger) async {
+    func run(
+        store: any HubStore, state: HubState, writes: WriteQueue, coordination: any NodeCoordination, logger: Logger
+    ) async {
         while !Task.isCancelled {
             do {
-                let report = try await pass(store: store, state: state, writes: writes)
+                let report = try await pass(store: store, state: state, writes: writes, coordination: coordination)
                 Self.log(report, policy: policy, logger: logger)
             } catch {
                 if Task.isCancelled { return }
