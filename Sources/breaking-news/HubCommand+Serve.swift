@@ -133,23 +133,23 @@ extension HubCommand {
         @Option(
             name: .customLong("claim-lifetime"),
             help: ArgumentHelp(
-                "How long a claimed terminal token nothing uses is kept (s, m, h, d; default 7d).", valueName: "duration"))
+                "How long a claimed terminal token nothing uses is kept (s, m, h, d).", valueName: "duration"))
         var claimLifetime: HubDuration = HubDuration(seconds: 7 * 86_400)
 
         @Option(
             help: ArgumentHelp(
-                "How long deliveries and ended notifications are kept (s, m, h, d; default 30d).", valueName: "duration"))
+                "How long deliveries and ended notifications are kept (s, m, h, d).", valueName: "duration"))
         var retention = HubDuration(seconds: RetentionPolicy.standard.age)
 
         @Option(
             name: .customLong("delivery-log-megabytes"),
-            help: "The most the delivery log may take; the oldest deliveries go first (default 1024).")
+            help: "The most the delivery log may take; the oldest deliveries go first.")
         var deliveryLogMegabytes: Int = Int(RetentionPolicy.standard.maximumLogBytes >> 20)
 
         @Option(
             name: .customLong("installation-ttl"),
             help: ArgumentHelp(
-                "The expiry given to installations and registrations that name none (s, m, h, d; 0: never, the default).",
+                "The expiry given to installations and registrations that name none (s, m, h, d; 0: never).",
                 valueName: "duration"))
         var installationTTL = HubDuration(seconds: 0)
 

@@ -79,6 +79,41 @@ struct DeliveryLogMigrationTests {
         #expect(try await store.usage().deliveries == 1_000_000)
     }
 
+    /// A prune larger than one step (`SQLiteHubStore.pruneStep`) goes in several transactions
+    /// and comes to the same as one: every delivery older than the horizon, each device's
+    /// share as its gap, the newer kept.
+    @Test func aPruneLargerThanOneStepRemovesAllItShouldAndNotesEveryGap() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        let store = try SQLiteHubStore(path: path)
+        let devices = (0..<20_000).map { String(format: "%064x", $0) }
+        var seq: Int64 = 0
+        for (n, offset) in [("a", 1.0), ("b", 2), ("c", 3), ("d", 4), ("new", 100)] {
+            var notification = HubStoreConformanceTests.notification(n)
+            try await store.apply([.insertNotification(notification)])
+            notification.state = .completed
+            notification.ended = HubStoreConformanceTests.t0.addingTimeInterval(offset)
+            let deliveries = devices.map { device -> Delivery in
+                seq += 1
+                return Delivery(
+                    seq: seq, hub: "news", device: device, notificationId: n, template: "t",
+                    payload: #"{"aps":{"alert":"\#(n)"}}"#, delivered: HubStoreConformanceTests.t0.addingTimeInterval(offset),
+                    tags: nil)
+            }
+            _ = try await store.record([DispatchRecord(notification: notification, deliveries: deliveries)])
+        }
+        #expect(Int64(devices.count * 4) > SQLiteHubStore.pruneStep, "more than one step")
+        let report = try await store.prune(before: HubStoreConformanceTests.t0.addingTimeInterval(50), maximumLogBytes: 1 << 30)
+        #expect(report.deliveries == 80_000 && report.payloads == 4 && report.notifications == 4)
+        #expect(try await store.usage().deliveries == 20_000)
+        for k in [0, 12_345, 19_999] {
+            #expect(
+                try await store.gap(hub: "news", device: devices[k])
+                    == DeliveryGap(from: Int64(k + 1), through: Int64(60_000 + k + 1), count: 4))
+            #expect(
+                try await store.deliveries(hub: "news", device: devices[k], after: 0, limit: 10).map(\.notificationId) == ["new"])
+        }
+    }
+
     /// A log row changed by hand is checked before a stream carries it: a payload with a line
     /// break (frames of its own in a stream), one that is not JSON, or a field of the wrong type
     /// is skipped, and the store does not stop on it.

@@ -7,25 +7,53 @@ import GRDB
 /// of it is noted as its gap.
 extension SQLiteHubStore {
     public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
-        try await pool.write { db in
-            var report = PruneReport()
-            let byAge = try Row.fetchOne(
-                db, sql: "SELECT MAX(id) AS id, MAX(last_seq) AS seq FROM payload WHERE delivered < ?",
-                arguments: [horizon.timeIntervalSince1970])
-            if let id: Int64 = byAge?["id"], let seq: Int64 = byAge?["seq"] {
-                report.merge(try Self.removeLog(through: id, seq: seq, in: db))
-            }
-            if let (id, seq) = try Self.overCap(maximumLogBytes, in: db) {
-                report.merge(try Self.removeLog(through: id, seq: seq, in: db))
-            }
+        var report = PruneReport()
+        // What is older than the horizon, then what is over the cap: each in steps of at most
+        // `pruneStep` deliveries, one transaction each, so the hub's writes wait for one
+        // step, never for the whole of a large prune.
+        let byAge = try await pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT MAX(id) FROM payload WHERE delivered < ?", arguments: [horizon.timeIntervalSince1970])
+        }
+        if let through = byAge { report.merge(try await removeLog(upTo: through)) }
+        let overCap = try await pool.read { db in try Self.overCap(maximumLogBytes, in: db) }
+        if let (through, _) = overCap { report.merge(try await removeLog(upTo: through)) }
+        report.notifications = try await pool.write { db in
             try db.execute(
                 sql: """
                     DELETE FROM notification WHERE ended IS NOT NULL AND ended < ?
                         AND state NOT IN ('Enqueued', 'Processing', 'Scheduled')
                     """, arguments: [horizon.timeIntervalSince1970])
-            report.notifications = db.changesCount
-            return report
+            return db.changesCount
         }
+        return report
+    }
+
+    /// Deliveries removed at most in one transaction of a prune (a payload's deliveries go
+    /// together, so one send to more devices is one step of its own).
+    static let pruneStep: Int64 = 50_000
+
+    /// The payloads numbered up to `through` and their deliveries removed, in steps.
+    private func removeLog(upTo through: Int64) async throws -> PruneReport {
+        var report = PruneReport()
+        while true {
+            let step = try await pool.write { db -> (PruneReport, Bool)? in
+                guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM delivery") else { return nil }
+                // The last payload of this step: the first whose deliveries reach a step past
+                // the oldest, or `through`.
+                let cut =
+                    try Int64.fetchOne(
+                        db, sql: "SELECT MIN(id) FROM payload WHERE id <= ? AND last_seq >= ?",
+                        arguments: [through, first + Self.pruneStep]) ?? through
+                guard let seq = try Int64.fetchOne(db, sql: "SELECT MAX(last_seq) FROM payload WHERE id <= ?", arguments: [cut])
+                else { return nil }
+                return (try Self.removeLog(through: cut, seq: seq, in: db), cut >= through)
+            }
+            guard let (removed, done) = step else { break }
+            report.merge(removed)
+            if done || removed.deliveries + removed.payloads == 0 { break }
+        }
+        return report
     }
 
     /// The payloads and deliveries through `id` and `seq` removed, each device's share noted.
