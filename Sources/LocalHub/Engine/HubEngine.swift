@@ -96,14 +96,19 @@ public final class HubEngine: Sendable {
         loadedEpoch.withLock { $0 = storeEpoch }
         try await coordination.prepare()
         let snapshot = try await store.load()
+        Self.report(quarantineOf: snapshot, metrics: metrics, logger: logger)
+        state.load(snapshot)
+        dispatcher.accept(claimed: try await coordination.resume())
+    }
+
+    /// Logs each record a load set aside, and counts them in `/metrics`.
+    static func report(quarantineOf snapshot: HubSnapshot, metrics: HubMetrics, logger: Logger) {
         for record in snapshot.quarantined {
             logger.error(
                 "quarantined the \(record.kind) '\(record.id)' of hub '\(record.hub)': \(record.reason); it is kept in the quarantine table"
             )
         }
         metrics.setQuarantined(snapshot.quarantinedTotal)
-        state.load(snapshot)
-        dispatcher.accept(claimed: try await coordination.resume())
     }
 
     /// Runs the writer, the dispatcher and the node's loops until `stop` (or cancellation).

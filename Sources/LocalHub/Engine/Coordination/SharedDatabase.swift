@@ -76,12 +76,7 @@ final class SharedDatabase: NodeCoordination {
     ) async throws {
         let head = try await store.changeHead()
         let snapshot = try await store.load()
-        for record in snapshot.quarantined {
-            logger.error(
-                "quarantined the \(record.kind) '\(record.id)' of hub '\(record.hub)': \(record.reason); it is kept in the quarantine table"
-            )
-        }
-        metrics.setQuarantined(snapshot.quarantinedTotal)
+        HubEngine.report(quarantineOf: snapshot, metrics: metrics, logger: logger)
         state.reload(snapshot)
         cursor.position = head
         logger.warning(
