@@ -13,7 +13,8 @@ struct BreakingNews: AsyncParsableCommand {
             discussion: (try? NewsCatalog.load().helpText) ?? "",
             version: "1.0.0",
             subcommands: [
-                UICommand.self, SubscribeCommand.self, CategoriesCommand.self, SendCommand.self, LogCommand.self,
+                UICommand.self, SubscribeCommand.self, UnregisterCommand.self, CategoriesCommand.self, SendCommand.self,
+                LogCommand.self,
                 InstallationCommand.self,
                 TokenCommand.self, ExplainCommand.self, HubCommand.self,
             ],

@@ -46,6 +46,33 @@ struct SubscribeCommand: AsyncParsableCommand {
     }
 }
 
+/// `breaking-news unregister`: remove this terminal from the hub.
+struct UnregisterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unregister",
+        abstract: "Remove this terminal's installation and its device claim from the hub, leaving nothing of it there.",
+        discussion: """
+            The received log, the chosen categories and this terminal's identity stay; the next \
+            'breaking-news subscribe' (or opening the UI) registers it again.
+            """)
+
+    @OptionGroup var hubFlags: HubFlags
+
+    func run() async throws {
+        let profile = try openProfile()
+        let subscriber = profile.subscriber(try await hubFlags.endpoint(paths: profile.paths))
+        do {
+            _ = try await subscriber.unregister()
+        } catch {
+            throw CommandFailure.hub(
+                error, action: "Unregistering", doing: .subscribing, embedded: subscriber.endpoint.isEmbedded)
+        }
+        say(
+            "Unregistered: the hub keeps nothing of this terminal. The received log and the selection stay; "
+                + "'breaking-news subscribe' registers it again.")
+    }
+}
+
 /// `breaking-news categories`: the stored selection, the unread counts and the registration.
 struct CategoriesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

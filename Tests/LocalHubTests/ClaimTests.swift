@@ -93,6 +93,33 @@ import Testing
         }
     }
 
+    /// Issue 30: a terminal that unregisters (its installation, then its claim) leaves nothing
+    /// of its device: the claim takes its deliveries with it. A claim let go of a device an
+    /// installation still uses keeps them.
+    @Test func lettingGoOfADeviceNothingUsesLeavesNothingOfIt() async throws {
+        try await TestHub.with { hub in
+            let (gone, kept) = (randomDevice(), randomDevice())
+            for device in [gone, kept] {
+                #expect(try await Self.claim(hub, device).status == 204)
+                try await hub.client(hub.listen).createOrUpdateInstallation(
+                    newsInstallation("i-\(device)", device: device, tags: ["World"]))
+            }
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "hi"]), tagExpression: "World")
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await hub.client(hub.full).sandboxDevices().filter({ $0.deliveries == 1 }).count < 2,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await hub.client(hub.listen).deleteInstallation(id: "i-\(gone)")
+            #expect(try await hub.client(hub.listen).releaseSandboxDevice(gone))
+            #expect(try await hub.client(hub.full).releaseSandboxDevice(kept))
+            let devices = try await hub.client(hub.full).sandboxDevices()
+            #expect(devices.map(\.device) == [kept], "\(devices)")
+            #expect(devices.first?.deliveries == 1 && devices.first?.claimed == false)
+        }
+    }
+
     /// On `main`, 100,000 claims of random tokens with Listen took 178 s and then every new
     /// terminal's subscribe failed with a message about keys.
     @Test func oneClientCannotFillTheClaimTable() async throws {

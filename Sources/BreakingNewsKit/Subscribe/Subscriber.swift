@@ -43,12 +43,16 @@ public struct Subscriber: Sendable {
         try catalog.resolve(names)
     }
 
-    /// The installation this terminal registers for `categories`.
-    public func installation(_ categories: [Category]) -> Installation {
-        Installation(
+    /// The installation this terminal registers for `categories`, lasting
+    /// `RegistrationRenewal.lifetime` from `now` (as the iOS SDK names 90 days): a terminal
+    /// gone for good stops being sent to, even on a hub that gives installations no expiry.
+    public func installation(_ categories: [Category], now: Date = Date()) -> Installation {
+        var installation = Installation(
             installationId: identity.installationId, platform: .apns, pushChannel: identity.deviceToken,
             tags: categories.map(\.tag),
             templates: [catalog.templateName: InstallationTemplate(body: catalog.templateBody)])
+        installation.expirationTime = W3CDate.format(now.addingTimeInterval(RegistrationRenewal.lifetime))
+        return installation
     }
 
     /// Stores the selection, then registers it. The selection is kept whatever the hub says.
@@ -81,7 +85,7 @@ public struct Subscriber: Sendable {
             // A terminal's token is the built-in push service's: claimed first, so that a hub
             // delivering to Apple never sends it there, even while this terminal is away.
             _ = try await client.claimSandboxDevice(identity.deviceToken)
-            try await client.createOrUpdateInstallation(installation(categories))
+            try await client.createOrUpdateInstallation(installation(categories, now: now))
             await afterRegistration(current)
         } catch let hubError {
             error = hubError
@@ -99,6 +103,26 @@ public struct Subscriber: Sendable {
             values.lastRegistration = record
         }
         return RegistrationOutcome(record: record, error: error)
+    }
+
+    /// Removes this terminal from the hub: its installation, then the claim of its device
+    /// token (and of the token it had before, if any), after which the hub keeps nothing of
+    /// it (its deliveries and gap go with the claim). The registration is forgotten, so the
+    /// next subscribe or launch registers anew; the identity, the selection and the received
+    /// log stay. Returns whether the hub held a claim of this terminal.
+    public func unregister(retry: RetryPolicy = userRetry) async throws(HubError) -> Bool {
+        let client = try await endpoint.current().listenClient(retry: retry)
+        do {
+            try await client.deleteInstallation(id: identity.installationId)
+        } catch  where error.status == 404 {
+            // Not there: nothing to remove.
+        }
+        var released = try await client.releaseSandboxDevice(identity.deviceToken)
+        if let previous = identity.previousDeviceToken {
+            released = try await client.releaseSandboxDevice(previous) || released
+        }
+        _ = try? installations.update { $0.lastRegistration = nil }
+        return released
     }
 
     /// Registers, and while the hub cannot be reached keeps retrying with `backoff`

@@ -17,7 +17,8 @@ extension HubResponder {
     ///   Claiming again renews the claim; one no installation uses and no stream opened on for
     ///   `HubEngine.claimLifetime` is let go. A new claim counts as a new device of its client.
     /// - `DELETE …/devices/{token}` (Listen): lets the claim go (the terminal unregisters; 204,
-    ///   404 when not claimed).
+    ///   404 when not claimed). A device no installation or registration uses then loses its
+    ///   deliveries and gap too, so nothing of the terminal is left.
     /// - `GET …/devices/{token}/stream` (Listen): Server-Sent Events, resuming after `Last-Event-ID`.
     /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen): the same deliveries by polling.
     /// - `GET …/devices` (Manage): devices claimed or with deliveries, their counts and claims.

@@ -13,6 +13,10 @@ public enum HubMutation: Sendable {
     case claimDevice(hub: String, device: String, at: Date)
     /// A claim given up: by its terminal, by an operator, or because nothing used it.
     case releaseDevice(hub: String, device: String)
+    /// A device nothing holds any more (its claim let go, no installation or registration
+    /// uses it): its deliveries and the gap retention kept for it are removed, so nothing of
+    /// the terminal is left.
+    case forgetDevice(hub: String, device: String)
     /// A scheduled notification is due: enqueued for dispatch.
     case fireScheduled(hub: String, id: String)
     /// A scheduled notification will not be sent.

@@ -70,6 +70,9 @@ public actor MemoryHubStore: HubStore {
                 }
             case .releaseDevice(let hub, let device):
                 claimedDevices.removeAll { $0.hub == hub && $0.device == device }
+            case .forgetDevice(let hub, let device):
+                _ = deleteDeliveries(hub: hub, device: device)
+                gaps[key(hub, device)] = nil
             }
         }
     }

@@ -214,6 +214,12 @@ public final class PostgresHubStore: HubStore, Sendable {
                     try await connection.query(
                         "DELETE FROM sandbox_device WHERE hub = \(hub) AND device = \(device)", logger: self.logger)
                     changes.append(("s", hub, device))
+                case .forgetDevice(let hub, let device):
+                    // Nothing of it is kept in memory on any node: no change to log.
+                    try await connection.query(
+                        "DELETE FROM delivery WHERE hub = \(hub) AND device = \(device)", logger: self.logger)
+                    try await connection.query(
+                        "DELETE FROM device_gap WHERE hub = \(hub) AND device = \(device)", logger: self.logger)
                 }
                 m += 1
             }

@@ -167,6 +167,14 @@ public final class SQLiteHubStore: HubStore {
                 case .releaseDevice(let hub, let device):
                     try db.cachedStatement(sql: "DELETE FROM sandbox_device WHERE hub = ? AND device = ?")
                         .execute(arguments: [hub, device])
+                case .forgetDevice(let hub, let device):
+                    // Its deliveries, then its reference with the gap it kept; the payloads
+                    // they shared go with the next retention pass.
+                    try db.cachedStatement(
+                        sql: "DELETE FROM delivery WHERE device = (SELECT id FROM device_ref WHERE hub = ? AND device = ?)"
+                    ).execute(arguments: [hub, device])
+                    try db.cachedStatement(sql: "DELETE FROM device_ref WHERE hub = ? AND device = ?")
+                        .execute(arguments: [hub, device])
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """

@@ -189,6 +189,17 @@ extension TerminalApp {
                         }
                     }
                 }
+                // A window that stays open renews its installation before it would expire.
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: RegistrationRenewal.checkInterval)
+                        guard !Task.isCancelled, RegistrationRenewal.isDue(profile.lastRegistration, now: Date()) else {
+                            continue
+                        }
+                        let outcome = await profile.subscriber(endpoint).register(profile.selectedCategories, retry: .none)
+                        queue.push(.registration(outcome.record, userInitiated: false))
+                    }
+                }
                 receive(on: endpoint)
                 return endpoint
             }

@@ -309,7 +309,42 @@ struct WriteBatch {
         claimDelta[hub.lowercased(), default: 0] -= 1
         mutations.append(.releaseDevice(hub: hub, device: device))
         published.append(.claim(hub: hub, device: device, claimed: false))
+        // Nothing holds the device any more: nothing of it is kept either (a terminal that
+        // unregisters deletes its installation first, then lets its claim go).
+        if !isUsed(hub, device) { mutations.append(.forgetDevice(hub: hub, device: device)) }
         return .done
+    }
+
+    /// Whether an installation or registration uses `device`, as of this point of the batch.
+    private func isUsed(_ hub: String, _ device: String) -> Bool {
+        let owners = state.directory.withLock { $0[hub]?.ownersByDevice[device] ?? [] }
+        for owner in owners {
+            let id = String(owner.dropFirst(2))
+            if owner.hasPrefix("i:") {
+                if let installation = currentInstallation(hub, id), let handle = installation.pushChannel?.handle,
+                    TagIndex.device(handle, platform: installation.platform) == device
+                {
+                    return true
+                }
+            } else if let registration = currentRegistration(hub, id),
+                registration.registration.deviceToken.lowercased() == device
+            {
+                return true
+            }
+        }
+        // Written earlier in this batch, not yet in the tables.
+        let prefix = hub.lowercased() + "\u{0}"
+        for (key, pending) in installations where key.hasPrefix(prefix) {
+            if let installation = pending, let handle = installation.pushChannel?.handle,
+                TagIndex.device(handle, platform: installation.platform) == device
+            {
+                return true
+            }
+        }
+        for (key, pending) in registrations where key.hasPrefix(prefix) {
+            if let registration = pending, registration.registration.deviceToken.lowercased() == device { return true }
+        }
+        return false
     }
 
     /// A push service said a channel is gone: its installations are marked expired and its
