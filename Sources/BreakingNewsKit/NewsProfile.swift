@@ -76,6 +76,14 @@ public struct NewsProfile: Sendable {
     /// The last registration, as kept with the installation.
     public var lastRegistration: RegistrationRecord? { installations.load().values.lastRegistration }
 
+    /// Prunes the received log to the days the preferences keep (`keepReceivedDays`; every
+    /// message when unset): a window at launch, and `log`, do. Returns how many went; a log
+    /// that cannot be rewritten is left as it is (the next try prunes it).
+    @discardableResult
+    public func pruneReceivedLog(now: Date = Date()) -> Int {
+        (try? log.prune(keepingDays: store.load().values.keepReceivedDays, now: now)) ?? 0
+    }
+
     /// The compose screen's unsent text, as it was when the UI last quit ("" for none).
     public var draft: String {
         guard let data = try? Data(contentsOf: paths.draftFile), data.count <= 65_536 else { return "" }
@@ -156,9 +164,14 @@ public struct NewsProfile: Sendable {
         async throws(StreamFailure) -> [InboxEntry]
     {
         let resume = fromStart ? nil : log.resumePoint(hubName: endpoint.hubName)
-        let deliveries = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
+        let batch = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
         do {
-            return try log.append(deliveries, hub: endpoint.hubURL, categoryOf: { catalog.category(of: $0)?.name })
+            // What expired before this terminal read it is said first, in its place.
+            let gap = try batch.gap.flatMap {
+                try log.appendGap($0, hub: endpoint.hubURL, hubName: endpoint.hubName, epoch: resume?.epoch)
+            }
+            let added = try log.append(batch.deliveries, hub: endpoint.hubURL, categoryOf: { catalog.category(of: $0)?.name })
+            return (gap.map { [$0] } ?? []) + added
         } catch {
             throw .unreachable("cannot write \(log.url.path): \(error.localizedDescription)")
         }

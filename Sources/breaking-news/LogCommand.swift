@@ -50,6 +50,13 @@ struct LogCommand: AsyncParsableCommand {
     var json = false
 
     @Option(
+        name: .customLong("keep-days"),
+        help: ArgumentHelp(
+            "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay.",
+            valueName: "N"))
+    var keepDays: Int?
+
+    @Option(
         name: .customLong("exec"),
         help: ArgumentHelp(
             "With --follow: run COMMAND (/bin/sh -c) for each new message, the message in NEWS_* variables.",
@@ -58,6 +65,7 @@ struct LogCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let lines, lines < 0 { throw ValidationError("-n/--lines takes 0 or more") }
+        if let keepDays, keepDays < 0 { throw ValidationError("--keep-days takes 0 (keep everything) or more") }
         if let since, LogQuery.time(since) == nil {
             throw ValidationError(
                 "--since takes 15m, 2h, 3d, today, yesterday, HH:MM, YYYY-MM-DD or a W3C time, not '\(since)'")
@@ -71,6 +79,15 @@ struct LogCommand: AsyncParsableCommand {
 
     func run() async throws {
         let profile = try openProfile()
+        if let keepDays {
+            do {
+                try profile.store.update { $0.keepReceivedDays = keepDays > 0 ? keepDays : nil }
+            } catch {
+                throw CommandFailure("cannot store --keep-days: \(error.localizedDescription)", exitCode: .failure)
+            }
+        }
+        // What the preferences no longer keep goes before anything is listed.
+        profile.pruneReceivedLog()
         var query = LogQuery(unreadOnly: unread, since: since.flatMap { LogQuery.time($0) }, last: lines)
         if let category {
             guard let known = profile.catalog.category(named: category) else {
@@ -131,7 +148,10 @@ struct LogCommand: AsyncParsableCommand {
                     if markRead { profile.log.markRead(new) }
                     continue
                 }
-                for entry in new { await runner.run(for: entry) }
+                for entry in new {
+                    // A gap is no message: said, not run.
+                    if entry.gap != nil { printError("note: \(entry.text)") } else { await runner.run(for: entry) }
+                }
             }
         }
         let receiver = InboxReceiver(

@@ -301,3 +301,91 @@ struct LogLayoutTests {
         #expect(NewsCatalog.headline("plain text", category: "World") == "plain text")
     }
 }
+
+/// Issue 30: the notice of messages that expired on the hub, in the received log.
+struct InboxGapTests {
+    @Test func aGapIsKeptOnceInItsPlaceAndTheResumePointMovesPastIt() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let log = InboxLog(url: url)
+        let gap = SandboxGap(through: 40, expired: 12)
+        let entry = try #require(try log.appendGap(gap, hub: "http://h/news", hubName: "news", epoch: "e1"))
+        #expect(entry.text == "12 messages expired on the hub while this terminal was away")
+        #expect(entry.gap == gap && entry.category == nil && entry.index == 1)
+        // Told again (a stream cut before the resume point moved): kept once.
+        #expect(try log.appendGap(gap, hub: "http://h/news", hubName: "news", epoch: "e1") == nil)
+        #expect(log.resumePoint(hubName: "news")?.seq == 40)
+        #expect(log.resumePoint(hubName: "news")?.epoch == "e1")
+        // Another process reads it as it was written.
+        let again = InboxLog(url: url)
+        #expect(again.entries.map(\.gap) == [gap])
+        #expect(InboxEntry.gapText(expired: nil) == "Messages expired on the hub while this terminal was away")
+        #expect(InboxEntry.gapText(expired: 1) == "1 message expired on the hub while this terminal was away")
+    }
+}
+
+/// Issue 30: the received log keeps what the user chooses, never an unread message, and the
+/// positions survive: marks, followers and dedupe go on across a prune.
+struct InboxPruneTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func delivery(_ seq: Int64) -> SandboxDelivery {
+        SandboxDelivery(
+            seq: seq, notificationId: "n\(seq)", hub: "news", device: "ab", template: "t", tags: "World", deliveredAt: "t",
+            payload: .object([("aps", .object([("alert", .string("news \(seq) " + String(repeating: "x", count: 200)))]))]),
+            epoch: "e1")
+    }
+
+    @Test func aPruneKeepsTheUnreadAndTheRecentAndAFollowingLogGoesOn() throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let log = InboxLog(url: url)
+        let old = Self.now.addingTimeInterval(-10 * 86_400)
+        let recent = Self.now.addingTimeInterval(-86_400)
+        try log.append([Self.delivery(1), Self.delivery(2)], hub: "http://h/news", categoryOf: { _ in "World" }, now: old)
+        try log.append([Self.delivery(3), Self.delivery(4)], hub: "http://h/news", categoryOf: { _ in "World" }, now: recent)
+        // Read: an old one and a recent one.
+        log.markRead(log.entries.filter { [1, 3].contains($0.index) })
+        // Another process follows the log.
+        let other = InboxLog(url: url)
+        #expect(other.entries.count == 4)
+        let before = try Data(contentsOf: url).count
+
+        #expect(try log.prune(keepingDays: nil, now: Self.now) == 0, "by default everything is kept")
+        #expect(try log.prune(keepingDays: 7, now: Self.now) == 1)
+        #expect(try Data(contentsOf: url).count < before)
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4, "a pruned message keeps its line, so positions stay")
+        #expect(lines[0].contains(#""pruned":true"#) && !lines[0].contains("news 1"))
+        #expect(log.shownEntries.map(\.index) == [2, 3, 4])
+        #expect(try log.prune(keepingDays: 7, now: Self.now) == 0, "done once")
+
+        // The follower sees the prune as a deletion, the same unread, then new arrivals.
+        other.catchUpIfGrown()
+        _ = other.reloadMarks()
+        #expect(other.entries.count == 4)
+        #expect(other.shownEntries.map(\.index) == [2, 3, 4])
+        #expect(other.unreadCounts == ["World": 2])
+        #expect(other.readMarks.contains(3) && !other.readMarks.contains(2))
+        try log.append([Self.delivery(5)], hub: "http://h/news", categoryOf: { _ in "World" }, now: Self.now)
+        other.catchUpIfGrown()
+        #expect(other.entries(after: 4).map(\.seq) == [5])
+        #expect(other.entries(after: 4).map(\.index) == [5])
+        #expect(other.unreadCounts == ["World": 3])
+        // The pruned message is still known: the stream does not bring it back, and the
+        // resume point stays.
+        #expect(try other.append([Self.delivery(1)], hub: "http://h/news", categoryOf: { _ in "World" }).isEmpty)
+        #expect(other.resumePoint(hubName: "news")?.seq == 5)
+        // A log opened afresh reads the same.
+        let fresh = InboxLog(url: url)
+        #expect(fresh.shownEntries.map(\.index) == [2, 3, 4, 5])
+        #expect(fresh.unreadCounts == ["World": 3])
+    }
+
+    @Test func theDaysAreAPreference() throws {
+        let url = temporaryFolder().appendingPathComponent("defaults.json")
+        let store = DefaultsStore(url: url)
+        #expect(store.load().values.keepReceivedDays == nil)
+        try store.update { $0.keepReceivedDays = 30 }
+        #expect(try String(contentsOf: url, encoding: .utf8).contains(#""keepReceivedDays":30"#))
+        #expect(DefaultsStore(url: url).load().values.keepReceivedDays == 30)
+    }
+}

@@ -190,7 +190,7 @@ import Testing
                 newsInstallation("old-install", device: profile.identity.deviceToken, tags: ["World"]))
             _ = try await hub.client(hub.full).send(.template(["messageParam": "for the new token"]), tagExpression: "World")
             let current = try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil)
-            _ = try profile.log.append(current, hub: endpoint.hubURL, categoryOf: { _ in "World" })
+            _ = try profile.log.append(current.deliveries, hub: endpoint.hubURL, categoryOf: { _ in "World" })
             _ = try await profile.sync(endpoint)
             #expect(Set(profile.log.entries.map(\.text)) == ["for the old token", "for the new token"])
             await profile.retirePreviousDevice(endpoint)

@@ -249,3 +249,16 @@ struct LogQueryTests {
         }
     }
 }
+
+/// Issue 30: a gap the hub tells of is written to the log, then the resume point moves past it.
+struct StreamMachineGapTests {
+    @Test func aGapIsRecordedThenTheResumePointMovesPastIt() {
+        var machine = StreamMachineTests.live(StreamMachine(lastEventId: 3, epoch: "e1", backoff: Backoff(jitter: 0)))
+        let gap = SandboxGap(through: 40, expired: 12)
+        #expect(machine.handle(.gap(gap)) == [.recordGap(gap, epoch: "e1")])
+        #expect(machine.lastEventId == 3, "not in the log yet: a cut now must tell it again")
+        #expect(machine.handle(.gapRecorded(gap)) == [.read])
+        #expect(machine.lastEventId == 40)
+        #expect(machine.epoch == "e1")
+    }
+}

@@ -194,7 +194,7 @@ private final class DeviceReader: Sendable {
                     device: device, after: state.withLock { $0.received.last?.seq }, epoch: nil)
                 state.withLock { $0.opened = true }
                 for try await batch in stream {
-                    let received = batch.map { (id: $0.notificationId, seq: $0.seq, alert: $0.alertText) }
+                    let received = batch.deliveries.map { (id: $0.notificationId, seq: $0.seq, alert: $0.alertText) }
                     state.withLock { $0.received += received }
                 }
             } catch {

@@ -113,8 +113,8 @@ import Testing
             try await Task.sleep(nanoseconds: 300_000_000)
             for text in ["one", "two"] { _ = try await sender.send(.template(["messageParam": text]), tagExpression: "World") }
             var alerts: [String] = []
-            for try await deliveries in stream {
-                alerts += deliveries.compactMap(\.alertText)
+            for try await batch in stream {
+                alerts += batch.deliveries.compactMap(\.alertText)
                 if alerts.count >= 2 { break }
             }
             #expect(alerts == ["one", "two"])

@@ -62,6 +62,7 @@ public final class DefaultsStore: Sendable {
     static let previousDeviceTokenKey = "previousDeviceToken"
     static let registrationKey = "lastRegistration"
     static let arrivalAlertsKey = "arrivalAlerts"
+    static let keepReceivedDaysKey = "keepReceivedDays"
 
     public let url: URL
     private let file: KeptJSONObject
@@ -76,6 +77,9 @@ public final class DefaultsStore: Sendable {
         public var categories: [String]
         /// The terminal UI's bell and desktop notification on arrival (off when absent).
         public var arrivalAlerts: ArrivalAlerts = .off
+        /// How many days the received log keeps a message once it is read; nil (absent or 0):
+        /// everything, for good. An unread message is always kept.
+        public var keepReceivedDays: Int?
         /// Who this terminal was, as earlier versions kept it here: read once to move it to
         /// `installation.json`, then removed.
         public var installationId: String?
@@ -103,7 +107,7 @@ public final class DefaultsStore: Sendable {
         public static func == (a: Values, b: Values) -> Bool {
             a.categories == b.categories && a.installationId == b.installationId && a.deviceToken == b.deviceToken
                 && a.previousDeviceToken == b.previousDeviceToken && a.lastRegistration == b.lastRegistration
-                && a.arrivalAlerts == b.arrivalAlerts
+                && a.arrivalAlerts == b.arrivalAlerts && a.keepReceivedDays == b.keepReceivedDays
                 && JSONValue.object(a.others) == JSONValue.object(b.others)
         }
 
@@ -137,6 +141,8 @@ public final class DefaultsStore: Sendable {
             case previousDeviceTokenKey: values.previousDeviceToken = value.stringValue
             case registrationKey: values.lastRegistration = RegistrationRecord(json: value)
             case arrivalAlertsKey: values.arrivalAlerts = ArrivalAlerts(json: value)
+            case keepReceivedDaysKey:
+                if case .number(let text) = value, let days = Int(text), days > 0 { values.keepReceivedDays = days }
             default: values.others.append((key, value))
             }
         }
@@ -153,6 +159,7 @@ public final class DefaultsStore: Sendable {
                 (Self.previousDeviceTokenKey, values.previousDeviceToken.map(JSONValue.string)),
                 (Self.registrationKey, values.lastRegistration?.json),
                 (Self.arrivalAlertsKey, values.arrivalAlerts.isOff ? nil : values.arrivalAlerts.json),
+                (Self.keepReceivedDaysKey, values.keepReceivedDays.map { .number(String($0)) }),
             ] + values.others.map { ($0.0, Optional($0.1)) })
     }
 

@@ -69,14 +69,7 @@ extension InboxLog {
         withFileLock {
             var marks = loadMarks()
             marks.apply(change)
-            func ranges(_ marks: ReadMarks) -> JSONValue {
-                .array(marks.ranges.map { .array([.number(String($0.lowerBound)), .number(String($0.upperBound))]) })
-            }
-            let json = JSONValue.object(dropping: [
-                ("read", ranges(marks.read)), ("deleted", marks.deleted.isEmpty ? nil : ranges(marks.deleted)),
-            ])
-            try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
-            state.withLock { $0.marks = marks }
+            saveMarks(marks)
             return marks
         }
     }
@@ -134,6 +127,18 @@ extension InboxLog {
 
     /// The marks on disk; a damaged marks file is moved aside (`inbox-state.json.corrupt-<time>`),
     /// never written over, and said once in `warning`.
+    /// Writes `marks` to `inbox-state.json` and keeps them as this process's; under the lock.
+    func saveMarks(_ marks: InboxMarks) {
+        func ranges(_ marks: ReadMarks) -> JSONValue {
+            .array(marks.ranges.map { .array([.number(String($0.lowerBound)), .number(String($0.upperBound))]) })
+        }
+        let json = JSONValue.object(dropping: [
+            ("read", ranges(marks.read)), ("deleted", marks.deleted.isEmpty ? nil : ranges(marks.deleted)),
+        ])
+        try? AtomicFile.write(Data(json.text.utf8), to: stateURL, permissions: 0o600)
+        state.withLock { $0.marks = marks }
+    }
+
     func loadMarks() -> InboxMarks {
         // The entries only for a file of the earlier form: a copy of the whole log per key
         // that moves a mark would cost what the log holds.

@@ -21,6 +21,12 @@ public struct InboxEntry: Sendable, Hashable {
     public var category: String?
     public var text: String
     public var payload: JSONValue
+    /// Set on the entry that says messages expired on the hub before this terminal read them
+    /// (its retention removed them): not a message, a notice in its place in the log.
+    public var gap: SandboxGap?
+    /// Whether the message was pruned (`InboxLog.prune`): only what keeps its position, its
+    /// dedupe key and the resume point is left of it, and it is shown nowhere.
+    public var pruned = false
 
     /// The key of the delivery this entry records (`SandboxDelivery.dedupeKey`).
     public var dedupeKey: String { SandboxDelivery.dedupeKey(notificationId: notificationId, template: template) }
@@ -30,8 +36,26 @@ public struct InboxEntry: Sendable, Hashable {
             ("id", .string(notificationId)), ("template", template.map(JSONValue.string)), ("seq", .number(String(seq))),
             ("hub", .string(hub)), ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)),
             ("receivedAt", .string(receivedAt)), ("category", category.map(JSONValue.string)),
-            ("text", .string(text)), ("payload", payload),
+            ("text", .string(text)), ("payload", payload), ("gap", gap?.json),
         ])
+    }
+
+    /// What is left of a pruned message: a line of some 150 bytes instead of its payload.
+    var stub: JSONValue {
+        .object(dropping: [
+            ("id", .string(notificationId)), ("template", template.map(JSONValue.string)), ("seq", .number(String(seq))),
+            ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)), ("receivedAt", .string(receivedAt)),
+            ("pruned", .bool(true)),
+        ])
+    }
+
+    /// What the log says of a gap: how many messages expired, when the hub knows.
+    public static func gapText(expired: Int?) -> String {
+        switch expired {
+        case 1?: "1 message expired on the hub while this terminal was away"
+        case let count?: "\(count) messages expired on the hub while this terminal was away"
+        case nil: "Messages expired on the hub while this terminal was away"
+        }
     }
 
     init?(json: JSONValue, index: Int) {
@@ -49,6 +73,8 @@ public struct InboxEntry: Sendable, Hashable {
         self.category = json["category"]?.stringValue
         self.text = json["text"]?.stringValue ?? ""
         self.payload = json["payload"] ?? .null
+        self.gap = json["gap"].flatMap { try? SandboxGap(json: $0) }
+        self.pruned = json["pruned"] == .bool(true)
     }
 
     init(delivery: SandboxDelivery, hub: String, category: String?, receivedAt: String, index: Int) {
@@ -63,6 +89,21 @@ public struct InboxEntry: Sendable, Hashable {
         self.category = category
         self.text = delivery.alertText ?? delivery.payload.text
         self.payload = delivery.payload
+    }
+
+    init(gap: SandboxGap, hub: String, hubName: String, epoch: String?, receivedAt: String, index: Int) {
+        self.index = index
+        self.notificationId = "gap:\(epoch ?? "-"):\(gap.through)"
+        self.template = nil
+        self.seq = gap.through
+        self.hub = hub
+        self.hubName = hubName
+        self.epoch = epoch
+        self.receivedAt = receivedAt
+        self.category = nil
+        self.text = Self.gapText(expired: gap.expired)
+        self.payload = .null
+        self.gap = gap
     }
 
     /// An entry made directly, for tests and previews.
@@ -94,6 +135,8 @@ public final class InboxLog: Sendable {
         var skippedLines = 0
         /// The file's size when a follower last looked.
         var lastSeenSize: UInt64 = 0
+        /// The file read (its inode): a prune replaces it, and a reader then reads it anew.
+        var inode: UInt64 = 0
     }
 
     let state = Mutex(State())
@@ -162,15 +205,36 @@ public final class InboxLog: Sendable {
         -> [InboxEntry]
     {
         guard !deliveries.isEmpty else { return [] }
-        return try withFileLock { () throws -> [InboxEntry] in
+        return try appendEntries { index in
+            deliveries.map { delivery in
+                InboxEntry(
+                    delivery: delivery, hub: hub, category: categoryOf(delivery), receivedAt: W3CDate.format(now), index: index)
+            }
+        }
+    }
+
+    /// Adds the notice that messages expired on the hub before this terminal read them, in
+    /// its place (numbered as the last one removed, so the resume point moves past it); nil
+    /// when the log has it already.
+    @discardableResult
+    public func appendGap(_ gap: SandboxGap, hub: String, hubName: String, epoch: String?, now: Date = Date()) throws
+        -> InboxEntry?
+    {
+        try appendEntries { index in
+            [InboxEntry(gap: gap, hub: hub, hubName: hubName, epoch: epoch, receivedAt: W3CDate.format(now), index: index)]
+        }.first
+    }
+
+    /// Appends the entries `make` gives (each made with the position it would take) that the
+    /// log does not have, under the log's lock; returns those added.
+    private func appendEntries(_ make: (Int) -> [InboxEntry]) throws -> [InboxEntry] {
+        try withFileLock { () throws -> [InboxEntry] in
             let endsWithNewline = readNewLines()
             var added: [InboxEntry] = []
             var text = endsWithNewline ? "" : "\n"
             state.withLock { state in
-                for delivery in deliveries where state.keys.insert(delivery.dedupeKey).inserted {
-                    let entry = InboxEntry(
-                        delivery: delivery, hub: hub, category: categoryOf(delivery), receivedAt: W3CDate.format(now),
-                        index: state.entries.count + 1)
+                for var entry in make(state.entries.count + 1) where state.keys.insert(entry.dedupeKey).inserted {
+                    entry.index = state.entries.count + 1
                     state.entries.append(entry)
                     added.append(entry)
                     text += entry.json.text + "\n"
@@ -217,10 +281,20 @@ public final class InboxLog: Sendable {
 
     /// Reads lines appended after `offset`; a last line without its newline is left for later.
     /// Returns whether the file ends with a newline (or is empty).
-    private func readNewLines() -> Bool {
+    func readNewLines() -> Bool {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return true }
         defer { try? handle.close() }
-        let start = state.withLock { $0.offset }
+        var info = stat()
+        let inode = fstat(handle.fileDescriptor, &info) == 0 ? UInt64(info.st_ino) : 0
+        let start = state.withLock { state -> UInt64 in
+            if state.inode != inode {
+                // A new file (a prune rewrote it): read from its start. Positions are the
+                // same (a pruned message keeps its line), so what was read is read again.
+                if state.inode != 0 { (state.entries, state.keys, state.offset) = ([], [], 0) }
+                state.inode = inode
+            }
+            return state.offset
+        }
         guard (try? handle.seek(toOffset: start)) != nil, let data = try? handle.readToEnd(), !data.isEmpty else {
             return start == 0 || Self.lastByteIsNewline(handle)
         }

@@ -65,6 +65,8 @@ public final class InboxReceiver: Sendable {
         var machine: StreamMachine
         /// The open stream, between `open` and `close`.
         var stream: DeviceStream.Iterator?
+        /// Deliveries read with a gap, handed over once the gap is in the log.
+        var unread: [SandboxDelivery] = []
 
         mutating func run() async {
             var pending = machine.handle(.start)
@@ -86,6 +88,7 @@ public final class InboxReceiver: Sendable {
             case .close:
                 // Dropping the iterator cancels the request: the hub sees the stream end.
                 stream = nil
+                unread = []
                 return nil
             case .wait(let seconds):
                 switch await alarm.wait(seconds: seconds) {
@@ -103,12 +106,20 @@ public final class InboxReceiver: Sendable {
                 }
             case .read:
                 guard var iterator = stream else { return .failed(.unreachable("the stream is not open")) }
+                if !unread.isEmpty {
+                    defer { unread = [] }
+                    return .received(unread)
+                }
                 defer { stream = iterator }
                 do {
-                    guard let deliveries = try await iterator.next() else {
+                    guard let batch = try await iterator.next() else {
                         return .failed(.unreachable("the hub closed the stream"))
                     }
-                    return .received(deliveries)
+                    if let gap = batch.gap {
+                        unread = batch.deliveries
+                        return .gap(gap)
+                    }
+                    return .received(batch.deliveries)
                 } catch {
                     return .failed(.unreachable("the stream was cut: \(HubClient.describe(error))"))
                 }
@@ -117,6 +128,15 @@ public final class InboxReceiver: Sendable {
                     let added = try log.append(deliveries, hub: sandbox.endpoint.hubURL) { catalog.category(of: $0)?.name }
                     if !added.isEmpty { follower?.poll() }
                     return .appended(deliveries)
+                } catch {
+                    return .failed(.unreachable("cannot write \(log.url.path): \(error.localizedDescription)"))
+                }
+            case .recordGap(let gap, let epoch):
+                do {
+                    let added = try log.appendGap(
+                        gap, hub: sandbox.endpoint.hubURL, hubName: sandbox.endpoint.hubName, epoch: epoch)
+                    if added != nil { follower?.poll() }
+                    return .gapRecorded(gap)
                 } catch {
                     return .failed(.unreachable("cannot write \(log.url.path): \(error.localizedDescription)"))
                 }

@@ -39,10 +39,10 @@ public struct SandboxClient: Sendable {
 
     public static let noSandbox = OfflineReason.noPushServiceText
 
-    /// Every delivery after `since`, paging through the inbox.
-    public func deliveries(after since: Int64, epoch: String?) async throws(StreamFailure) -> [SandboxDelivery] {
+    /// Every delivery after `since`, paging through the inbox, and the gap the hub told of.
+    public func deliveries(after since: Int64, epoch: String?) async throws(StreamFailure) -> DeviceStream.Batch {
         do throws(HubError) {
-            return try await hub.inbox(device: device, after: since, epoch: epoch)
+            return try await hub.inboxPages(device: device, after: since, epoch: epoch)
         } catch {
             throw Self.failure(error, doing: "the inbox")
         }

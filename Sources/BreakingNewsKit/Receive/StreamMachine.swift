@@ -27,6 +27,10 @@ public struct StreamMachine: Sendable, Hashable {
         case received([SandboxDelivery])
         /// Those deliveries are in the log: the resume point may move past them.
         case appended([SandboxDelivery])
+        /// The hub told that its retention removed deliveries this device had not read.
+        case gap(SandboxGap)
+        /// The gap is in the log: the resume point may move past it.
+        case gapRecorded(SandboxGap)
         /// The stream could not be opened, or it ended.
         case failed(StreamFailure)
         case retryTimerFired
@@ -44,6 +48,8 @@ public struct StreamMachine: Sendable, Hashable {
         case read
         /// Write these deliveries to the log, then send `appended`.
         case append([SandboxDelivery])
+        /// Write the gap to the log (in the delivery log `epoch`), then send `gapRecorded`.
+        case recordGap(SandboxGap, epoch: String?)
         /// Wait `seconds`, then send `retryTimerFired` (or `retryNow`, when told first).
         case wait(seconds: Double)
         case report(ConnectionStatus)
@@ -103,6 +109,11 @@ public struct StreamMachine: Sendable, Hashable {
                 }
                 lastEventId = max(lastEventId ?? 0, delivery.seq)
             }
+            return [.read]
+        case (.live, .gap(let gap)):
+            return [.recordGap(gap, epoch: epoch)]
+        case (.live, .gapRecorded(let gap)):
+            lastEventId = max(lastEventId ?? 0, gap.through)
             return [.read]
         case (.live, .failed(.unreachable)):
             // A stream that was open ended (a hub that restarts, or stops): tried again at

@@ -64,6 +64,8 @@ public final class TerminalApp: Sendable {
     public func run(mouse: Bool = false) async -> Int32 {
         let (effects, effectSink) = AsyncStream<Effect>.makeStream()
         let (writes, writeSink) = AsyncStream<HomeWrite>.makeStream()
+        // What the preferences no longer keep goes before the window shows the log.
+        profile.pruneReceivedLog()
         let entries = profile.log.entries
         return await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.writer(writes) }

@@ -63,7 +63,14 @@ extension HubClient {
 
     /// Every delivery to `device` after `since`, paging through its inbox.
     public func inbox(device: String, after since: Int64, epoch: String?) async throws(HubError) -> [SandboxDelivery] {
+        try await inboxPages(device: device, after: since, epoch: epoch).deliveries
+    }
+
+    /// Every delivery to `device` after `since`, and the gap the hub told of first: what its
+    /// retention removed after `since` before the device read it (`SandboxGap`), or nil.
+    public func inboxPages(device: String, after since: Int64, epoch: String?) async throws(HubError) -> DeviceStream.Batch {
         var all: [SandboxDelivery] = []
+        var gap: SandboxGap?
         var cursor = since
         var epoch = epoch
         while true {
@@ -80,11 +87,12 @@ extension HubClient {
                 throw HubError(.invalidResponse, detail: "the hub's inbox answer is unreadable")
             }
             let deliveries = items.compactMap { try? SandboxDelivery(json: $0) }
+            if gap == nil, let told = page["gap"] { gap = try? SandboxGap(json: told) }
             all += deliveries
             // A full page means there may be more, even if an item of it could not be read:
             // the next page starts where the hub says this one ended.
             guard items.count == 1000, case .number(let text)? = page["next"], let next = Int64(text), next > cursor else {
-                return all
+                return DeviceStream.Batch(gap: gap, deliveries: all)
             }
             cursor = next
             epoch = deliveries.last?.epoch ?? epoch
@@ -128,11 +136,23 @@ extension HubClient {
 
 /// A device's stream of deliveries: the Server-Sent Events the sandbox writes, parsed as
 /// they come, whatever the chunks; each element is what one chunk completed (a burst
-/// arrives as one batch). Ends when the hub closes the stream; throws when it is cut or
-/// unreadable.
+/// arrives as one batch), the gap the hub tells of first included. Ends when the hub closes
+/// the stream; throws when it is cut or unreadable.
 public struct DeviceStream: AsyncSequence, Sendable {
-    public typealias Element = [SandboxDelivery]
+    public typealias Element = Batch
     let body: HTTPClientResponse.Body
+
+    /// What one chunk of the stream (or an inbox read) completed: the gap the hub told of
+    /// (it comes before any delivery), then deliveries.
+    public struct Batch: Sendable, Hashable {
+        public var gap: SandboxGap?
+        public var deliveries: [SandboxDelivery]
+
+        public init(gap: SandboxGap? = nil, deliveries: [SandboxDelivery]) {
+            self.gap = gap
+            self.deliveries = deliveries
+        }
+    }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(chunks: body.makeAsyncIterator())
@@ -142,13 +162,24 @@ public struct DeviceStream: AsyncSequence, Sendable {
         var chunks: HTTPClientResponse.Body.AsyncIterator
         var parser = ServerSentEventParser()
 
-        public mutating func next() async throws -> [SandboxDelivery]? {
+        public mutating func next() async throws -> Batch? {
             while let chunk = try await chunks.next() {
-                let deliveries = try parser.feed(chunk.readableBytesView).compactMap { event -> SandboxDelivery? in
-                    guard event.event == "notification" || event.event == nil else { return nil }
-                    return try? SandboxDelivery(json: JSONValue(parsing: event.data))
+                var batch = Batch(deliveries: [])
+                for event in try parser.feed(chunk.readableBytesView) {
+                    if event.event == SandboxGap.event {
+                        // Keeps the furthest gap: the hub tells one, first.
+                        if let gap = try? SandboxGap(json: JSONValue(parsing: event.data)),
+                            gap.through > (batch.gap?.through ?? -1)
+                        {
+                            batch.gap = gap
+                        }
+                    } else if event.event == "notification" || event.event == nil,
+                        let delivery = try? SandboxDelivery(json: JSONValue(parsing: event.data))
+                    {
+                        batch.deliveries.append(delivery)
+                    }
                 }
-                if !deliveries.isEmpty { return deliveries }
+                if batch.gap != nil || !batch.deliveries.isEmpty { return batch }
             }
             return nil
         }
