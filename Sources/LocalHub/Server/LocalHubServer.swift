@@ -67,12 +67,8 @@ public enum LocalHubServer {
             throw LocalHubStartError(description: error.description)
         }
         let engine = HubEngine(
-            store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
-            maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
-            maximumBytesPerHub: configuration.maximumBytesPerHub,
-            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams,
-            maximumStreamsPerClient: configuration.clientRates.streams, pushServices: providers.services,
-            claimLifetime: configuration.claimLifetime, retention: configuration.retention, logger: logger)
+            store: store, configuration: configuration, maximumStreams: limits.streams, pushServices: providers.services,
+            logger: logger)
         do {
             try await engine.start()
         } catch {
