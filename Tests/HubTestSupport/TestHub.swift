@@ -118,9 +118,14 @@ public final class TestHub: Sendable {
 
     /// A token of `connectionString` for `resource` (default: the hub URL).
     public func token(_ connectionString: ConnectionString, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
-        SharedAccessSignature.make(
-            resource: resource ?? connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
-            lifetime: lifetime)
+        connectionString.token(hub: hub, resource: resource, lifetime: lifetime)
+    }
+}
+
+extension ConnectionString {
+    /// A token of this rule for `resource` (default: the URL of `hub`), valid for `lifetime`.
+    public func token(hub: String, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
+        SharedAccessSignature.make(resource: resource ?? hubURL(hub), keyName: keyName, key: key, lifetime: lifetime)
     }
 }
 
