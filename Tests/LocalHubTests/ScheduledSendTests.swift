@@ -94,14 +94,14 @@ import Testing
         #expect(try ScheduleTime.parse("2026-11-25T18:00:00.250Z") == W3CDate.parse("2026-11-25T18:00:00.25Z"))
         #expect(try ScheduleTime.parse("2026-11-25T19:00:00+01:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
         #expect(throws: ScheduleTime.Refusal.self) { try ScheduleTime.parse("tomorrow") }
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             func schedule(_ time: String?, query: String = "") async throws -> RawResponse {
                 var headers = [
                     ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
                     ("Content-Type", "application/json"),
                 ]
                 if let time { headers.append(("ServiceBusNotification-ScheduleTime", time)) }
-                return try await raw(
+                return try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06\(query)", headers: headers,
                     body: #"{"messageParam":"x"}"#)
             }
@@ -111,7 +111,7 @@ import Testing
             #expect(try await schedule(W3CDate.format(Date().addingTimeInterval(60)), query: "&test").status == 400)
             let accepted = try await schedule(W3CDate.format(Date().addingTimeInterval(3600)))
             #expect(accepted.status == 201)
-            let listen = try await raw(
+            let listen = try await hub.raw(
                 .POST, "\(hub.baseURL)/news/schedulednotifications?api-version=2020-06",
                 headers: [
                     ("Authorization", hub.token(hub.listen)), ("ServiceBusNotification-Format", "template"),
@@ -187,9 +187,9 @@ import Testing
     }
 
     @Test func aBatchIsRefusedWhenItIsNotOne() async throws {
-        try await TestHub.with { hub throws in
+        try await RouterHub.with { hub throws in
             func post(_ query: String, _ contentType: String, _ body: String, format: String = "apple") async throws -> Int {
-                try await raw(
+                try await hub.raw(
                     .POST, "\(hub.baseURL)/news/messages/$batch?api-version=2020-06\(query)",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", format),
