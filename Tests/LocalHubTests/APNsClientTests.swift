@@ -3,6 +3,7 @@ import Foundation
 import HubTestSupport
 import NIOCore
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -10,7 +11,7 @@ import Testing
 /// The APNs client against a loopback APNs (issue 14, item 2): HTTP/2 over TLS, a provider
 /// token the peer verifies, the topic from the credentials only, the sender's headers passed
 /// on, and APNs' answers turned into outcomes and retries as the wire spec says.
-struct APNsClientTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct APNsClientTests {
     static let device = String(repeating: "ab", count: 32)
     static let alert = Array(#"{"aps":{"alert":"Breaking World News : hi"}}"#.utf8)
 

@@ -5,6 +5,7 @@ import LocalHub
 import NIOHTTP1
 import NIOSSL
 import NotificationHubs
+import TestTiers
 import Testing
 
 @Suite struct AuthorizationTests {
@@ -75,7 +76,7 @@ import Testing
         }
     }
 
-    @Test func keysAreKeptWithMode0600AndReused() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func keysAreKeptWithMode0600AndReused() async throws {
         let directory = TestHub.temporaryDirectory()
         try await TestHub.with(directory: directory) { first in
             let listen = first.listen.key
@@ -90,7 +91,7 @@ import Testing
     }
 }
 
-@Suite struct TLSTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct TLSTests {
     @Test func tlsServesHTTPSWithASelfSignedCertificateKeptBesideTheKeys() async throws {
         try await TestHub.with(tls: true) { hub in
             #expect(hub.baseURL.hasPrefix("https://127.0.0.1:"))

@@ -3,6 +3,7 @@ import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Bad input gets a 4xx with the service's XML error naming the problem, nothing is half
@@ -46,7 +47,7 @@ import Testing
         }
     }
 
-    @Test func aBadPatchChangesNothing() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aBadPatchChangesNothing() async throws {
         try await TestHub.with { hub in
             let client = try hub.client(hub.listen)
             try await client.createOrUpdateInstallation(newsInstallation("p", device: "AB", tags: ["World"]))

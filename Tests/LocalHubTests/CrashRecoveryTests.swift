@@ -3,6 +3,7 @@ import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Sends the hub acknowledged with 201.
@@ -16,7 +17,7 @@ actor AckLog {
     }
 }
 
-@Suite struct CrashRecoveryTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct CrashRecoveryTests {
     @Test func everyAcknowledgedSendSurvivesASIGKILL() async throws {
         let directory = TestHub.temporaryDirectory()
         let first = try await HubProcess.start(directory: directory)

@@ -3,13 +3,14 @@ import Foundation
 import HubTestSupport
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @testable import LocalHub
 
 /// One origin cannot stall Web Push for every browser (issue 26, item 2): a message waiting to
 /// be tried again holds no slot, origins take turns, and each request has a deadline of its own.
-@Suite(.serialized) struct FairDeliveryTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct FairDeliveryTests {
     /// The loopback push service and a hub that delivers to it.
     static func withPeer<T>(_ body: (TestHub, WebPushPeer) async throws -> T) async throws -> T {
         let vapidKey = P256.Signing.PrivateKey()

@@ -5,11 +5,12 @@ import LocalHub
 import LocalHubSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Issue 10: what the attack pass and the review found after the first hardening.
 extension HostileRequestTests {
-    @Test func attack_systemTagsCannotBeClaimedByRegistrationsOrTemplates() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func attack_systemTagsCannotBeClaimedByRegistrationsOrTemplates() async throws {
         try await TestHub.with { hub in
             let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
             for tag in ["$InstallationId:{victim}", "$UserId:{someone}"] {
@@ -28,7 +29,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func attack_whatAHubHoldsIsBoundedInBytes() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func attack_whatAHubHoldsIsBoundedInBytes() async throws {
         try await TestHub.with(configure: { $0.maximumBytesPerHub = 48 * 1024 }) { hub in
             let client = try hub.client(hub.listen)
             func big(_ id: String, _ kilobytes: Int) -> Installation {
@@ -54,7 +55,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func attack_streamsCannotHoldEveryConnection() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func attack_streamsCannotHoldEveryConnection() async throws {
         try await TestHub.with(configure: { $0.maximumConnections = 8 }) { hub in
             // Terminals' devices, claimed: the hub streams only to devices it knows.
             let listen = try hub.client(hub.listen)
@@ -90,7 +91,7 @@ extension HostileRequestTests {
     /// What a JSON writer leaves unescaped (DEL, C1 controls such as NEL) is news, not an
     /// attack: a template holding it is stored, a send carrying it is delivered intact; the
     /// terminal cleans it where it is shown.
-    @Test func review_delAndC1ControlsInBodiesAreDeliveredIntact() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func review_delAndC1ControlsInBodiesAreDeliveredIntact() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             var installation = newsInstallation("c1", device: device, tags: ["World"])
@@ -108,7 +109,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func attack_malformedFramingIsTheClientsError() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func attack_malformedFramingIsTheClientsError() async throws {
         try await TestHub.with { hub in
             let connection = try RawConnection(port: hub.port)
             try connection.send(

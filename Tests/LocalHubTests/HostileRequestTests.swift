@@ -5,6 +5,7 @@ import LocalHub
 import LocalHubSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Issue 10: what anyone holding the app's Listen key (or running on the same machine) could
@@ -37,16 +38,18 @@ import Testing
         FIELDS</AppleTemplateRegistrationDescription></content></entry>
         """
 
-    @Test(arguments: [
-        ("<Priority>1&#0;0</Priority>", "Priority"),
-        ("<Expiry>2030&#0;</Expiry>", "Expiry"),
-        ("<TemplateName>t&#0;x</TemplateName>", "TemplateName"),
-        ("<TemplateName>t&#x1B;[2Jx</TemplateName>", "TemplateName"),
-        ("<ApnsHeaders><ApnsHeader><Header>apns-id</Header><Value>a&#0;b</Value></ApnsHeader></ApnsHeaders>", "Value"),
-        ("<TemplateName>t\u{1}x</TemplateName>", "TemplateName"),
-        ("<TemplateName>t&#x9B;x</TemplateName>", "TemplateName"),
-        ("<Expiry>\u{9B}2J</Expiry>", "Expiry"),
-    ])
+    @Test(
+        .tags(.live), .fullSuiteOnly,
+        arguments: [
+            ("<Priority>1&#0;0</Priority>", "Priority"),
+            ("<Expiry>2030&#0;</Expiry>", "Expiry"),
+            ("<TemplateName>t&#0;x</TemplateName>", "TemplateName"),
+            ("<TemplateName>t&#x1B;[2Jx</TemplateName>", "TemplateName"),
+            ("<ApnsHeaders><ApnsHeader><Header>apns-id</Header><Value>a&#0;b</Value></ApnsHeader></ApnsHeaders>", "Value"),
+            ("<TemplateName>t\u{1}x</TemplateName>", "TemplateName"),
+            ("<TemplateName>t&#x9B;x</TemplateName>", "TemplateName"),
+            ("<Expiry>\u{9B}2J</Expiry>", "Expiry"),
+        ])
     func item2_charactersThatCannotBeStoredAreRefusedNamingTheField(fields: String, field: String) async throws {
         let directory = TestHub.temporaryDirectory()
         try await TestHub.with(directory: directory) { hub in
@@ -61,7 +64,7 @@ import Testing
         try await TestHub.with(directory: directory) { hub in try await expectHealthy(hub) }
     }
 
-    @Test func item2_aStoredRowThatCannotBeLoadedIsQuarantinedAndTheHubStarts() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item2_aStoredRowThatCannotBeLoadedIsQuarantinedAndTheHubStarts() async throws {
         let directory = TestHub.temporaryDirectory()
         let device = randomDevice()
         try await TestHub.with(directory: directory) { hub in
@@ -98,7 +101,7 @@ import Testing
         try await TestHub.with(directory: directory) { hub in try await expectHealthy(hub) }
     }
 
-    @Test func item4_templatesPerInstallationAreBoundedAndBigSendsDoNotStall() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item4_templatesPerInstallationAreBoundedAndBigSendsDoNotStall() async throws {
         try await TestHub.with { hub in
             func installation(_ id: String, templates: Int) -> Installation {
                 Installation(
@@ -133,7 +136,7 @@ import Testing
         }
     }
 
-    @Test func item6_theListenKeyCannotListOrEraseOtherDevices() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item6_theListenKeyCannotListOrEraseOtherDevices() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("v", device: device, tags: ["World"]))
@@ -153,7 +156,7 @@ import Testing
         }
     }
 
-    @Test func item7_healthzProvesTheSecretOfTheStateFile() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item7_healthzProvesTheSecretOfTheStateFile() async throws {
         try await TestHub.with { hub in
             let stateFile = hub.directory.appendingPathComponent(LocalHubState.fileName)
             let state = try #require(LocalHubState.read(stateFile))
@@ -171,7 +174,7 @@ import Testing
         }
     }
 
-    @Test func item7_aDataFolderIsMadePrivateAndLeftoversAreCleanedAtStart() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item7_aDataFolderIsMadePrivateAndLeftoversAreCleanedAtStart() async throws {
         let directory = TestHub.temporaryDirectory()
         try await TestHub.with(directory: directory) { _ in }
         chmod(directory.path, 0o755)
@@ -201,7 +204,7 @@ import Testing
         }
     }
 
-    @Test func item8_halfSentRequestsAreClosedAndTheHubKeepsAnswering() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item8_halfSentRequestsAreClosedAndTheHubKeepsAnswering() async throws {
         try await TestHub.with(configure: {
             $0.idleTimeout = 2
             $0.requestTimeout = 1
@@ -229,7 +232,7 @@ import Testing
 
     /// A request pipelined behind a stream, its body never sent: the connection is closed
     /// when its deadline passes, and no 408 is written into the middle of the stream.
-    @Test func review_aStalledPipelinedBodyNeverCorruptsTheResponseUnderWay() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func review_aStalledPipelinedBodyNeverCorruptsTheResponseUnderWay() async throws {
         try await TestHub.with(configure: { $0.requestTimeout = 1 }) { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("s", device: device, tags: ["World"]))
@@ -248,7 +251,7 @@ import Testing
         }
     }
 
-    @Test func item9_aDevicesDeliveriesComeInPages() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item9_aDevicesDeliveriesComeInPages() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("p", device: device, tags: ["World"]))
@@ -267,7 +270,7 @@ import Testing
         }
     }
 
-    @Test func item10_quotasOnInstallationsAndTemplates() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item10_quotasOnInstallationsAndTemplates() async throws {
         try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 3 }) { hub in
             let client = try hub.client(hub.listen)
             for i in 0..<3 {
@@ -284,7 +287,7 @@ import Testing
         }
     }
 
-    @Test func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
         try await TestHub.with { hub in
             let owner = try hub.client(hub.full)
             try await owner.createOrUpdateInstallation(newsInstallation("dev1", device: randomDevice(), tags: ["World"]))
@@ -306,7 +309,7 @@ import Testing
 
     /// Issue 10 item 11: a hub stopped while requests are in flight (accepted connections
     /// still buffered among them) shuts down cleanly; the test process would die otherwise.
-    @Test func item11_stoppingAHubWithConnectionsInFlightIsClean() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func item11_stoppingAHubWithConnectionsInFlightIsClean() async throws {
         for _ in 0..<10 {
             let hub = try await TestHub.start()
             let requests = Task {

@@ -2,6 +2,7 @@ import Foundation
 import HubTestSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -19,7 +20,7 @@ import Testing
         }
     }
 
-    @Test func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let full = try hub.client(hub.full)
@@ -51,7 +52,7 @@ import Testing
         }
     }
 
-    @Test func aCancelledSendIsNeverSentAndSaysSo() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aCancelledSendIsNeverSentAndSaysSo() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let full = try hub.client(hub.full)
@@ -123,7 +124,7 @@ import Testing
 
     /// The hub is killed right after accepting; restarted, it sends the scheduled send once
     /// and never the cancelled one.
-    @Test func aScheduledSendSurvivesASIGKILLAndIsSentOnce() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aScheduledSendSurvivesASIGKILLAndIsSentOnce() async throws {
         let directory = TestHub.temporaryDirectory()
         let first = try await HubProcess.start(directory: directory)
         let device = randomDevice()
@@ -162,7 +163,7 @@ import Testing
 
 /// Direct batch sends (issue 14, item 7): one payload to up to 1,000 handles.
 @Suite struct DirectBatchSendTests {
-    @Test func aBatchOfAThousandHandlesReachesEachOnce() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aBatchOfAThousandHandlesReachesEachOnce() async throws {
         try await TestHub.with { hub in
             let full = try hub.client(hub.full)
             let devices = (0..<1000).map { _ in randomDevice() }
