@@ -28,6 +28,8 @@ public final class TerminalApp: Sendable {
     let hubOptions: HubOptions
     let queue = MessageQueue()
     private let defaultsQueue = DispatchQueue(label: "defaults")
+    /// How many of the window's alert switches `defaultsQueue` has stored (touched only there).
+    private let storedAlertSwitches = Counter()
     /// Where arrival alerts are claimed (under the log's lock, which appends hold too), and
     /// the bytes of those claimed, for the screen loop to write.
     private let alertQueue = DispatchQueue(label: "alerts")
@@ -144,9 +146,16 @@ public final class TerminalApp: Sendable {
         let watcher = HomeWatcher(profile: profile)
         let marksQueue = marksQueue
         let applied = appliedReadChanges
+        let (defaultsQueue, stored) = (defaultsQueue, storedAlertSwitches)
         Task {
             for await shared in watcher.changes {
-                queue.push(.shared(shared))
+                // The alerts read again on the queue that stores this window's switches: the
+                // count of those stored is exact for the alerts read.
+                defaultsQueue.async {
+                    var shared = shared
+                    shared.alerts = profile.store.load().values.arrivalAlerts
+                    queue.push(.shared(shared, alertSwitchesStored: stored.value))
+                }
                 // Read on the queue that writes this window's changes: the count of those
                 // applied is exact for the marks read.
                 marksQueue.async { queue.push(.readMarks(profile.log.reloadReadMarks(), changesApplied: applied.value)) }
@@ -279,7 +288,11 @@ public final class TerminalApp: Sendable {
         case .setAlert(let kind, let on):
             // Off the screen's thread, in the order switched; only the switch pressed, set in
             // what is on disk under the defaults' lock, so switches made in other windows stay.
-            defaultsQueue.async { _ = try? profile.store.update { $0.arrivalAlerts[kind] = on } }
+            let stored = storedAlertSwitches
+            defaultsQueue.async {
+                _ = try? profile.store.update { $0.arrivalAlerts[kind] = on }
+                stored.value += 1
+            }
         case .alert, .quit:
             break  // The loop writes alerts after the frame.
         }
