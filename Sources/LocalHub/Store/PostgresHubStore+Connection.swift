@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 extension PostgresHubStore {
     /// Runs `body`, turning a lost or refused connection into `StoreUnavailable`.
@@ -71,23 +72,88 @@ struct PostgresLocation {
         self.probe = probe
     }
 
-    /// How long operations on this server may wait, with its probe: `SELECT 1` on a
-    /// connection of its own.
+    /// How long operations on this server may wait, with its probe.
     func reachability(logger: Logger) -> Reachability {
-        let probe = probe
-        return Reachability(server: server) {
-            let connection = try await PostgresConnection.connect(configuration: probe, id: 0, logger: logger)
+        Reachability(server: server, probe: PostgresProbe(probe, logger: logger))
+    }
+}
+
+/// `SELECT 1` on a connection of its own, outside the pool: opened at once, kept, and opened
+/// again after any failure, so that a probe costs one round trip, not a new backend.
+final class PostgresProbe: ReachabilityProbe {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let state = Mutex<(connection: Task<PostgresConnection, Error>?, closed: Bool)>((nil, false))
+
+    init(_ configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        _ = connection()
+    }
+
+    /// The connection, or a new one when there is none (or it broke); nil once closed.
+    private func connection() -> Task<PostgresConnection, Error>? {
+        let (configuration, logger) = (configuration, logger)
+        return state.withLock { state in
+            guard !state.closed else { return nil }
+            if let task = state.connection { return task }
+            let task = Task { try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger) }
+            state.connection = task
+            return task
+        }
+    }
+
+    /// Asks on the kept connection; one that is closed or failed to open is opened again
+    /// first.
+    func ask() async throws {
+        var again = true
+        while true {
+            guard let task = connection() else { throw CancellationError() }
             do {
+                let connection = try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: {
+                    task.cancel()
+                }
+                guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
                 try await withTaskCancellationHandler {
                     _ = try await connection.query("SELECT 1", logger: logger).collect()
                 } onCancel: {
                     let closing: EventLoopFuture<Void> = connection.close()
                     closing.whenComplete { _ in }
                 }
+                return
             } catch {
-                try? await connection.close()
-                throw error
+                forget(task)
+                guard again, !Task.isCancelled else { throw error }
+                again = false
             }
+        }
+    }
+
+    private func forget(_ task: Task<PostgresConnection, Error>) {
+        let forgotten = state.withLock { state -> Bool in
+            guard state.connection == task else { return false }
+            state.connection = nil
+            return true
+        }
+        if forgotten { Self.close(task) }
+    }
+
+    func close() {
+        let task = state.withLock { state -> Task<PostgresConnection, Error>? in
+            state.closed = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        if let task { Self.close(task) }
+    }
+
+    /// Closes the connection `task` opens (or opened), holding it until it is closed.
+    private static func close(_ task: Task<PostgresConnection, Error>) {
+        task.cancel()
+        Task {
+            guard let connection = try? await task.value else { return }
             try? await connection.close()
         }
     }

@@ -46,6 +46,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             task?.cancel()
             task = nil
         }
+        reachability.shutdown()
     }
 
     deinit { runner.withLock { $0?.cancel() } }

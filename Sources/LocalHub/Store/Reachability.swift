@@ -1,6 +1,14 @@
 import Foundation
 import Synchronization
 
+/// What asks the server whether it answers at all, outside the pool (`PostgresProbe`).
+protocol ReachabilityProbe: Sendable {
+    /// Asks the server something; throws when it gets no answer. Cancelled after `probeTimeout`.
+    func ask() async throws
+    /// Lets go of what it holds.
+    func close()
+}
+
 /// Whether the database answers, and how long an operation may wait for it.
 ///
 /// While the database is down, the client's pool keeps an operation waiting for a connection
@@ -9,8 +17,9 @@ import Synchronization
 /// by a lock, a full pool, a busy disk or a busy machine. So an operation fails as
 /// unavailable only once nothing has answered for `silence`: no operation of this process on
 /// that server finished, and no probe got an answer. A probe asks the server `SELECT 1` on
-/// a connection of its own, outside the pool; one runs once an operation has waited
-/// `probeAfter` without an answer (one at a time, at most one a second, per server).
+/// a connection of its own, outside the pool (`ReachabilityProbe`); one runs once an
+/// operation has waited `probeAfter` without an answer (one at a time, at most one a
+/// second, per server).
 ///
 /// Once the database is found unreachable, operations that start wait only `impatience`,
 /// so that requests get their 503 at once; each also starts a probe. The first probe that
@@ -35,22 +44,23 @@ final class Reachability: Sendable {
 
     private static let servers = Mutex<[String: Liveness]>([:])
     private let liveness: Liveness
-    /// Asks the server something on a connection of its own; throws when it gets no answer.
-    private let ask: @Sendable () async throws -> Void
+    private let prober: any ReachabilityProbe
 
-    /// - Parameters:
-    ///   - server: `host:port`.
-    ///   - probe: asks the server something on a connection of its own, outside the pool;
-    ///     throws when it gets no answer. It is cancelled after `probeTimeout`.
-    init(server: String, probe: @escaping @Sendable () async throws -> Void) {
+    /// - Parameter server: `host:port`.
+    init(server: String, probe: any ReachabilityProbe) {
         liveness = Self.servers.withLock { servers in
             if let known = servers[server] { return known }
             let made = Liveness()
             servers[server] = made
             return made
         }
-        ask = probe
+        prober = probe
     }
+
+    deinit { prober.close() }
+
+    /// Lets go of the probe's connection (the store shuts down).
+    func shutdown() { prober.close() }
 
     static let silence = 5.0
     static let impatience = 1.0
@@ -137,13 +147,13 @@ final class Reachability: Sendable {
 
     /// Starts a probe, unless one is under way or one started less than `probeAfter` ago.
     private func probe() {
-        let (liveness, ask) = (liveness, ask)
+        let (liveness, prober) = (liveness, prober)
         liveness.probe.withLock { state in
             let now = Self.now
             guard state.running == nil, now >= state.started + Self.nanoseconds(Self.probeAfter) else { return }
             state.started = now
             state.running = Task {
-                if await Self.answers(within: Self.probeTimeout, ask) { liveness.answered() }
+                if await Self.answers(within: Self.probeTimeout, prober.ask) { liveness.answered() }
                 liveness.probe.withLock { $0.running = nil }
             }
         }
