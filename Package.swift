@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "HubTestSupport",
             dependencies: [
-                "LocalHub", "LocalHubSupport", "NotificationHubs",
+                "LocalHub", "LocalHubSupport", "NotificationHubs", "TestTiers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import Synchronization
+import TestTiers
 
 /// A loopback TCP proxy in front of a server (PostgreSQL, in the tests) that holds back what
 /// the server says: passed on at once, each chunk `delayed` (a slow database, or a slow way
@@ -45,6 +46,7 @@ public final class DelayingProxy: Sendable {
 
     /// Runs `body` with a proxy to `127.0.0.1:port`, and closes it and its connections after.
     public static func with<T>(to port: Int, _ body: (DelayingProxy) async throws -> T) async throws -> T {
+        try TestTier.requireFullSuite("a proxy on a socket")
         let state = State()
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

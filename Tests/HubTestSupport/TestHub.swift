@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationHubs
 import ServiceLifecycle
+import TestTiers
 
 /// A local hub running in this process on an ephemeral loopback port, with its own folder.
 public final class TestHub: Sendable {
@@ -69,6 +70,7 @@ public final class TestHub: Sendable {
     )
         async throws -> TestHub
     {
+        try TestTier.requireFullSuite("a hub on a socket")
         var logger = Logger(label: "test-hub")
         logger.logLevel = .critical
         var configuration = LocalHubConfiguration(
@@ -231,6 +233,7 @@ public struct HubProcess: Sendable {
     public static func start(
         directory: URL, hub: String = "news", port: Int = 0, arguments: [String] = [], log: URL? = nil
     ) async throws -> HubProcess {
+        try TestTier.requireFullSuite("a hub process")
         let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
         try? FileManager.default.removeItem(at: stateFile)
         // ChildProcess, not Foundation's Process (see RunningCommand).

@@ -234,9 +234,9 @@ import Testing
         } catch {
             #expect(error.description == "has an offset whose minutes are over 59")
         }
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             func schedule(_ time: String) async throws -> RawResponse {
-                try await raw(
+                try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
@@ -257,12 +257,12 @@ import Testing
 
     /// Waiting sends keep their bodies in memory: on `main`, 2,000 of 60 KB took 126 MB.
     @Test func waitingScheduledSendsHaveAByteBudget() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let body = JSONValue.object([("messageParam", .string(String(repeating: "b", count: 60_000)))]).text
             var accepted = 0
             var refusal: RawResponse?
             for _ in 0..<400 {
-                let answer = try await raw(
+                let answer = try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),

@@ -29,4 +29,21 @@ extension Trait where Self == ConditionTrait {
 public enum TestTier {
     /// Whether only the fast tier runs (`BREAKING_NEWS_TESTS=fast`, as `make test-fast` sets it).
     public static let fastOnly = ProcessInfo.processInfo.environment["BREAKING_NEWS_TESTS"] == "fast"
+
+    /// Keeps the tiers honest: in the fast tier, throws for what only the full suite starts.
+    /// Every helper of the tests that listens on a socket, runs a process, a PostgreSQL server
+    /// or tmux calls it first, so a test that uses one without `.live` and `.fullSuiteOnly`
+    /// fails in `make test-fast`, naming what it started.
+    public static func requireFullSuite(_ what: String) throws {
+        guard !fastOnly else { throw LiveInFastTier(what: what) }
+    }
+}
+
+/// A test of the fast tier started what only the full suite may (`TestTier.requireFullSuite`).
+public struct LiveInFastTier: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String {
+        "a test of the fast tier started \(what): tag it .live (and .postgres or .tmux) with .fullSuiteOnly, "
+            + "or make it a router test"
+    }
 }
