@@ -116,4 +116,83 @@ extension HostileRequestTests {
             #expect(response.errorDetail?.contains("U+0001") == true)
         }
     }
+
+    @Test func item10_quotasOnInstallationsAndTemplates() async throws {
+        try await RouterHub.with(configure: { $0.maximumInstallationsPerHub = 3 }) { hub in
+            for i in 0..<3 { try await hub.put(newsInstallation("q\(i)", device: randomDevice(), tags: [])) }
+            let refused = try await hub.putting(newsInstallation("q3", device: randomDevice(), tags: []))
+            #expect(refused.status == 403)
+            // Changing one that exists is fine; so is adding after a delete.
+            try await hub.put(newsInstallation("q0", device: randomDevice(), tags: ["World"]))
+            #expect([200, 204].contains(try await hub.installationCall(.DELETE, "q1").status))
+            try await hub.put(newsInstallation("q3", device: randomDevice(), tags: []))
+        }
+    }
+
+    @Test func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
+        try await RouterHub.with { hub in
+            let owner = hub.full
+            #expect(
+                [200, 201].contains(
+                    try await hub.putting(newsInstallation("dev1", device: randomDevice(), tags: ["World"]), as: owner).status))
+            let conflict = try await hub.putting(newsInstallation("DEV1", device: randomDevice(), tags: []), as: owner)
+            #expect(conflict.status == 409)
+            // A token scoped to dev1 is accepted for DEV1 (audiences ignore case, §3.3), but
+            // there is no DEV1 to open.
+            let scoped = hub.token(hub.listen, resource: hub.baseURL + "/news/installations/dev1")
+            #expect(try await get(hub, "/news/installations/DEV1", token: scoped).status == 404)
+            #expect(try await get(hub, "/news/installations/dev1", token: scoped).status == 200)
+            let entry = Self.templateEntry.replacingOccurrences(of: "FIELDS", with: "")
+            let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
+            #expect(
+                try await hub.raw(.PUT, hub.baseURL + "/news/registrations/abc-1", headers: headers, body: entry).status == 200)
+            #expect(
+                try await hub.raw(.PUT, hub.baseURL + "/news/registrations/ABC-1", headers: headers, body: entry).status == 409)
+        }
+    }
+
+    @Test func attack_systemTagsCannotBeClaimedByRegistrationsOrTemplates() async throws {
+        try await RouterHub.with { hub in
+            let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
+            for tag in ["$InstallationId:{victim}", "$UserId:{someone}"] {
+                let entry = Self.templateEntry.replacingOccurrences(of: "<Tags>World</Tags>", with: "<Tags>World,\(tag)</Tags>")
+                    .replacingOccurrences(of: "FIELDS", with: "")
+                let response = try await hub.raw(.POST, hub.baseURL + "/news/registrations", headers: headers, body: entry)
+                #expect(response.status == 400, "\(tag): \(response.body)")
+                #expect(response.errorDetail?.contains("system tag") == true)
+            }
+            var thief = newsInstallation("thief", device: randomDevice(), tags: [])
+            thief.templates?["simpleAPNSTemplate"]?.tags = ["$InstallationId:{victim}"]
+            let refused = try await hub.putting(thief)
+            #expect(refused.status == 400)
+        }
+    }
+
+    @Test func attack_whatAHubHoldsIsBoundedInBytes() async throws {
+        try await RouterHub.with(configure: { $0.maximumBytesPerHub = 48 * 1024 }) { hub in
+            func big(_ id: String, _ kilobytes: Int) -> Installation {
+                var installation = newsInstallation(id, device: randomDevice(), tags: [])
+                installation.pushVariables = ["pad": String(repeating: "p", count: kilobytes * 1024)]
+                return installation
+            }
+            for i in 0..<4 { try await hub.put(big("b\(i)", 10)) }
+            let refused = try await hub.putting(big("b4", 10))
+            #expect(refused.status == 403)
+            #expect(refused.errorDetail?.contains("48 KB") == true)
+            // Growing one that exists counts too, by PUT or by PATCH; deleting gives the room back.
+            #expect(![200, 201].contains(try await hub.putting(big("b0", 20)).status))
+            let patch = [
+                InstallationPatchOperation(
+                    op: .add, path: "/pushVariables/more", value: .string(String(repeating: "m", count: 10_240)))
+            ]
+            let patched = try await hub.installationCall(
+                .PATCH, "b0", contentType: "application/json-patch+json", body: JSONValue.array(patch.map(\.json)).text)
+            #expect(patched.status == 403)
+            let kept = try await hub.installationCall(.GET, "b0")
+            #expect(kept.status == 200)
+            #expect(try Installation(jsonText: kept.body.utf8).pushVariables?["more"] == nil)
+            #expect([200, 204].contains(try await hub.installationCall(.DELETE, "b1").status))
+            try await hub.put(big("b4", 10))
+        }
+    }
 }

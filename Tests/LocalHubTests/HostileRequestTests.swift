@@ -270,43 +270,6 @@ import Testing
         }
     }
 
-    @Test(.tags(.live), .fullSuiteOnly) func item10_quotasOnInstallationsAndTemplates() async throws {
-        try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 3 }) { hub in
-            let client = try hub.client(hub.listen)
-            for i in 0..<3 {
-                try await client.createOrUpdateInstallation(newsInstallation("q\(i)", device: randomDevice(), tags: []))
-            }
-            let refused = await #expect(throws: HubError.self) {
-                try await client.createOrUpdateInstallation(newsInstallation("q3", device: randomDevice(), tags: []))
-            }
-            #expect(refused?.status == 403)
-            // Changing one that exists is fine; so is adding after a delete.
-            try await client.createOrUpdateInstallation(newsInstallation("q0", device: randomDevice(), tags: ["World"]))
-            try await client.deleteInstallation(id: "q1")
-            try await client.createOrUpdateInstallation(newsInstallation("q3", device: randomDevice(), tags: []))
-        }
-    }
-
-    @Test(.tags(.live), .fullSuiteOnly) func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
-        try await TestHub.with { hub in
-            let owner = try hub.client(hub.full)
-            try await owner.createOrUpdateInstallation(newsInstallation("dev1", device: randomDevice(), tags: ["World"]))
-            let conflict = await #expect(throws: HubError.self) {
-                try await owner.createOrUpdateInstallation(newsInstallation("DEV1", device: randomDevice(), tags: []))
-            }
-            #expect(conflict?.status == 409)
-            // A token scoped to dev1 is accepted for DEV1 (audiences ignore case, §3.3), but
-            // there is no DEV1 to open.
-            let scoped = hub.token(hub.listen, resource: hub.baseURL + "/news/installations/dev1")
-            #expect(try await get(hub, "/news/installations/DEV1", token: scoped).status == 404)
-            #expect(try await get(hub, "/news/installations/dev1", token: scoped).status == 200)
-            let entry = Self.templateEntry.replacingOccurrences(of: "FIELDS", with: "")
-            let headers = [("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml")]
-            #expect(try await raw(.PUT, hub.baseURL + "/news/registrations/abc-1", headers: headers, body: entry).status == 200)
-            #expect(try await raw(.PUT, hub.baseURL + "/news/registrations/ABC-1", headers: headers, body: entry).status == 409)
-        }
-    }
-
     /// Issue 10 item 11: a hub stopped while requests are in flight (accepted connections
     /// still buffered among them) shuts down cleanly; the test process would die otherwise.
     @Test(.tags(.live), .fullSuiteOnly) func item11_stoppingAHubWithConnectionsInFlightIsClean() async throws {
