@@ -168,6 +168,18 @@ public func raw(
 public func readStream(
     baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, count: Int, timeout: Double = 10
 ) async throws -> [SandboxDelivery] {
+    try await readStream(
+        baseURL: baseURL, hub: hub, device: device, token: token, lastEventId: lastEventId, timeout: timeout,
+        awaiting: "\(count) deliveries"
+    ) { $0.count >= count }
+}
+
+/// Reads a device stream until what arrived is `enough` or `timeout` passed (an error naming
+/// what it was `awaiting`).
+public func readStream(
+    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, timeout: Double = 10,
+    awaiting: String, until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
+) async throws -> [SandboxDelivery] {
     var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
     request.headers.add(name: "Authorization", value: token)
     if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
@@ -181,13 +193,13 @@ public func readStream(
                 for event in try parser.feed(chunk.readableBytesView) where event.event == "notification" {
                     deliveries.append(try SandboxDelivery(json: JSONValue(parsing: event.data)))
                 }
-                if deliveries.count >= count { break }
+                if enough(deliveries) { break }
             }
             return deliveries
         }
         group.addTask {
             try await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
-            throw TestHubError(description: "the stream did not bring \(count) deliveries within \(timeout) s")
+            throw TestHubError(description: "the stream did not bring \(awaiting) within \(timeout) s")
         }
         let result = try await group.next()!
         group.cancelAll()
