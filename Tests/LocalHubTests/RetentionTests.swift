@@ -3,6 +3,7 @@ import Foundation
 import HubTestSupport
 import NIOCore
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -22,7 +23,7 @@ struct RetentionTests {
         try SQLiteHubStore(path: hub.directory.appendingPathComponent("hub.sqlite").path)
     }
 
-    @Test func anExpiredInstallationIsNotSentToExplainSaysSoAndRetentionRemovesIt() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func anExpiredInstallationIsNotSentToExplainSaysSoAndRetentionRemovesIt() async throws {
         try await TestHub.with(configure: { $0.retention = Self.policy(age: 10) }) { hub in
             let listen = try hub.client(hub.listen)
             var old = newsInstallation("old", device: randomDevice(), tags: ["World"])
@@ -49,7 +50,7 @@ struct RetentionTests {
         }
     }
 
-    @Test func anInstallationThatNamesNoExpiryGetsTheHubsTimeToLive() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func anInstallationThatNamesNoExpiryGetsTheHubsTimeToLive() async throws {
         try await TestHub.with(configure: { $0.retention = Self.policy(ttl: 3600) }) { hub in
             let listen = try hub.client(hub.listen)
             let before = Date()
@@ -65,7 +66,7 @@ struct RetentionTests {
     }
 
     /// Without a time-to-live an installation never expires, as the service answers.
-    @Test func withoutATimeToLiveAnInstallationNeverExpires() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func withoutATimeToLiveAnInstallationNeverExpires() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             try await listen.createOrUpdateInstallation(newsInstallation("plain", device: randomDevice(), tags: ["World"]))
@@ -94,7 +95,7 @@ struct RetentionTests {
         #expect(engine.state.installation(hub: "news", id: "i") == nil)
     }
 
-    @Test func aDeviceThatMissedWhatRetentionRemovedIsToldInItsStreamAndItsInbox() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aDeviceThatMissedWhatRetentionRemovedIsToldInItsStreamAndItsInbox() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("g", device: device, tags: ["World"]))
@@ -131,7 +132,7 @@ struct RetentionTests {
         }
     }
 
-    @Test func aLogThatGrowsPastItsCapIsPrunedBeforeTheNextInterval() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aLogThatGrowsPastItsCapIsPrunedBeforeTheNextInterval() async throws {
         // An interval of an hour: only the log's growth can make retention run in this test.
         try await TestHub.with(configure: { $0.retention = Self.policy(logBytes: 32 * 1024) }) { hub in
             let listen = try hub.client(hub.listen)

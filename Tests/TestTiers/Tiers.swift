@@ -7,7 +7,7 @@ import Testing
 /// too, and carries `.fullSuiteOnly`. `make test` runs every test; `make test-fast` sets
 /// `BREAKING_NEWS_TESTS=fast` and leaves out those. (The store conformance suite is tagged
 /// `.postgres` alone: it runs on the memory and SQLite stores in both tiers, on PostgreSQL
-/// only in the full suite.)
+/// only in the full suite. The soak test, `.live` and `.soak`, runs only in `make soak`.)
 extension Tag {
     /// Needs a socket, TLS, a device stream, a crash or a second process: a hub or a peer
     /// listening on loopback, a PostgreSQL server, or a program run as a process.
@@ -16,6 +16,9 @@ extension Tag {
     @Tag public static var postgres: Self
     /// Drives the terminal UI in tmux.
     @Tag public static var tmux: Self
+    /// Minutes long: `make soak` runs it (CI too), `make test` and `make test-fast` do not
+    /// (it is enabled only with `BREAKING_NEWS_SOAK=1`).
+    @Tag public static var soak: Self
 }
 
 extension Trait where Self == ConditionTrait {
