@@ -195,9 +195,16 @@ import Testing
                     }
                     return await client.send(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: [1], headers: [:])
                 }
-                // Each origin stalls once and is slow from then on.
+                // Each origin stalls once and is slow from then on: no answer in time, whether
+                // the handshake's or the request's deadline came first (on a busy machine,
+                // either may).
                 await withTaskGroup(of: Void.self) { group in
-                    for i in 0..<8 { group.addTask { #expect(await stall(i) == .unreachable("Timeout")) } }
+                    for i in 0..<8 {
+                        group.addTask {
+                            let answer = await stall(i)
+                            #expect([.unreachable("Timeout"), .unreachable("ConnectTimeout")].contains(answer), "\(answer)")
+                        }
+                    }
                 }
                 let ended = Names()
                 let stalls = Task {

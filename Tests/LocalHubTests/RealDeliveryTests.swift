@@ -101,9 +101,10 @@ import Testing
         }
     }
 
-    /// Polls `probe` until it gives a value (every 20 ms, for at most 20 s).
+    /// Polls `probe` until it gives a value (every 20 ms, for at most 90 s: a send's tries may
+    /// wait up to `PushRetries.longestWait` between them, and a busy machine adds to that).
     static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(PushRetries.longestWait + 30)
         while true {
             if let value = try await probe() { return value }
             guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
