@@ -8,7 +8,7 @@ APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl postgresql
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan libnginx-mod-http-echo bsdutils
 BIN := .build/debug/breaking-news
 
-.PHONY: all deps build release run test soak lint format install bench bench-deps fuzz clean
+.PHONY: all deps build release run test test-fast soak lint format install bench bench-deps fuzz clean
 
 all: build
 
@@ -48,6 +48,14 @@ test: deps
 	$(SWIFT) build --build-tests
 	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
 	TMPDIR="$(TEST_TMPDIR)" SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) Tests/run-tests $(SWIFT) test --skip-build
+
+# The fast tier: unit tests and the hub's routes in process (router tests); what needs a
+# socket, a second process, PostgreSQL or tmux is tagged and left out (Tests/TestTiers,
+# ARCHITECTURE.md, Testing). Under a minute after a build; `make test` runs everything.
+test-fast: deps
+	$(SWIFT) build --build-tests
+	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
+	BREAKING_NEWS_TESTS=fast TMPDIR="$(TEST_TMPDIR)" Tests/run-tests $(SWIFT) test --skip-build
 
 # Minutes-long runs (tag .soak): retention holding while sends keep coming. CI runs it after
 # the suite; 'make test' leaves it out.

@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "HubTestSupport",
             dependencies: [
-                "LocalHub", "LocalHubSupport", "NotificationHubs",
+                "LocalHub", "LocalHubSupport", "NotificationHubs", "TestTiers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -166,10 +166,12 @@ let package = Package(
             ],
             path: "Tests/HubTestSupport"
         ),
+        // The tags and the condition of the test tiers (`make test`, `make test-fast`).
+        .target(name: "TestTiers", path: "Tests/TestTiers"),
         .testTarget(
             name: "LocalHubTests",
             dependencies: [
-                "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport",
+                "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport", "TestTiers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -184,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "BreakingNewsKitTests",
             dependencies: [
-                "BreakingNewsKit", "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport",
+                "BreakingNewsKit", "LocalHub", "LocalHubSupport", "NotificationHubs", "HubTestSupport", "TestTiers",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -205,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport",
+                "NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport", "TestTiers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

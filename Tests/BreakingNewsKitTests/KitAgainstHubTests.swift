@@ -2,10 +2,11 @@ import BreakingNewsKit
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// The app's core against a real hub on loopback.
-@Suite struct KitAgainstHubTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct KitAgainstHubTests {
     static let catalog = try! NewsCatalog.load()
 
     func profile() throws -> NewsProfile {

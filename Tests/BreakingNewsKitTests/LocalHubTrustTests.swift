@@ -3,6 +3,7 @@ import Foundation
 import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Issue 10 item 7: a client sends its token only to the hub that wrote `hub.json`, never to
@@ -29,7 +30,7 @@ import Testing
         return process.pid
     }
 
-    @Test func aStateFileWhoseProcessIsGoneIsStale() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aStateFileWhoseProcessIsGoneIsStale() async throws {
         let state = LocalHubState(
             pid: try await deadPid(), url: "http://127.0.0.1:1", hubs: ["breakingnews"], tls: false, started: "", secret: "s")
         let (_, embedded) = try home(state: state)
@@ -39,7 +40,7 @@ import Testing
         #expect(try await embedded.stop() == nil)
     }
 
-    @Test func whatSquatsTheRecordedPortNeverSeesAToken() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func whatSquatsTheRecordedPortNeverSeesAToken() async throws {
         let squatter = ScriptedServer([])
         try await squatter.serve { port in
             // This process holds the port, as the hub did: only the proof tells them apart.
@@ -81,7 +82,7 @@ import Testing
         }
     }
 
-    @Test func aLivePidThatDoesNotHoldThePortIsNotTrusted() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aLivePidThatDoesNotHoldThePortIsNotTrusted() async throws {
         try await TestHub.with { hub in
             var state = try #require(LocalHubState.read(hub.directory.appendingPathComponent(LocalHubState.fileName)))
             #expect(try await verifyAllowingBusyCores(state) == state)

@@ -1,11 +1,13 @@
 import Foundation
 import HubTestSupport
+import TestTiers
 import Testing
 
 /// Any terminal (issue 12, finding 7), driven in tmux: a terminal type that cannot show the
 /// UI gets one line and exit status 2; the smallest screen shows everything by scrolling; a
 /// locale that is not UTF-8 gets ASCII.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct AnyTerminalTests {
     static let cases: [(term: String?, says: String)] = [
         (nil, "TERM is not set"), ("", "TERM is not set"), ("dumb", "cannot move the cursor"),

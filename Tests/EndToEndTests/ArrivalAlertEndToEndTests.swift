@@ -1,10 +1,12 @@
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// The bell and desktop notification on arrival (issue 12), in the real UI inside tmux.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct ArrivalAlertEndToEndTests {
     /// Off by default; `b` and `d` switch them, the categories screen says so, defaults.json
     /// keeps them, another window of the home follows and a restart keeps them. Switched on,

@@ -3,11 +3,12 @@ import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 /// Hub nodes sharing one PostgreSQL database, behind nginx: every acknowledged send reaches
 /// every device it is for exactly once, through a node's SIGKILL and a database outage.
-@Suite(.serialized) struct ClusterTests {
+@Suite(.tags(.live, .postgres), .fullSuiteOnly, .serialized) struct ClusterTests {
     @Test(.timeLimit(.minutes(8))) func threeNodesBehindNginxDeliverEveryAcknowledgedSendOnceThroughAKill() async throws {
         let began = ContinuousClock.now
         let environment = ProcessInfo.processInfo.environment

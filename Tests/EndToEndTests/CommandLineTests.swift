@@ -1,10 +1,11 @@
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// The built binary driven from a shell's point of view.
-@Suite(.serialized) struct CommandLineTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct CommandLineTests {
     /// A new user on a fresh machine: no hub started by hand.
     /// A database that does not answer stops `hub serve` with one line and exit status 1,
     /// its password never printed.

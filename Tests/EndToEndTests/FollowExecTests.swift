@@ -2,11 +2,12 @@ import Foundation
 import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// `log --follow --exec CMD` (issue 12): a command per new message, as ntfy's
 /// `subscribe TOPIC COMMAND` runs one, the message in environment variables only.
-@Suite(.serialized)
+@Suite(.tags(.live), .fullSuiteOnly, .serialized)
 struct FollowExecTests {
     /// What the test commands write per message: the fields, one line.
     static let record =

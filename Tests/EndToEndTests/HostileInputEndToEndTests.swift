@@ -2,11 +2,12 @@ import Foundation
 import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Issue 10, seen from a shell: the CLI against hostile news, a hostile hub, a stale state
 /// file and hostile arguments.
-@Suite(.serialized) struct HostileInputEndToEndTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct HostileInputEndToEndTests {
     static let hostile = "a\u{1B}]0;pwned\u{7}b\u{1B}[2Jc\u{1B}]52;c;ZXZpbA==\u{7}d\u{9B}31me"
 
     /// Bytes no terminal output of ours may carry: C0 controls but LF, DEL, and C1 (C2 80–9F).

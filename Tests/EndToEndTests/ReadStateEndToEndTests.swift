@@ -1,10 +1,12 @@
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Read state that means something (issue 12, finding 5), in two windows of one home.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct ReadStateEndToEndTests {
     /// A message is read where the cursor went, not because the log was on screen or left;
     /// Space, u and A do what the help says; every window of the home counts the same.

@@ -1,6 +1,7 @@
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 extension Tmux {
@@ -19,7 +20,8 @@ extension Tmux {
 
 /// One home, several windows: the received log is the one source every window shows
 /// (issue 12, finding 1: each window used to show only what its own stream appended first).
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct SharedLogTests {
     /// Two UIs and a `log --follow` of one home, 200 sends at once: each window shows all
     /// of them, each once.
@@ -108,7 +110,8 @@ struct SharedLogTests {
 }
 
 /// Compose as a fast typist uses it (issue 12, finding 2).
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct ComposeEndToEndTests {
     /// Text typed straight after Enter, while the send is under way, stays in the field.
     @Test func whatIsTypedDuringASendIsKept() async throws {

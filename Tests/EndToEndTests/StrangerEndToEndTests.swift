@@ -4,11 +4,12 @@ import HubTestSupport
 import NIOCore
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// A stranger with the Listen key (which every app ships) takes all that its limits allow;
 /// a new terminal still subscribes and gets its news (issue 26, items 3 and 4).
-@Suite(.serialized) struct StrangerEndToEndTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct StrangerEndToEndTests {
     @Test func aNewTerminalSubscribesAndStreamsWhileAStrangerHoldsAllItMay() async throws {
         // The stranger comes through a proxy on this machine (127.0.0.2) that says who it
         // is: every address of this machine is one client, so a stranger must be elsewhere.

@@ -1,11 +1,12 @@
 import Foundation
 import HubTestSupport
 import LocalHubSupport
+import TestTiers
 import Testing
 
 /// Two homes on one port: the second says at once who holds it and what to do, instead of
 /// waiting for a hub that cannot listen there, or printing keys that hub would refuse.
-@Suite(.serialized) struct TakenPortTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct TakenPortTests {
     @Test func aSecondHomeOnATakenPortSaysWhoHoldsIt() async throws {
         let first = Command.freshHome()
         defer { _ = try? first.start(["hub", "stop"]) }

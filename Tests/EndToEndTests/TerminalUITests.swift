@@ -2,10 +2,12 @@ import Foundation
 import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// The terminal UI driven in tmux as a user drives it: keys in, screens read back.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct TerminalUITests {
     @Test func subscribeInOneTerminalReceiveWhatAnotherSends() async throws {
         try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in

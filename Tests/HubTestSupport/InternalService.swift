@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import Synchronization
+import TestTiers
 
 /// What a hub must never reach on behalf of a stranger: an HTTPS service inside the machine,
 /// on one port of both loopbacks (127.0.0.1 and ::1), with a certificate that names every
@@ -48,6 +49,7 @@ public final class InternalService: Sendable {
 
     /// Serves while `body` runs, given the port (the same on 127.0.0.1 and ::1); then stops.
     public func serve<T>(_ body: (Int) async throws -> T) async throws -> T {
+        try TestTier.requireFullSuite("a server on a socket")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let key = folder.appendingPathComponent("key.pem")

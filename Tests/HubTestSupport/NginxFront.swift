@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LocalHubSupport
 import Synchronization
+import TestTiers
 
 /// nginx (Debian's, from nginx-light) in front of hub nodes, as a deployment would put it:
 /// one port for clients, requests spread over the nodes, a dead node skipped, device streams
@@ -120,6 +121,7 @@ public final class NginxFront: Sendable {
     /// (loopback ports); prefer `with`, which also stops it. A front started here must be
     /// stopped with `await stop()`.
     public static func start(upstreams: [Int]) async throws -> NginxFront {
+        try TestTier.requireFullSuite("nginx")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw NginxFrontError(description: "nginx is not installed (\(binary) is missing; apt-get install nginx-light)")
         }

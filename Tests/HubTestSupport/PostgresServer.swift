@@ -1,6 +1,7 @@
 import Foundation
 import LocalHubSupport
 import Synchronization
+import TestTiers
 
 /// A PostgreSQL server of a test's own: the installed binaries (Debian keeps them in
 /// /usr/lib/postgresql/VERSION/bin, off PATH) run a fresh cluster on a free loopback port,
@@ -66,6 +67,7 @@ public final class PostgresServer: Sendable {
     /// Makes a cluster and starts a server on it; prefer `with`, which also stops it. A
     /// server started here must be stopped with `await stop()`.
     public static func start() async throws -> PostgresServer {
+        try TestTier.requireFullSuite("a PostgreSQL server")
         let tools = try PostgresTools.locate()
         let directory = try makeFolder(for: tools)
         do {

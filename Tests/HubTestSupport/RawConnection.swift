@@ -1,5 +1,6 @@
 import Foundation
 import LocalHubSupport
+import TestTiers
 
 /// A plain TCP connection to a loopback port, for what no HTTP client sends: half a request,
 /// a request that never ends, bytes the server must refuse.
@@ -8,6 +9,7 @@ public final class RawConnection {
 
     /// Connects to `127.0.0.1:port`.
     public init(port: Int) throws {
+        try TestTier.requireFullSuite("a connection on a socket")
         switch Loopback.connect(port: port) {
         case .success(let descriptor): self.descriptor = descriptor
         case .failure(let error): throw TestHubError(description: error.description)

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+import TestTiers
 
 /// An HTTP peer that answers from a script of statuses and error details, counting requests
 /// and keeping the `Authorization` headers it was sent: the other side of HubClient's retry
@@ -50,6 +51,7 @@ public final class ScriptedServer: Sendable {
 
     /// Serves while `body` runs, given the port; then stops gracefully.
     public func serve<T>(_ body: (Int) async throws -> T) async throws -> T {
+        try TestTier.requireFullSuite("a server on a socket")
         let (ready, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "scripted")
         logger.logLevel = .critical

@@ -1,4 +1,5 @@
 import Foundation
+import TestTiers
 
 #if canImport(Glibc)
     import Glibc
@@ -9,6 +10,7 @@ import Foundation
 /// request to one waits until the client gives up. Closed when `body` ends.
 public enum SilentListeners {
     public static func with<T>(count: Int, _ body: ([Int]) async throws -> T) async throws -> T {
+        try TestTier.requireFullSuite("listening sockets")
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
         var ports: [Int] = []

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdHTTP2
 import LocalHub
 import Logging
+import TestTiers
 
 /// Serves `router` over HTTP/2 and TLS on a loopback port, with a self-signed certificate
 /// made in `folder` (removed after), while `body` runs with the base URL
@@ -11,6 +12,7 @@ func serveOverTLS<T>(
     _ router: Router<BasicRequestContext>, folder: URL, label: String, idleTimeout: Duration? = nil,
     _ body: (String) async throws -> T
 ) async throws -> T {
+    try TestTier.requireFullSuite("a push service peer on a socket (\(label))")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let tls = try SelfSignedCertificate.serverConfiguration(in: folder)

@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationHubs
 import ServiceLifecycle
+import TestTiers
 
 /// A local hub running in this process on an ephemeral loopback port, with its own folder.
 public final class TestHub: Sendable {
@@ -69,6 +70,7 @@ public final class TestHub: Sendable {
     )
         async throws -> TestHub
     {
+        try TestTier.requireFullSuite("a hub on a socket")
         var logger = Logger(label: "test-hub")
         logger.logLevel = .critical
         var configuration = LocalHubConfiguration(
@@ -118,9 +120,14 @@ public final class TestHub: Sendable {
 
     /// A token of `connectionString` for `resource` (default: the hub URL).
     public func token(_ connectionString: ConnectionString, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
-        SharedAccessSignature.make(
-            resource: resource ?? connectionString.hubURL(hub), keyName: connectionString.keyName, key: connectionString.key,
-            lifetime: lifetime)
+        connectionString.token(hub: hub, resource: resource, lifetime: lifetime)
+    }
+}
+
+extension ConnectionString {
+    /// A token of this rule for `resource` (default: the URL of `hub`), valid for `lifetime`.
+    public func token(hub: String, resource: String? = nil, lifetime: TimeInterval = 3600) -> String {
+        SharedAccessSignature.make(resource: resource ?? hubURL(hub), keyName: keyName, key: key, lifetime: lifetime)
     }
 }
 
@@ -161,6 +168,18 @@ public func raw(
 public func readStream(
     baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, count: Int, timeout: Double = 10
 ) async throws -> [SandboxDelivery] {
+    try await readStream(
+        baseURL: baseURL, hub: hub, device: device, token: token, lastEventId: lastEventId, timeout: timeout,
+        awaiting: "\(count) deliveries"
+    ) { $0.count >= count }
+}
+
+/// Reads a device stream until what arrived is `enough` or `timeout` passed (an error naming
+/// what it was `awaiting`).
+public func readStream(
+    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, timeout: Double = 10,
+    awaiting: String, until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
+) async throws -> [SandboxDelivery] {
     var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
     request.headers.add(name: "Authorization", value: token)
     if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
@@ -174,13 +193,13 @@ public func readStream(
                 for event in try parser.feed(chunk.readableBytesView) where event.event == "notification" {
                     deliveries.append(try SandboxDelivery(json: JSONValue(parsing: event.data)))
                 }
-                if deliveries.count >= count { break }
+                if enough(deliveries) { break }
             }
             return deliveries
         }
         group.addTask {
             try await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
-            throw TestHubError(description: "the stream did not bring \(count) deliveries within \(timeout) s")
+            throw TestHubError(description: "the stream did not bring \(awaiting) within \(timeout) s")
         }
         let result = try await group.next()!
         group.cancelAll()
@@ -226,6 +245,7 @@ public struct HubProcess: Sendable {
     public static func start(
         directory: URL, hub: String = "news", port: Int = 0, arguments: [String] = [], log: URL? = nil
     ) async throws -> HubProcess {
+        try TestTier.requireFullSuite("a hub process")
         let stateFile = directory.appendingPathComponent(LocalHubState.fileName)
         try? FileManager.default.removeItem(at: stateFile)
         // ChildProcess, not Foundation's Process (see RunningCommand).

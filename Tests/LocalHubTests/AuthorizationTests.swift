@@ -5,15 +5,16 @@ import LocalHub
 import NIOHTTP1
 import NIOSSL
 import NotificationHubs
+import TestTiers
 import Testing
 
 @Suite struct AuthorizationTests {
-    func status(_ hub: TestHub, token: String?, path: String = "/news/installations/x") async throws -> RawResponse {
-        try await raw(.GET, hub.baseURL + path, headers: token.map { [("Authorization", $0)] } ?? [])
+    func status(_ hub: RouterHub, token: String?, path: String = "/news/installations/x") async throws -> RawResponse {
+        try await hub.raw(.GET, hub.baseURL + path, headers: token.map { [("Authorization", $0)] } ?? [])
     }
 
     @Test func badTokensAre401WithTheirReason() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let good = hub.token(hub.listen)
             let cases: [(String?, String)] = [
                 (nil, "MalformedToken"),
@@ -32,9 +33,9 @@ import Testing
     }
 
     @Test func listenCannotSendOrListAndGets403() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let listen = hub.token(hub.listen)
-            let send = try await raw(
+            let send = try await hub.raw(
                 .POST, hub.baseURL + "/news/messages",
                 headers: [
                     ("Authorization", listen), ("ServiceBusNotification-Format", "template"),
@@ -43,22 +44,24 @@ import Testing
                 body: #"{"a":"b"}"#)
             #expect(send.status == 403)
             #expect(send.errorDetail?.contains("Send claim") == true)
-            let list = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", listen)])
+            let list = try await hub.raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", listen)])
             #expect(list.status == 403)
-            let byTag = try await raw(.GET, hub.baseURL + "/news/tags/World/registrations", headers: [("Authorization", listen)])
+            let byTag = try await hub.raw(
+                .GET, hub.baseURL + "/news/tags/World/registrations", headers: [("Authorization", listen)])
             #expect(byTag.status == 403)
             // Listing by the caller's own handle is a Listen operation.
-            let own = try await raw(
+            let own = try await hub.raw(
                 .GET, hub.baseURL + "/news/registrations?$filter=ChannelUri%20eq%20'AB12'", headers: [("Authorization", listen)])
             #expect(own.status == 200)
             // Full can do all of it.
-            let full = try await raw(.GET, hub.baseURL + "/news/registrations", headers: [("Authorization", hub.token(hub.full))])
+            let full = try await hub.raw(
+                .GET, hub.baseURL + "/news/registrations", headers: [("Authorization", hub.token(hub.full))])
             #expect(full.status == 200)
         }
     }
 
     @Test func keysOfOneHubDoNotOpenAnother() async throws {
-        try await TestHub.with(hubs: ["news", "sport"]) { hub in
+        try await RouterHub.with(hubs: ["news", "sport"]) { hub in
             let namespaceToken = hub.token(hub.full, resource: hub.baseURL + "/")
             let response = try await status(hub, token: namespaceToken, path: "/sport/installations/x")
             #expect(response.status == 401)
@@ -66,14 +69,14 @@ import Testing
     }
 
     @Test func sandboxNeedsAToken() async throws {
-        try await TestHub.with { hub throws in
+        try await RouterHub.with { hub throws in
             let path = SandboxDelivery.path(hub: "news", device: "ab12", resource: "inbox")
             #expect(try await status(hub, token: nil, path: path).status == 401)
             #expect(try await status(hub, token: hub.token(hub.listen), path: path).status == 200)
         }
     }
 
-    @Test func keysAreKeptWithMode0600AndReused() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func keysAreKeptWithMode0600AndReused() async throws {
         let directory = TestHub.temporaryDirectory()
         try await TestHub.with(directory: directory) { first in
             let listen = first.listen.key
@@ -88,7 +91,7 @@ import Testing
     }
 }
 
-@Suite struct TLSTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct TLSTests {
     @Test func tlsServesHTTPSWithASelfSignedCertificateKeptBesideTheKeys() async throws {
         try await TestHub.with(tls: true) { hub in
             #expect(hub.baseURL.hasPrefix("https://127.0.0.1:"))

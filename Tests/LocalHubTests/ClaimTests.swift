@@ -4,6 +4,7 @@ import HubTestSupport
 import NIOCore
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -33,7 +34,7 @@ import Testing
         Set(try await hub.client(hub.full).sandboxDevices().filter(\.claimed).map(\.device))
     }
 
-    @Test func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
         try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
             let (unused, installed, streaming) = (randomDevice(), randomDevice(), randomDevice())
             for device in [unused, installed, streaming] { #expect(try await Self.claim(hub, device).status == 204) }
@@ -58,7 +59,7 @@ import Testing
 
     /// Claiming again is not use (the review of issue 26: re-claiming every few days kept a
     /// stranger's claims forever).
-    @Test func claimingAgainDoesNotKeepAClaimNothingUses() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func claimingAgainDoesNotKeepAClaimNothingUses() async throws {
         try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
             let device = randomDevice()
             let deadline = ContinuousClock.now + .seconds(30)
@@ -72,7 +73,7 @@ import Testing
         }
     }
 
-    @Test func aTerminalLetsItsClaimGoAndAnOperatorAny() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aTerminalLetsItsClaimGoAndAnOperatorAny() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             #expect(try await Self.claim(hub, device).status == 204)
@@ -122,7 +123,7 @@ import Testing
 
     /// On `main`, 100,000 claims of random tokens with Listen took 178 s and then every new
     /// terminal's subscribe failed with a message about keys.
-    @Test func oneClientCannotFillTheClaimTable() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func oneClientCannotFillTheClaimTable() async throws {
         let rates = ClientRates(newDevicesPerHour: 5, bytesPerHour: 1 << 20, streams: 0)
         try await TestHub.with(configure: { $0.clientRates = rates }) { hub in
             var statuses: [Int] = []
@@ -141,7 +142,7 @@ import Testing
         }
     }
 
-    @Test func aFullTableSaysWhatIsFullNotThatTheKeyIsWrong() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aFullTableSaysWhatIsFullNotThatTheKeyIsWrong() async throws {
         try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 2 }) { hub in
             #expect(try await Self.claim(hub, randomDevice()).status == 204)
             #expect(try await Self.claim(hub, randomDevice()).status == 204)

@@ -3,10 +3,11 @@ import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// Who a send reaches, and what the sandbox push service makes of the payloads.
-@Suite struct DeliveryTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct DeliveryTests {
     func deliveries(_ hub: TestHub, _ device: String) async throws -> [SandboxDelivery] {
         let response = try await raw(
             .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),

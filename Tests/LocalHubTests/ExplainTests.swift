@@ -2,13 +2,14 @@ import Foundation
 import HubTestSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
 
 /// "Why didn't it arrive?" (issue 14, item 8): the hub explains a send that matched nothing,
 /// one that hit an expired channel and one whose payload failed the check, in plain words.
-struct ExplainTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct ExplainTests {
     @Test func aSendThatMatchedNothingNamesTheExpressionAndTheNearMisses() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)

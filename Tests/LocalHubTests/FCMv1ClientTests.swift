@@ -4,6 +4,7 @@ import Foundation
 import HubTestSupport
 import NIOSSL
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -50,7 +51,7 @@ struct FCMv1ClientTests {
         if case .delivered = answer { true } else { false }
     }
 
-    @Test func aMessageArrivesWithTheDeviceTokenSetAndTheSendersMessageKept() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aMessageArrivesWithTheDeviceTokenSetAndTheSendersMessageKept() async throws {
         let payload = Array(
             #"{"message":{"topic":"news","token":"someone-else","data":{"id":"7"},"android":{"priority":"high"},"notification":{"title":"T"}},"validate_only":true}"#
                 .utf8)
@@ -72,7 +73,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func oneAccessTokenServesManySends() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func oneAccessTokenServesManySends() async throws {
         try await Self.withPeer { client, peer in
             for n in 0..<5 {
                 #expect(Self.delivered(await client.send(device: "\(Self.device)-\(n)", payload: Self.alert, headers: [:])))
@@ -89,7 +90,7 @@ struct FCMv1ClientTests {
         #expect(FCMAccessToken.renewal(after: 0) == 0 && FCMAccessToken.renewal(after: -5) == 0)
     }
 
-    @Test func theKeptTokenIsUsedUntilItsRenewalThenANewOneFetched() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func theKeptTokenIsUsedUntilItsRenewalThenANewOneFetched() async throws {
         let account = try Self.account.get()
         let peer = FCMPeer(account: account)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fcm-\(UUID().uuidString)")
@@ -117,7 +118,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func a401RenewsTheAccessTokenOnce() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func a401RenewsTheAccessTokenOnce() async throws {
         try await Self.withPeer([Self.device: .expireFirstToken]) { client, peer in
             #expect(Self.delivered(await client.send(device: Self.device, payload: Self.alert, headers: [:])))
             #expect(peer.received.map(\.answered) == [401, 200])
@@ -126,7 +127,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func requestsInFlightWhenTheTokenExpiresShareOneRenewal() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func requestsInFlightWhenTheTokenExpiresShareOneRenewal() async throws {
         try await Self.withPeer(otherwise: .expireFirstToken, delay: .milliseconds(5)) { client, peer in
             let answers = await Self.sendAll(client, devices: (0..<40).map { "\(Self.device)-\($0)" })
             #expect(answers.allSatisfy(Self.delivered), "\(answers)")
@@ -134,7 +135,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func refusalsComeBackWithFCMsErrorCodeAndAreNotRetried() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func refusalsComeBackWithFCMsErrorCodeAndAreNotRetried() async throws {
         let (gone, bad, foreign) = ("gone", "bad", "foreign")
         let behaviours: [String: FCMPeer.Behaviour] = [
             gone: .unregistered, bad: .invalidArgument, foreign: .senderIdMismatch,
@@ -153,7 +154,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func throttlingIsRetriedAndAServiceThatStaysDownGivenUp() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func throttlingIsRetriedAndAServiceThatStaysDownGivenUp() async throws {
         let busy = "busy"
         let down = "down"
         try await Self.withPeer([
@@ -168,7 +169,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func anAssertionSignedWithAnotherKeyIsRefused() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func anAssertionSignedWithAnotherKeyIsRefused() async throws {
         try await Self.withPeer(peerAccount: try FCMPeer.ServiceAccount()) { client, peer in
             #expect(
                 await client.send(device: Self.device, payload: Self.alert, headers: [:])
@@ -178,7 +179,7 @@ struct FCMv1ClientTests {
         }
     }
 
-    @Test func payloadsNotInTheFCMv1FormatAreRefusedWithoutARequest() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func payloadsNotInTheFCMv1FormatAreRefusedWithoutARequest() async throws {
         let bad = [
             "", "not json", "[]", #"{"notification":{"title":"t"}}"#, #"{"message":"text"}"#, #"{"message":[]}"#,
             #"{"data":{"a":"b"}}"#,
@@ -233,7 +234,7 @@ struct FCMv1ClientTests {
         #expect(token.publicKey.pemRepresentation == account.key.publicKey.pemRepresentation)
     }
 
-    @Test func aHundredConcurrentSendsAllArriveWithinTheCap() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aHundredConcurrentSendsAllArriveWithinTheCap() async throws {
         try await Self.withPeer { client, peer in
             let answers = await Self.sendAll(client, devices: (0..<100).map { "\(Self.device)-\($0)" })
             #expect(answers.allSatisfy(Self.delivered), "\(answers.filter { !Self.delivered($0) }.prefix(3))")

@@ -3,13 +3,14 @@ import Foundation
 import HubTestSupport
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @testable import LocalHub
 
 /// One origin cannot stall Web Push for every browser (issue 26, item 2): a message waiting to
 /// be tried again holds no slot, origins take turns, and each request has a deadline of its own.
-@Suite(.serialized) struct FairDeliveryTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct FairDeliveryTests {
     /// The loopback push service and a hub that delivers to it.
     static func withPeer<T>(_ body: (TestHub, WebPushPeer) async throws -> T) async throws -> T {
         let vapidKey = P256.Signing.PrivateKey()
@@ -194,9 +195,16 @@ import Testing
                     }
                     return await client.send(endpoint: endpoint, p256dh: p256dh, auth: auth, payload: [1], headers: [:])
                 }
-                // Each origin stalls once and is slow from then on.
+                // Each origin stalls once and is slow from then on: no answer in time, whether
+                // the handshake's or the request's deadline came first (on a busy machine,
+                // either may).
                 await withTaskGroup(of: Void.self) { group in
-                    for i in 0..<8 { group.addTask { #expect(await stall(i) == .unreachable("Timeout")) } }
+                    for i in 0..<8 {
+                        group.addTask {
+                            let answer = await stall(i)
+                            #expect([.unreachable("Timeout"), .unreachable("ConnectTimeout")].contains(answer), "\(answer)")
+                        }
+                    }
                 }
                 let ended = Names()
                 let stalls = Task {

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @Suite struct HubClientRetryTests {
@@ -16,7 +17,7 @@ import Testing
             connectionString: cs, retryPolicy: RetryPolicy(maximumRetries: retries, backoff: Backoff(base: 0.01, maximum: 0.05)))
     }
 
-    @Test func throttlingAndServerErrorsAreRetried() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func throttlingAndServerErrorsAreRetried() async throws {
         let server = ScriptedServer([(429, "0"), (503, nil), (500, nil)])
         try await server.serve { port in
             try await client(port: port, retries: 3).deleteInstallation(id: "x")  // 429, 503, 500, then 200
@@ -25,7 +26,7 @@ import Testing
     }
 
     /// The wait itself is `RetryPolicy.delay` (tested below); here, that the header is read.
-    @Test func retryAfterIsReadFromTheResponse() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func retryAfterIsReadFromTheResponse() async throws {
         let server = ScriptedServer([(429, "7")])
         try await server.serve { port in
             let error = await #expect(throws: HubError.self) {
@@ -42,7 +43,7 @@ import Testing
     /// every call gets through. (They used to wait for a
     /// connection inside the pool, where the wait counts against the connect timeout, and
     /// failed as "connection timed out"; a CI run failed so.)
-    @Test func aBurstBeyondThePoolWaitsItsTurnInsteadOfTimingOut() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aBurstBeyondThePoolWaitsItsTurnInsteadOfTimingOut() async throws {
         var configuration = HTTPClient.Configuration()
         configuration.timeout.connect = .seconds(2)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -66,7 +67,7 @@ import Testing
         #expect(server.requests == 40)
     }
 
-    @Test func retriesStopAtTheLimitWithTheLastError() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func retriesStopAtTheLimitWithTheLastError() async throws {
         let server = ScriptedServer([(503, nil), (503, nil), (503, nil)])
         try await server.serve { port in
             let error = await #expect(throws: HubError.self) {
@@ -78,7 +79,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [400, 401, 403, 404, 409, 413])
+    @Test(.tags(.live), .fullSuiteOnly, arguments: [400, 401, 403, 404, 409, 413])
     func otherClientErrorsAreNotRetried(status: Int) async throws {
         let server = ScriptedServer([(status, nil)])
         try await server.serve { port in

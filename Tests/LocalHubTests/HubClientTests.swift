@@ -3,11 +3,12 @@ import HubTestSupport
 import LocalHub
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// The hub driven by `HubClient`, over HTTP, the way the terminal drives it.
 @Suite struct HubClientTests {
-    @Test func installationLifecycle() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func installationLifecycle() async throws {
         try await TestHub.with { hub in
             let device = try hub.client(hub.listen)
             // The tutorial's check: nothing registered yet is a 404, which proves the token works.
@@ -42,7 +43,7 @@ import Testing
 
     /// A hub that is not there is `unreachable`, described as people say it, whatever error
     /// type the transport raised; one that takes no connection in time is `timedOut`.
-    @Test func transportFailuresAreClassifiedAndDescribed() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func transportFailuresAreClassifiedAndDescribed() async throws {
         let closed = try ConnectionString(parsing: "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=dg==")
         let error = await #expect(throws: HubError.self) {
             try await HubClient(connectionString: closed, hub: "news", retryPolicy: .none).installation(id: "x")
@@ -62,7 +63,7 @@ import Testing
         #expect(await HubClient(connectionString: cs, hub: "another-hub").authorizationHeader() != first)
     }
 
-    @Test func patchOfAMissingInstallationIs404() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func patchOfAMissingInstallationIs404() async throws {
         try await TestHub.with { hub in
             let error = await #expect(throws: HubError.self) {
                 try await hub.client(hub.listen).patchInstallation(id: "nobody", [.add("/tags", "World")])
@@ -71,7 +72,7 @@ import Testing
         }
     }
 
-    @Test func templateSendReachesOnlyItsCategory() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func templateSendReachesOnlyItsCategory() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let world = randomDevice()
@@ -99,7 +100,7 @@ import Testing
         }
     }
 
-    @Test func testSendReturnsTheOutcomeOfEachDevice() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func testSendReturnsTheOutcomeOfEachDevice() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let device = randomDevice()
@@ -115,7 +116,7 @@ import Testing
         }
     }
 
-    @Test func nativeAndDirectSends() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func nativeAndDirectSends() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("n1", device: device, tags: ["Science"]))
@@ -129,7 +130,7 @@ import Testing
         }
     }
 
-    @Test func notificationDetailsCountOutcomes() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func notificationDetailsCountOutcomes() async throws {
         try await TestHub.with { hub in
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("d1", device: randomDevice(), tags: ["World"]))
@@ -146,7 +147,7 @@ import Testing
         }
     }
 
-    @Test func legacyRegistrations() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func legacyRegistrations() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let device = randomDevice()
@@ -183,7 +184,7 @@ import Testing
         }
     }
 
-    @Test func installationsAreListedAsRegistrations() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func installationsAreListedAsRegistrations() async throws {
         try await TestHub.with { hub in
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("p1", device: "AB12", tags: ["World"], userId: "u9"))
@@ -197,7 +198,7 @@ import Testing
         }
     }
 
-    @Test func tokenIsRenewedBeforeItExpires() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func tokenIsRenewedBeforeItExpires() async throws {
         try await TestHub.with { hub in
             // A 2 s lifetime is renewed at 1.6 s; calls 2.5 s apart still succeed.
             let client = try HubClient(connectionString: hub.listen, retryPolicy: .none, tokenLifetime: 2)
@@ -209,7 +210,7 @@ import Testing
         }
     }
 
-    @Test func unreachableHubIsATransportError() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func unreachableHubIsATransportError() async throws {
         let cs = try ConnectionString(
             parsing: "Endpoint=http://127.0.0.1:1/;SharedAccessKeyName=a;SharedAccessKey=b;EntityPath=h")
         let error = await #expect(throws: HubError.self) {

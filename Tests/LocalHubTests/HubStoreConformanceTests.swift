@@ -2,11 +2,12 @@ import Foundation
 import HubTestSupport
 import LocalHub
 import NotificationHubs
+import TestTiers
 import Testing
 
 /// What every `HubStore` must do, run on each store: a new store (PostgreSQL next) only has
 /// to pass this suite. Each test states one promise of the protocol's documentation.
-@Suite struct HubStoreConformanceTests {
+@Suite(.tags(.postgres)) struct HubStoreConformanceTests {
     /// A store under test, and how to open it again as a restarted hub would.
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case memory
@@ -14,6 +15,10 @@ import Testing
         case postgres
 
         var testDescription: String { rawValue }
+
+        /// Every store; PostgreSQL only when the whole suite runs (`make test-fast` leaves
+        /// out what needs a server).
+        static var inThisTier: [Kind] { TestTier.fastOnly ? [.memory, .sqlite] : allCases }
 
         func make() async throws -> (store: any HubStore, reopen: @Sendable () async throws -> any HubStore) {
             switch self {
@@ -73,7 +78,7 @@ import Testing
         )
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func aNewStoreIsEmptyAndKeepsOneEpoch(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         let snapshot = try await store.load()
@@ -87,7 +92,7 @@ import Testing
         #expect(try await reopen().epoch() == epoch)
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func mutationsApplyInOrderPerHubAndSurviveAReopen(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         try await store.apply([
@@ -113,7 +118,7 @@ import Testing
         }
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func notificationsWaitInOrderUntilRecordedAsFinished(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         var direct = Self.notification("n2", at: 1)
@@ -146,7 +151,7 @@ import Testing
         }
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func deliveriesAreReadInPagesPerDeviceAndWrittenOnce(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         try await store.apply([.insertNotification(Self.notification("n1"))])
@@ -181,7 +186,7 @@ import Testing
 
     /// Retention (issue 30): what is older than the horizon goes, each device's share noted as
     /// its gap; notifications that ended before it go; the log then fits its bytes.
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func retentionRemovesWhatIsOlderAndNotesWhatEachDeviceLost(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         var old = Self.notification("old")
@@ -221,7 +226,7 @@ import Testing
         try await store.compact()
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func sequenceReservationsOnlyGrowAndSurviveAReopen(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         try await store.reserveSequence(through: 100)
@@ -235,7 +240,7 @@ import Testing
     }
 
     /// A claim counts from its last renewal; released, it is gone, also after a reopen.
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.inThisTier)
     func claimsAreRenewedReleasedAndFoundByAge(kind: Kind) async throws {
         let (store, reopen) = try await kind.make()
         try await store.apply([
@@ -259,7 +264,7 @@ import Testing
     @Test func everyStoreEndsWithTheSameContentsAfterTheSameHistory() async throws {
         var generator = SplitMix(seed: 0x5EED)
         var stores: [any HubStore] = []
-        for kind in Kind.allCases { stores.append(try await kind.make().store) }
+        for kind in Kind.inThisTier { stores.append(try await kind.make().store) }
         for round in 0..<40 {
             var batch: [HubMutation] = []
             for _ in 0..<Int.random(in: 1...6, using: &generator) {

@@ -1,6 +1,7 @@
 import Foundation
 import HubTestSupport
 import NIOCore
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -8,7 +9,8 @@ import Testing
 /// `/metrics` is this machine's unless a token says otherwise (issue 26, item 5): on `main` it
 /// answered installation, registration, stream and send counts to anyone.
 @Suite struct MetricsAccessTests {
-    @Test func metricsAreOpenToThisMachineOnly() async throws {
+    /// Live: "this machine" is the peer of a real connection.
+    @Test(.tags(.live), .fullSuiteOnly) func metricsAreOpenToThisMachineOnly() async throws {
         try await TestHub.with { hub in
             let direct = try await raw(.GET, hub.baseURL + "/metrics")
             #expect(direct.status == 200 && direct.body.contains("hub_installations"))
@@ -22,7 +24,7 @@ import Testing
         }
     }
 
-    @Test func otherPeersNeedTheBearerToken() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func otherPeersNeedTheBearerToken() async throws {
         try await TestHub.with(configure: { $0.metricsToken = "s3cret-metrics-token" }) { hub in
             let proxied = [("X-Forwarded-For", "203.0.113.9")]
             let none = try await raw(.GET, hub.baseURL + "/metrics", headers: proxied)

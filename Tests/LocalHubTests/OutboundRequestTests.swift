@@ -3,6 +3,7 @@ import Foundation
 import HubTestSupport
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -63,7 +64,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [true, false])
+    @Test(.tags(.live), .fullSuiteOnly, arguments: [true, false])
     func everySpellingOfThisMachineIsReachedOnlyWhenPrivateEndpointsAreAllowed(allowPrivate: Bool) async throws {
         let secret = InternalService(.text(status: 403, body: "db_password=hunter2"))
         try await secret.serve { port in
@@ -92,7 +93,7 @@ import Testing
         }
     }
 
-    @Test func redirectsAreNeverFollowed() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func redirectsAreNeverFollowed() async throws {
         let inner = InternalService(.text(status: 200, body: "dropped"))
         try await inner.serve { innerPort in
             for status in [301, 302, 303, 307, 308] {
@@ -115,7 +116,7 @@ import Testing
 
     /// A subscription that could never be sent to is refused when it is stored, with a 400
     /// that names the part at fault (on `main` they were stored and refused at send time).
-    @Test func aBrowserSubscriptionIsCheckedWhenItIsStored() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aBrowserSubscriptionIsCheckedWhenItIsStored() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let good = Self.browser("b", endpoint: "https://push.example/x", tag: "t")

@@ -1,9 +1,10 @@
 import Foundation
 import HubTestSupport
 import LocalHubSupport
+import TestTiers
 import Testing
 
-@Suite struct PostgresServerTests {
+@Suite(.tags(.live, .postgres), .fullSuiteOnly) struct PostgresServerTests {
     @Test func startsServesPausesResumesAndStopsWithoutLeavingAnything() async throws {
         let server = try await PostgresServer.start()
         let directory = server.directory

@@ -3,6 +3,7 @@ import Foundation
 import HubTestSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -12,7 +13,7 @@ import Testing
 /// APNs says about a device changes its installation and the send's telemetry.
 /// Serialized: each test runs a hub and three TLS peers (one with a new RSA key), and a
 /// dozen of them at once on two cores starve the rest of the suite.
-@Suite(.serialized) struct RealDeliveryTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct RealDeliveryTests {
     static let template = #"{"aps":{"alert":"$(messageParam)"}}"#
 
     /// The loopback push services a test hub delivers through.
@@ -100,9 +101,10 @@ import Testing
         }
     }
 
-    /// Polls `probe` until it gives a value (every 20 ms, for at most 20 s).
+    /// Polls `probe` until it gives a value (every 20 ms, for at most 90 s: a send's tries may
+    /// wait up to `PushRetries.longestWait` between them, and a busy machine adds to that).
     static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(PushRetries.longestWait + 30)
         while true {
             if let value = try await probe() { return value }
             guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
@@ -263,7 +265,7 @@ import Testing
 
 /// A provider that answers slowly holds back only its own sends (issue 14): the dispatcher
 /// goes on with the next, and terminals get theirs meanwhile.
-struct SlowProviderTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct SlowProviderTests {
     @Test func aSlowAPNsHoldsBackOnlyItsOwnSends() async throws {
         try await RealDeliveryTests.withHub { hub, peers in
             peers.apns.hold()
@@ -296,7 +298,7 @@ struct SlowProviderTests {
 /// What each provider's answers do to the installation and the telemetry (issue 14, item 5),
 /// beyond the gone channels above: a token of another sender is a bad channel; throttling and
 /// server errors are retried, then counted, and change nothing about the device.
-struct ProviderAnswerTests {
+@Suite(.tags(.live), .fullSuiteOnly) struct ProviderAnswerTests {
     @Test func aTokenOfAnotherSenderIsABadChannelAndThrottlingAndServerErrorsAreOnlyCounted() async throws {
         try await RealDeliveryTests.withHub { hub, peers in
             let listen = try hub.client(hub.listen)

@@ -14,15 +14,7 @@ import Testing
 @Suite struct RouteTableTests {
     /// Runs `body` against the hub's router with one hub, `news`.
     func withRouter(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let directory = TestHub.temporaryDirectory()
-        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
-        try await engine.start()
-        let running = Task { await engine.run() }
-        defer { running.cancel() }
-        let configuration = LocalHubConfiguration(dataDirectory: directory, hubs: ["news"])
-        let keys = try HubKeys.loadOrCreate(in: directory, hubs: ["news"])
-        let responder = HubResponder(engine: engine, keys: keys, configuration: configuration, secret: "s")
-        try await Application(router: responder.router()).test(.router, body)
+        try await RouterHub.with { hub in try await body(hub.client) }
     }
 
     static func detail(_ response: TestResponse) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import HubTestSupport
 import NIOHTTP1
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -19,7 +20,7 @@ import Testing
         }
     }
 
-    @Test func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let full = try hub.client(hub.full)
@@ -51,7 +52,7 @@ import Testing
         }
     }
 
-    @Test func aCancelledSendIsNeverSentAndSaysSo() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aCancelledSendIsNeverSentAndSaysSo() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
             let full = try hub.client(hub.full)
@@ -94,14 +95,14 @@ import Testing
         #expect(try ScheduleTime.parse("2026-11-25T18:00:00.250Z") == W3CDate.parse("2026-11-25T18:00:00.25Z"))
         #expect(try ScheduleTime.parse("2026-11-25T19:00:00+01:00") == W3CDate.parse("2026-11-25T18:00:00Z"))
         #expect(throws: ScheduleTime.Refusal.self) { try ScheduleTime.parse("tomorrow") }
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             func schedule(_ time: String?, query: String = "") async throws -> RawResponse {
                 var headers = [
                     ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
                     ("Content-Type", "application/json"),
                 ]
                 if let time { headers.append(("ServiceBusNotification-ScheduleTime", time)) }
-                return try await raw(
+                return try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06\(query)", headers: headers,
                     body: #"{"messageParam":"x"}"#)
             }
@@ -111,7 +112,7 @@ import Testing
             #expect(try await schedule(W3CDate.format(Date().addingTimeInterval(60)), query: "&test").status == 400)
             let accepted = try await schedule(W3CDate.format(Date().addingTimeInterval(3600)))
             #expect(accepted.status == 201)
-            let listen = try await raw(
+            let listen = try await hub.raw(
                 .POST, "\(hub.baseURL)/news/schedulednotifications?api-version=2020-06",
                 headers: [
                     ("Authorization", hub.token(hub.listen)), ("ServiceBusNotification-Format", "template"),
@@ -123,7 +124,7 @@ import Testing
 
     /// The hub is killed right after accepting; restarted, it sends the scheduled send once
     /// and never the cancelled one.
-    @Test func aScheduledSendSurvivesASIGKILLAndIsSentOnce() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aScheduledSendSurvivesASIGKILLAndIsSentOnce() async throws {
         let directory = TestHub.temporaryDirectory()
         let first = try await HubProcess.start(directory: directory)
         let device = randomDevice()
@@ -162,7 +163,7 @@ import Testing
 
 /// Direct batch sends (issue 14, item 7): one payload to up to 1,000 handles.
 @Suite struct DirectBatchSendTests {
-    @Test func aBatchOfAThousandHandlesReachesEachOnce() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aBatchOfAThousandHandlesReachesEachOnce() async throws {
         try await TestHub.with { hub in
             let full = try hub.client(hub.full)
             let devices = (0..<1000).map { _ in randomDevice() }
@@ -187,9 +188,9 @@ import Testing
     }
 
     @Test func aBatchIsRefusedWhenItIsNotOne() async throws {
-        try await TestHub.with { hub throws in
+        try await RouterHub.with { hub throws in
             func post(_ query: String, _ contentType: String, _ body: String, format: String = "apple") async throws -> Int {
-                try await raw(
+                try await hub.raw(
                     .POST, "\(hub.baseURL)/news/messages/$batch?api-version=2020-06\(query)",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", format),
@@ -233,9 +234,9 @@ import Testing
         } catch {
             #expect(error.description == "has an offset whose minutes are over 59")
         }
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             func schedule(_ time: String) async throws -> RawResponse {
-                try await raw(
+                try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),
@@ -256,12 +257,12 @@ import Testing
 
     /// Waiting sends keep their bodies in memory: on `main`, 2,000 of 60 KB took 126 MB.
     @Test func waitingScheduledSendsHaveAByteBudget() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let body = JSONValue.object([("messageParam", .string(String(repeating: "b", count: 60_000)))]).text
             var accepted = 0
             var refusal: RawResponse?
             for _ in 0..<400 {
-                let answer = try await raw(
+                let answer = try await hub.raw(
                     .POST, "\(hub.baseURL)/news/schedulednotifications/?api-version=2020-06",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", "template"),

@@ -1,13 +1,14 @@
 import Foundation
 import HubTestSupport
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
 
 /// What several nodes sharing one PostgreSQL database rely on (`SharedHubStore`), each test
 /// on a database of its own, with one store per node as each node process opens it.
-@Suite struct SharedHubStoreTests {
+@Suite(.tags(.live, .postgres), .fullSuiteOnly) struct SharedHubStoreTests {
     /// `count` stores on one new database, as `count` nodes would open it.
     static func nodes(_ count: Int) async throws -> [PostgresHubStore] {
         let url = try await PostgresServer.shared().createDatabase()

@@ -4,19 +4,15 @@ import HubTestSupport
 import NIOCore
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @testable import LocalHub
 
-extension Testing.Tag {
-    /// Minutes long: `make soak` runs it (CI too), `make test` does not.
-    @Testing.Tag static var soak: Self
-}
-
 /// Retention holding while work keeps arriving (issue 30): a hub keeping 30 s, waves of sends
 /// to 100 streams for three minutes, one device away for most of it.
 @Suite(
-    .tags(.soak), .serialized,
+    .tags(.live, .soak), .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["BREAKING_NEWS_SOAK"] == "1", "make soak runs it"))
 struct SoakTests {
     static let horizon: TimeInterval = 30

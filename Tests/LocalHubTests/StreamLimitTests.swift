@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationHubs
 import Synchronization
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -46,7 +47,7 @@ import Testing
     /// One client cannot hold every connection the hub may have: past its share a new
     /// connection is closed at once, and one closing makes room again. A trusted proxy, which
     /// carries many clients, is not counted.
-    @Test func oneClientCannotHoldEveryConnection() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func oneClientCannotHoldEveryConnection() async throws {
         func served(_ connection: RawConnection) async throws -> Bool {
             try connection.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             return await connection.readUntil(containing: "\r\n\r\n", timeout: 30).text.hasPrefix("HTTP/1.1 200")
@@ -83,7 +84,7 @@ import Testing
         }
     }
 
-    @Test func aTokenNothingKnowsGetsNotFoundWithTheReason() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aTokenNothingKnowsGetsNotFoundWithTheReason() async throws {
         try await TestHub.with { hub in
             let stranger = randomDevice()
             let answer = try await ClaimTests.call(
@@ -101,7 +102,7 @@ import Testing
 
     /// On `main`, 3,072 streams on random tokens nobody claimed took every slot and every real
     /// terminal's stream got 503.
-    @Test func oneClientHoldsItsShareAndTheLastStreamsAreKeptForTerminals() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func oneClientHoldsItsShareAndTheLastStreamsAreKeptForTerminals() async throws {
         try await TestHub.with(configure: {
             $0.clientRates = ClientRates(newDevicesPerHour: 0, bytesPerHour: 0, streams: 3)
             $0.trustedProxies = try! TrustedProxies(["127.0.0.1"])

@@ -5,6 +5,7 @@ import HubTestSupport
 import NIOCore
 import NIOSSL
 import NotificationHubs
+import TestTiers
 import Testing
 
 @testable import LocalHub
@@ -14,7 +15,7 @@ import Testing
 extension WebPushTests {
     static let alert = Array(#"{"title":"Breaking World News","body":"hi"}"#.utf8)
 
-    @Test func aNotificationArrivesDecryptableWithTheHeadersOfRFC8030() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aNotificationArrivesDecryptableWithTheHeadersOfRFC8030() async throws {
         try await Self.withPeer { client, peer in
             let subscription = peer.subscribe()
             let answer = await Self.send(
@@ -46,7 +47,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func aTokenSignedWithAnotherKeyIsRefusedByThePeer() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aTokenSignedWithAnotherKeyIsRefusedByThePeer() async throws {
         // The client's key is not the one the browser subscribed with.
         try await Self.withPeer(peerKey: P256.Signing.PrivateKey().publicKey) { client, peer in
             let answer = await Self.send(client, peer.subscribe(), Self.alert)
@@ -78,7 +79,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func goneNotFoundAndTooLargeAreRefusedWithoutRetries() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func goneNotFoundAndTooLargeAreRefusedWithoutRetries() async throws {
         try await Self.withPeer { client, peer in
             let gone = peer.subscribe(.refuse(status: 410, reason: nil))
             let notFound = peer.subscribe(.refuse(status: 404, reason: nil))
@@ -96,7 +97,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func throttlingIsRetriedAndAServiceThatKeepsFailingIsGivenUp() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func throttlingIsRetriedAndAServiceThatKeepsFailingIsGivenUp() async throws {
         try await Self.withPeer { client, peer in
             let busy = peer.subscribe(.fail(status: 429, times: 2, retryAfter: "0"))
             let down = peer.subscribe(.fail(status: 503, times: 1_000, retryAfter: nil))
@@ -108,7 +109,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func badSubscriptionsAndPayloadsAreRefusedWithoutARequest() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func badSubscriptionsAndPayloadsAreRefusedWithoutARequest() async throws {
         try await Self.withPeer { client, peer in
             let good = peer.subscribe()
             var offCurve = try #require(Base64URL.decode(good.p256dh))
@@ -147,7 +148,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func aHundredConcurrentSendsAllArriveToTheirSubscriptions() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func aHundredConcurrentSendsAllArriveToTheirSubscriptions() async throws {
         try await Self.withPeer { client, peer in
             let subscriptions = (0..<100).map { _ in peer.subscribe() }
             let answers = await withTaskGroup(of: PushAnswer.self) { group in
@@ -165,7 +166,7 @@ extension WebPushTests {
         }
     }
 
-    @Test func theCapOnRequestsInFlightHolds() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func theCapOnRequestsInFlightHolds() async throws {
         try await Self.withPeer(concurrent: 4, delay: .milliseconds(20)) { client, peer in
             let subscriptions = (0..<40).map { _ in peer.subscribe() }
             let answers = await withTaskGroup(of: PushAnswer.self) { group in

@@ -13,7 +13,7 @@ import Testing
     /// .NET: sr is the full request URL, scheme forced to http, port dropped, trailing slash,
     /// lower-cased, lower-case hex; no x-ms-version; `&test`; PATCH as json-patch+json.
     @Test func dotNetShapedRequests() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let host = String(hub.baseURL.dropFirst("http://".count))
             let hostWithoutPort = host.split(separator: ":")[0]
             func token(_ cs: ConnectionString, path: String) -> String {
@@ -21,7 +21,7 @@ import Testing
                 return SharedAccessSignature.make(
                     encodedResource: sr, keyName: cs.keyName, key: cs.key, expiry: Int64(Date().timeIntervalSince1970) + 1200)
             }
-            let put = try await raw(
+            let put = try await hub.raw(
                 .PUT, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: [
                     ("Authorization", token(hub.full, path: "installations/sdk-1")), ("Content-Type", "application/json"),
@@ -31,7 +31,7 @@ import Testing
             #expect(put.status == 200)
             #expect(put.headers.first(name: "TrackingId") == "t-123")
             #expect(put.body.isEmpty)
-            let patch = try await raw(
+            let patch = try await hub.raw(
                 .PATCH, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: [
                     ("Authorization", token(hub.full, path: "installations/sdk-1")),
@@ -39,13 +39,13 @@ import Testing
                 ],
                 body: #"[{"op":"add","path":"/tags","value":"Sports"},{"op":"remove","path":"/userId","value":null}]"#)
             #expect(patch.status == 200)
-            let get = try await raw(
+            let get = try await hub.raw(
                 .GET, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: [("Authorization", token(hub.full, path: "installations/sdk-1"))])
             #expect(get.status == 200)
             #expect(get.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true)
             #expect(try Installation(jsonText: get.body.utf8).tags == ["World", "Sports"])
-            let send = try await raw(
+            let send = try await hub.raw(
                 .POST, "\(hub.baseURL)/news/messages?api-version=2020-06&test",
                 headers: [
                     ("Authorization", token(hub.full, path: "messages")), ("ServiceBusNotification-Format", "template"),
@@ -54,7 +54,7 @@ import Testing
                 body: #"{"messageParam":"from .NET"}"#)
             #expect(send.status == 201)
             #expect(try NotificationOutcome(xml: send.body).success == 1)
-            let delete = try await raw(
+            let delete = try await hub.raw(
                 .DELETE, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: [("Authorization", token(hub.full, path: "installations/sdk-1"))])
             #expect(delete.status == 204)
@@ -64,7 +64,7 @@ import Testing
     /// JS: a namespace-scoped token with upper-case hex, x-ms-version, `messages/` with a
     /// trailing slash, `test=true`, PATCH as application/json, 201 required.
     @Test func javaScriptShapedRequests() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let sr = PercentEncoding.encode((hub.baseURL + "/").lowercased(), uppercaseHex: true)
             let expiry = Int64(Date().timeIntervalSince1970) + 3600
             let token = SharedAccessSignature.make(
@@ -73,17 +73,17 @@ import Testing
                 ("Authorization", token), ("x-ms-version", "2020-06"),
                 ("x-ms-azsdk-telemetry", "class=NotificationHubsServiceClient;method=send"),
             ]
-            let put = try await raw(
+            let put = try await hub.raw(
                 .PUT, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: common + [("Content-Type", "application/json")],
                 body: Self.body)
             #expect(put.status == 200)
-            let patch = try await raw(
+            let patch = try await hub.raw(
                 .PATCH, "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06",
                 headers: common + [("Content-Type", "application/json")],
                 body: #"[{"op":"add","path":"/tags","value":"Science"}]"#)
             #expect(patch.status == 200)
-            let send = try await raw(
+            let send = try await hub.raw(
                 .POST, "\(hub.baseURL)/news/messages/?api-version=2020-06&test=true",
                 headers: common + [
                     ("ServiceBusNotification-Format", "template"), ("Content-Type", "application/json;charset=utf-8"),
@@ -91,7 +91,7 @@ import Testing
                 body: #"{"messageParam":"broadcast"}"#)
             #expect(send.status == 201)
             #expect(try NotificationOutcome(xml: send.body).success == 1)
-            let plain = try await raw(
+            let plain = try await hub.raw(
                 .POST, "\(hub.baseURL)/news/messages/?api-version=2020-06",
                 headers: common + [
                     ("ServiceBusNotification-Format", "apple"), ("Content-Type", "application/json;charset=utf-8"),
@@ -107,13 +107,13 @@ import Testing
 
     /// iOS v3: sr is the full URL with its query, http, lower-cased.
     @Test func iOSShapedRequests() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             let url = "\(hub.baseURL)/news/installations/sdk-1?api-version=2020-06"
             let sr = PercentEncoding.encode(url.lowercased())
             let token = SharedAccessSignature.make(
                 encodedResource: sr, keyName: hub.listen.keyName, key: hub.listen.key,
                 expiry: Int64(Date().timeIntervalSince1970) + 1200)
-            let put = try await raw(
+            let put = try await hub.raw(
                 .PUT, url,
                 headers: [
                     ("Authorization", token), ("x-ms-version", "2020-06"), ("Content-Type", "application/json"),
@@ -127,18 +127,18 @@ import Testing
     /// The Swift tutorial: a hub-scoped URL that was not lower-cased, api-version 2015-01,
     /// paths and query keys in other cases.
     @Test func tutorialShapedRequestsAndTolerance() async throws {
-        try await TestHub.with(hubs: ["NewsHub"]) { hub in
+        try await RouterHub.with(hubs: ["NewsHub"]) { hub in
             let sr = PercentEncoding.encode(hub.baseURL + "/NewsHub")
             let token = SharedAccessSignature.make(
                 encodedResource: sr, keyName: hub.full.keyName, key: hub.full.key,
                 expiry: Int64(Date().timeIntervalSince1970) + 3600)
-            let notFound = try await raw(
+            let notFound = try await hub.raw(
                 .GET, "\(hub.baseURL)/newshub/Installations/abc?API-Version=2015-01",
                 headers: [("authorization", token), ("content-type", "application/json"), ("X-MS-VERSION", "2015-01")])
             #expect(notFound.status == 404)
             #expect(notFound.errorDetail?.hasPrefix("Installation not found") == true)
             #expect(notFound.headers.first(name: "Content-Type") == "application/xml; charset=utf-8")
-            let rid = try await raw(
+            let rid = try await hub.raw(
                 .POST, "\(hub.baseURL)/NEWSHUB/registrationIDs/?api-version=2013-04", headers: [("Authorization", token)])
             #expect(rid.status == 201)
             #expect(rid.headers.first(name: "Location")?.contains("/registrationids/") == true)
@@ -147,8 +147,8 @@ import Testing
 
     @Test(arguments: ["2013-04", "2013-10", "2015-01", "2015-04", "2015-08", "2016-07", "2017-04", "2020-06"])
     func supportedApiVersions(version: String) async throws {
-        try await TestHub.with { hub in
-            let response = try await raw(
+        try await RouterHub.with { hub in
+            let response = try await hub.raw(
                 .GET, "\(hub.baseURL)/news/installations/x?api-version=\(version)",
                 headers: [("Authorization", hub.token(hub.listen))])
             #expect(response.status == 404)
@@ -157,8 +157,8 @@ import Testing
 
     @Test(arguments: ["2012-01", "2021-01", "latest"])
     func unsupportedApiVersions(version: String) async throws {
-        try await TestHub.with { hub in
-            let response = try await raw(
+        try await RouterHub.with { hub in
+            let response = try await hub.raw(
                 .GET, "\(hub.baseURL)/news/installations/x?api-version=\(version)",
                 headers: [("Authorization", hub.token(hub.listen))])
             #expect(response.status == 400)
@@ -167,10 +167,10 @@ import Testing
     }
 
     @Test func formatHeaderIsCaseInsensitive() async throws {
-        try await TestHub.with { hub in
+        try await RouterHub.with { hub in
             for format in ["Template", "APPLE", "fcmV1", "gcm"] {
                 let body = format == "Template" ? #"{"m":"x"}"# : #"{"aps":{"alert":"x"}}"#
-                let response = try await raw(
+                let response = try await hub.raw(
                     .POST, "\(hub.baseURL)/news/messages",
                     headers: [
                         ("Authorization", hub.token(hub.full)), ("ServiceBusNotification-Format", format),

@@ -50,6 +50,11 @@ final class RetentionKeeper: Sendable {
         growth = LogGrowth(threshold: policy.maximumLogBytes / 8)
     }
 
+    /// What a pass leaves the log at most: its cap less the growth that calls for the next
+    /// pass, so that the log stays within its cap between passes. (Cut to the cap itself, a
+    /// log that grew by less than that after a pass stayed over its cap until the interval.)
+    var logBytesAfterPass: Int64 { max(1, policy.maximumLogBytes - growth.threshold) }
+
     /// One pass at `now`.
     func pass(
         store: any HubStore, state: HubState, writes: WriteQueue, coordination: any NodeCoordination, now: Date = Date()
@@ -57,7 +62,7 @@ final class RetentionKeeper: Sendable {
         growth.reset()
         var report = RetentionReport()
         report.pruned = try await store.prune(
-            before: now.addingTimeInterval(-policy.age), maximumLogBytes: policy.maximumLogBytes)
+            before: now.addingTimeInterval(-policy.age), maximumLogBytes: logBytesAfterPass)
         for record in state.expired(at: now, limit: Self.expiredPerPass) {
             _ = try await writes.submit(.removeExpired(record))
             report.expired += 1

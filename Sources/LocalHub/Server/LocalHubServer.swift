@@ -66,13 +66,11 @@ public enum LocalHubServer {
         } catch {
             throw LocalHubStartError(description: error.description)
         }
-        let engine = HubEngine(
-            store: store, hubs: configuration.hubs, keepAliveInterval: configuration.keepAliveInterval,
-            maximumInstallationsPerHub: configuration.maximumInstallationsPerHub,
-            maximumBytesPerHub: configuration.maximumBytesPerHub,
-            maximumStreamsPerDevice: configuration.maximumStreamsPerDevice, maximumStreams: limits.streams,
-            maximumStreamsPerClient: configuration.clientRates.streams, pushServices: providers.services,
-            claimLifetime: configuration.claimLifetime, retention: configuration.retention, logger: logger)
+        let secret = LocalHubProof.makeSecret()
+        let hub = HubApplication(
+            store: store, configuration: configuration, keys: keys, secret: secret, maximumStreams: limits.streams,
+            pushServices: providers.services, logger: logger)
+        let engine = hub.engine
         do {
             try await engine.start()
         } catch {
@@ -99,10 +97,8 @@ public enum LocalHubServer {
         let scheme = configuration.tls ? "https" : "http"
         let stateURL = configuration.stateURL
         let pid = ProcessInfo.processInfo.processIdentifier
-        let secret = LocalHubProof.makeSecret()
         let app = Application(
-            responder: HubResponder(engine: engine, keys: keys, configuration: configuration, secret: secret).router()
-                .buildResponder(),
+            responder: hub.router().buildResponder(),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "LocalNotificationHub",

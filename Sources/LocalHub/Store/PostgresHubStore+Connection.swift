@@ -1,86 +1,8 @@
 import Foundation
+import Logging
+import NIOSSL
 import PostgresNIO
 import Synchronization
-
-/// Whether the database answers, and how long an operation may wait for it. While the
-/// database is down, the client's pool keeps an operation waiting for a connection as long
-/// as it takes; a request to the hub must instead get its 503 soon. But a slow operation on
-/// a busy machine is not an outage: an operation fails as unavailable only once the database
-/// has answered nothing at all, to any operation of this process on that server, for
-/// `silence` (the nodes' own polls ask it something every second). After that, until one
-/// succeeds again, operations wait only `impatience`. None waits more than `longest`.
-final class Reachability: Sendable {
-    /// What is known of one server, shared by every store of the process on it.
-    private final class Liveness: Sendable {
-        let reachable = Atomic<Bool>(true)
-        /// When it last answered (`DispatchTime` nanoseconds).
-        let lastAnswer = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
-    }
-
-    private static let servers = Mutex<[String: Liveness]>([:])
-    private let liveness: Liveness
-
-    /// - Parameter server: `host:port`.
-    init(server: String) {
-        liveness = Self.servers.withLock { servers in
-            if let known = servers[server] { return known }
-            let made = Liveness()
-            servers[server] = made
-            return made
-        }
-    }
-
-    static let silence = 5.0
-    static let impatience = 1.0
-    static let longest = 60.0
-
-    /// The caller's continuation, resumed once: by the operation or by its deadline.
-    private final class Outcome<T: Sendable>: Sendable {
-        let waiting = Mutex<CheckedContinuation<T, Error>?>(nil)
-    }
-
-    func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let outcome = Outcome<T>()
-        let liveness = liveness
-        return try await withCheckedThrowingContinuation { continuation in
-            outcome.waiting.withLock { $0 = continuation }
-            let work = Task {
-                let result: Result<T, Error>
-                do {
-                    result = .success(try await body())
-                } catch {
-                    result = .failure(error)
-                }
-                if case .success = result {
-                    liveness.lastAnswer.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-                    liveness.reachable.store(true, ordering: .relaxed)
-                }
-                outcome.waiting.withLock { $0.take() }?.resume(with: result)
-            }
-            Task {
-                while true {
-                    let quiet = liveness.reachable.load(ordering: .relaxed) ? Self.silence : Self.impatience
-                    let heard = max(started, liveness.lastAnswer.load(ordering: .relaxed))
-                    let deadline = min(heard + UInt64(quiet * 1e9), started + UInt64(Self.longest * 1e9))
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    if now < deadline {
-                        try? await Task.sleep(nanoseconds: deadline - now)
-                        if outcome.waiting.withLock({ $0 == nil }) { return }
-                        continue
-                    }
-                    guard let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
-                    liveness.reachable.store(false, ordering: .relaxed)
-                    work.cancel()
-                    waiting.resume(
-                        throwing: StoreUnavailable(
-                            description: "the database answered nothing for \(Int(quiet)) s"))
-                    return
-                }
-            }
-        }
-    }
-}
 
 extension PostgresHubStore {
     /// Runs `body`, turning a lost or refused connection into `StoreUnavailable`.
@@ -111,6 +33,11 @@ extension PostgresHubStore {
 /// Where a PostgreSQL store is: a `postgres://` URL taken apart.
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
+    /// The same server and database for a connection of its own, outside the pool: the
+    /// reachability probe's (`Reachability`).
+    let probe: PostgresConnection.Configuration
+    /// `host:port`.
+    var server: String { "\(configuration.host ?? ""):\(configuration.port ?? 0)" }
 
     /// `password`, when given, is used in place of any the URL holds.
     init(_ url: String, password: String? = nil) throws {
@@ -121,17 +48,114 @@ struct PostgresLocation {
                 description: "'\(PostgresHubStore.redacted(url))' is not a postgres://user@host:port/database URL")
         }
         let database = String(components.path.drop { $0 == "/" })
+        let (port, user) = (components.port ?? 5432, components.user ?? "postgres")
         var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: password ?? components.password, database: database.isEmpty ? nil : database, tls: .disable)
+            host: host, port: port, username: user, password: password ?? components.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        var probe = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password ?? components.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
         if components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true {
             configuration.tls = .require(.makeClientConfiguration())
+            do {
+                probe.tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            } catch {
+                throw StoreFailure(description: "cannot set up TLS for the database: \(error)")
+            }
         }
+        probe.options.connectTimeout = .milliseconds(Int64(Reachability.probeTimeout * 1000))
         configuration.options.connectTimeout = .seconds(5)
         // Every commit waits for the disk, whatever the server's default: a 201 is durable.
         configuration.options.additionalStartupParameters = [("synchronous_commit", "on")]
         configuration.options.maximumConnections = 16
         self.configuration = configuration
+        self.probe = probe
+    }
+
+    /// How long operations on this server may wait, with its probe.
+    func reachability(logger: Logger) -> Reachability {
+        Reachability(server: server, probe: PostgresProbe(probe, logger: logger))
+    }
+}
+
+/// `SELECT 1` on a connection of its own, outside the pool: opened at once, kept, and opened
+/// again after any failure, so that a probe costs one round trip, not a new backend.
+final class PostgresProbe: ReachabilityProbe {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let state = Mutex<(connection: Task<PostgresConnection, Error>?, closed: Bool)>((nil, false))
+
+    init(_ configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        _ = connection()
+    }
+
+    /// The connection, or a new one when there is none (or it broke); nil once closed.
+    private func connection() -> Task<PostgresConnection, Error>? {
+        let (configuration, logger) = (configuration, logger)
+        return state.withLock { state in
+            guard !state.closed else { return nil }
+            if let task = state.connection { return task }
+            let task = Task { try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger) }
+            state.connection = task
+            return task
+        }
+    }
+
+    /// Asks on the kept connection; one that is closed or failed to open is opened again
+    /// first.
+    func ask() async throws {
+        var again = true
+        while true {
+            guard let task = connection() else { throw CancellationError() }
+            do {
+                let connection = try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: {
+                    task.cancel()
+                }
+                guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
+                try await withTaskCancellationHandler {
+                    _ = try await connection.query("SELECT 1", logger: logger).collect()
+                } onCancel: {
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    closing.whenComplete { _ in }
+                }
+                return
+            } catch {
+                forget(task)
+                guard again, !Task.isCancelled else { throw error }
+                again = false
+            }
+        }
+    }
+
+    private func forget(_ task: Task<PostgresConnection, Error>) {
+        let forgotten = state.withLock { state -> Bool in
+            guard state.connection == task else { return false }
+            state.connection = nil
+            return true
+        }
+        if forgotten { Self.close(task) }
+    }
+
+    func close() {
+        let task = state.withLock { state -> Task<PostgresConnection, Error>? in
+            state.closed = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        if let task { Self.close(task) }
+    }
+
+    /// Closes the connection `task` opens (or opened), holding it until it is closed.
+    private static func close(_ task: Task<PostgresConnection, Error>) {
+        task.cancel()
+        Task {
+            guard let connection = try? await task.value else { return }
+            try? await connection.close()
+        }
     }
 }
 

@@ -23,9 +23,9 @@ public final class PostgresHubStore: HubStore, Sendable {
     public init(url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger)
         async throws
     {
-        let configuration = try PostgresLocation(url, password: password).configuration
-        reachability = Reachability(server: "\(configuration.host ?? ""):\(configuration.port ?? 0)")
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let location = try PostgresLocation(url, password: password)
+        reachability = location.reachability(logger: logger)
+        client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
         let client = client
         runner = Mutex(Task { await client.run() })
         self.node = node
@@ -46,6 +46,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             task?.cancel()
             task = nil
         }
+        reachability.shutdown()
     }
 
     deinit { runner.withLock { $0?.cancel() } }

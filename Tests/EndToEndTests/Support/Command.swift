@@ -2,6 +2,7 @@ import Foundation
 import HubTestSupport
 import LocalHubSupport
 import Synchronization
+import TestTiers
 
 /// The built binary run as a user runs it, with its own environment.
 struct Command {
@@ -43,7 +44,8 @@ struct Command {
 
     /// Starts a long-running command whose output can be watched.
     func start(_ arguments: [String]) throws -> RunningCommand {
-        try RunningCommand(
+        try TestTier.requireFullSuite("the built program")
+        return try RunningCommand(
             ChildProcess.start(
                 [builtBinary().path] + arguments, environment: environment,
                 directory: FileManager.default.temporaryDirectory.path))

@@ -2,6 +2,7 @@ import BreakingNewsKit
 import Foundation
 import HubTestSupport
 import LocalHubSupport
+import TestTiers
 
 /// A private tmux server for driving the terminal UI: sessions, keys, screen captures.
 struct Tmux {
@@ -20,6 +21,7 @@ struct Tmux {
     /// (`offThePool`): a busy machine can take a while to run it.
     @discardableResult
     func run(_ arguments: [String]) async throws -> String {
+        try TestTier.requireFullSuite("tmux")
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let argv = [Self.executable ?? "/usr/bin/tmux", "-L", socket, "-f", "/dev/null"] + arguments
