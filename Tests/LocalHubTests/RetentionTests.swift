@@ -120,7 +120,9 @@ struct RetentionTests {
             keeper.growth.add(count: deliveries.count, payloadBytes: payload.utf8.count)
         }
         while try await store.usage().deliveryLogBytes <= cap { try await send() }
-        _ = try await keeper.pass(store: store, state: HubState(hubs: ["news"]), writes: WriteQueue())
+        _ = try await keeper.pass(
+            store: store, state: HubState(hubs: ["news"]), writes: WriteQueue(),
+            coordination: SingleNode(store: store, streams: DeviceStreams(), logger: TestHub.quietLogger))
         #expect(try await store.usage().deliveryLogBytes <= cap)
         // Sends that do not call for a pass yet leave the log within its cap.
         try await send()
