@@ -5,7 +5,8 @@ import Testing
 
 /// Issue 28, findings 1 and 7: on Compose what is typed stays text, and the program does not
 /// drop or ask for things behind the user's back.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct ComposeKeysEndToEndTests {
     /// Finding 1: a story sent from the category row, then the next one typed at once — its
     /// q, b, d, a and l are letters, nothing is checked, switched or quit; coming back with

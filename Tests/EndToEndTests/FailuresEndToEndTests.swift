@@ -4,7 +4,8 @@ import NotificationHubs
 import Testing
 
 /// Issue 28, finding 6: failures you can read — whole, with their fix, once.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct FailuresEndToEndTests {
     /// A send refused for its key: Enter on the row shows the whole error and the variable to
     /// set; a send refused before it went (an empty message) replaces the last send's rows.

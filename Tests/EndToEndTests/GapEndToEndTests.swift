@@ -4,7 +4,8 @@ import Testing
 
 /// Issue 30: a terminal away past the hub's retention is told that messages expired, in its
 /// log, on the screen and by `breaking-news log`.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct GapEndToEndTests {
     static let told = "2 messages expired on the hub while this terminal was away"
 

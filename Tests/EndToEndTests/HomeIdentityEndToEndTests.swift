@@ -6,7 +6,8 @@ import Testing
 /// Issue 28, finding 4: a home keeps its identity. A corrupt `defaults.json` costs the
 /// preferences only, and the window says so; a window follows its home when it changes on
 /// disk.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct HomeIdentityEndToEndTests {
     static func installationId(_ user: Command) async throws -> String {
         let json = try JSONValue(parsing: try await user.run(["categories", "--json"]).stdout)

@@ -5,7 +5,7 @@ import Testing
 
 /// `hub.log` rotates by size (issue 30): on `main` the shell appended the hub's output to it
 /// for as long as the hub ran, and it only grew.
-@Suite(.serialized) struct HubLogTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct HubLogTests {
     static func parts(_ url: URL) -> [URL] {
         ((1...RotatingLogFile.kept).reversed().map { RotatingLogFile.rotated(url, $0) } + [url])
             .filter { FileManager.default.fileExists(atPath: $0.path) }

@@ -5,7 +5,8 @@ import Testing
 
 /// Issue 28, findings 5 and 8: a log that follows, messages that can be deleted, search and
 /// filter that answer.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct LogScreenEndToEndTests {
     /// A home subscribed to World and Sports, its window open on the Log, on a hub of its own.
     static func withLog(

@@ -4,7 +4,7 @@ import NotificationHubs
 import Testing
 
 /// Issue 28, finding 9: one rule for the command line and the screen.
-@Suite(.serialized) struct OneRuleCommandLineTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct OneRuleCommandLineTests {
     /// `send TEXT` goes nowhere the sender did not name: --category (repeatable) or --all.
     @Test func sendNeedsCategoriesOrAll() async throws {
         try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
@@ -66,7 +66,8 @@ import Testing
 
 /// Finding 9, on the screen: G is the last category, the help says Enter toggles, the footer
 /// on a result row says what Enter does there, a message with a line break is not cut.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct OneRuleScreenTests {
     /// A window of a home subscribed to World, with the Full key, on a hub of its own.
     static func withWindow(_ body: (Tmux, HubClient) async throws -> Void) async throws {

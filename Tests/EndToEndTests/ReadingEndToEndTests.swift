@@ -4,7 +4,8 @@ import NotificationHubs
 import Testing
 
 /// Issue 28, finding 2: reading never changes state behind the user's back.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct ReadingEndToEndTests {
     /// `log --json > /dev/null` in a status-bar script leaves the open window's unread count
     /// as it was; `log --mark-read` is how a script marks what it printed.

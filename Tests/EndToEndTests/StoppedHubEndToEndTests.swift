@@ -7,7 +7,8 @@ import Testing
 /// Issue 28, findings 3 and 10: the local hub is the user's. A window says when it was
 /// stopped and `r` starts it, for every window of the home; a send starts it too and says so;
 /// `log --follow` says why it waits, and comes back with the hub.
-@Suite(.serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
 struct StoppedHubEndToEndTests {
     static let stopped = "○ local hub stopped (r: start it)"
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `breaking-news unregister` and the installation's expiry, with the built binary on the
 /// home's own hub.
-@Suite(.serialized) struct UnregisterEndToEndTests {
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct UnregisterEndToEndTests {
     /// After a subscribe, a send and `unregister`, the hub holds nothing of the terminal: no
     /// installation, no claim, no delivery, and a new send matches nobody. The received log,
     /// the selection and the identity stay; the registration is forgotten.

@@ -9,7 +9,7 @@ import Testing
 /// `main` every write added a row that nothing removed (2,000 PUTs of one installation, 2,000
 /// rows). A node not heard from holds nothing back, and one that comes back behind the point
 /// pruned through reloads its tables before it answers.
-@Suite struct ChangeLogPruningTests {
+@Suite(.tags(.live, .postgres), .fullSuiteOnly) struct ChangeLogPruningTests {
     /// Two nodes of one new database, as two hub processes open it, with their engines
     /// started (not running: a test runs those it wants following).
     static func nodes() async throws -> (url: String, [(store: PostgresHubStore, engine: HubEngine)]) {

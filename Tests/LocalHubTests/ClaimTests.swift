@@ -97,7 +97,7 @@ import Testing
     /// Issue 30: a terminal that unregisters (its installation, then its claim) leaves nothing
     /// of its device: the claim takes its deliveries with it. A claim let go of a device an
     /// installation still uses keeps them.
-    @Test func lettingGoOfADeviceNothingUsesLeavesNothingOfIt() async throws {
+    @Test(.tags(.live), .fullSuiteOnly) func lettingGoOfADeviceNothingUsesLeavesNothingOfIt() async throws {
         try await TestHub.with { hub in
             let (gone, kept) = (randomDevice(), randomDevice())
             for device in [gone, kept] {
