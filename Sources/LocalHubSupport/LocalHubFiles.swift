@@ -41,11 +41,15 @@ public struct LocalHubState: Sendable, Equatable {
     /// delivery log may take (nil in a file of an earlier version).
     public var retention: Double?
     public var deliveryLogBytes: Int64?
+    /// The generation of the keys it serves (`LocalHubKeyFile.Contents.generation`): a
+    /// command that changed the keys waits until the hub says it serves them.
+    public var keysGeneration: Int64?
 
     public init(
         pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String?, retention: Double? = nil,
-        deliveryLogBytes: Int64? = nil
+        deliveryLogBytes: Int64? = nil, keysGeneration: Int64? = nil
     ) {
+        self.keysGeneration = keysGeneration
         self.retention = retention
         self.deliveryLogBytes = deliveryLogBytes
         self.pid = pid
@@ -70,6 +74,7 @@ extension LocalHubState {
             ("started", .string(started)), ("secret", secret.map(JSONValue.string) ?? .null),
             ("retention", retention.map { .number(String(Int64($0))) }),
             ("deliveryLogBytes", deliveryLogBytes.map { .number(String($0)) }),
+            ("keysGeneration", keysGeneration.map { .number(String($0)) }),
         ])
     }
 
@@ -87,7 +92,8 @@ extension LocalHubState {
         }
         return LocalHubState(
             pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "", secret: secret,
-            retention: number("retention").map(Double.init), deliveryLogBytes: number("deliveryLogBytes"))
+            retention: number("retention").map(Double.init), deliveryLogBytes: number("deliveryLogBytes"),
+            keysGeneration: number("keysGeneration"))
     }
 
     /// Writes the state file, readable by its owner only.
@@ -96,40 +102,195 @@ extension LocalHubState {
     }
 }
 
-/// The local hub's key file, `keys.json`: `{"hubs": {hub: {rule name: key}}}`.
+/// The local hub's key file, `keys.json`, version 2:
+/// `{"version": 2, "generation": N, "hubs": {hub: {rule: {"rights": "Listen,Send,Manage",
+/// "primaryKey": …, "secondaryKey": …}}}}`. Each rule has two keys, as Azure's rules do, so
+/// one can be regenerated while clients move to the other; `generation` grows with every
+/// change, and a running hub says in its state file which one it serves
+/// (`LocalHubState.keysGeneration`). Version 1 (`{"hubs": {hub: {rule: key}}}`, one key per
+/// rule) is read too; the hub upgrades it on its first start.
 public enum LocalHubKeyFile {
     public static let fileName = "keys.json"
+    public static let version = 2
+    /// Azure's limit of authorization rules per hub.
+    public static let maximumRules = 12
+    /// The shortest key taken: an HMAC-SHA256 key of fewer bytes is guessable sooner than the
+    /// hash; the hub makes keys of 32 random bytes in base64 (44 characters).
+    public static let minimumKeyBytes = 32
+    public static let maximumKeyBytes = 256
 
-    /// Reads the keys: hub name → rule name → key.
-    public static func read(_ url: URL) throws -> [String: [String: String]] {
+    /// Which of a rule's two keys.
+    public enum Slot: String, Sendable, CaseIterable {
+        case primary, secondary
+    }
+
+    /// What a key file holds.
+    public struct Contents: Sendable, Equatable {
+        /// Grows with every change (1 for a new or upgraded file).
+        public var generation: Int64
+        /// Hub name → its rules.
+        public var hubs: [String: [AuthorizationRule]]
+        /// Read from a version-1 file: rules without a secondary key, to be upgraded.
+        public var isVersion1 = false
+
+        public init(generation: Int64 = 1, hubs: [String: [AuthorizationRule]] = [:]) {
+            self.generation = generation
+            self.hubs = hubs
+        }
+
+        /// The name `hub` has in the file (hub names are matched without case).
+        public func hubName(_ hub: String) -> String? {
+            hubs.keys.first { $0.lowercased() == hub.lowercased() }
+        }
+
+        /// The rules of one hub; nil when the file has none for it.
+        public func rules(hub: String) -> [AuthorizationRule]? {
+            hubName(hub).flatMap { hubs[$0] }
+        }
+
+        /// One key of one rule of one hub.
+        public func key(hub: String, rule: String, slot: Slot) -> String? {
+            guard let rule = rules(hub: hub)?.first(where: { $0.name == rule }) else { return nil }
+            return slot == .primary ? rule.primaryKey : rule.secondaryKey
+        }
+
+        /// The primary key of each rule of one hub, by rule name: what clients sign with.
+        public subscript(hub: String) -> [String: String]? {
+            rules(hub: hub).map { Dictionary($0.map { ($0.name, $0.primaryKey) }, uniquingKeysWith: { first, _ in first }) }
+        }
+
+        /// What is wrong with the keys (empty when nothing): keys too short or not text a
+        /// connection string can carry, rule names, rights, too many rules. Each line names
+        /// the hub and rule, and says how to fix it.
+        public func problems() -> [String] {
+            var problems: [String] = []
+            for (hub, rules) in hubs.sorted(by: { $0.key < $1.key }) {
+                if rules.count > maximumRules {
+                    problems.append("hub '\(hub)' has \(rules.count) rules; at most \(maximumRules) are allowed")
+                }
+                for rule in rules {
+                    if let problem = LocalHubKeyFile.ruleNameProblem(rule.name) {
+                        problems.append("hub '\(hub)': \(problem)")
+                    }
+                    if let problem = LocalHubKeyFile.rightsProblem(rule.rights) {
+                        problems.append("hub '\(hub)', rule '\(rule.name)': \(problem)")
+                    }
+                    for (slot, key) in [("primary", rule.primaryKey), ("secondary", rule.secondaryKey)] {
+                        guard let key, let problem = LocalHubKeyFile.keyProblem(key) else { continue }
+                        problems.append(
+                            "hub '\(hub)', rule '\(rule.name)': its \(slot) key \(problem); make a new one with "
+                                + "'breaking-news hub keys regenerate \(rule.name) --key \(slot)'")
+                    }
+                }
+            }
+            return problems
+        }
+    }
+
+    /// Why `name` cannot name a rule (Azure's rule: 1–256 letters, digits, `.`, `-`, `_`), or nil.
+    public static func ruleNameProblem(_ name: String) -> String? {
+        let allowed = name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        guard !name.isEmpty, name.utf8.count <= 256, allowed else {
+            return "the rule name '\(name.prefix(60))' is not 1 to 256 letters, digits, '.', '-' or '_'"
+        }
+        return nil
+    }
+
+    /// Why a rule may not have `rights`, or nil: Manage needs Listen and Send too, as in Azure.
+    public static func rightsProblem(_ rights: AccessRights) -> String? {
+        if rights.isEmpty { return "a rule needs at least one right (Listen, Send, Manage)" }
+        if rights.contains(.manage), !rights.isSuperset(of: [.listen, .send]) {
+            return "Manage needs Listen and Send too (as in Azure): give it Listen,Send,Manage"
+        }
+        return nil
+    }
+
+    /// Why `key` cannot be a key, or nil.
+    public static func keyProblem(_ key: String) -> String? {
+        let bytes = key.utf8.count
+        if bytes < minimumKeyBytes { return "is \(bytes) bytes, shorter than the \(minimumKeyBytes) a key must have" }
+        if bytes > maximumKeyBytes { return "is \(bytes) bytes, longer than the \(maximumKeyBytes) a key may have" }
+        if !key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ";") }) {
+            return "holds a character a connection string cannot carry (a space, ';' or a control character)"
+        }
+        return nil
+    }
+
+    /// Reads a key file (either version); refuses a file that is not one.
+    public static func read(_ url: URL) throws -> Contents {
         let data = try Data(contentsOf: url)
-        guard let keys = decode(data) else {
-            throw AtomicFileError(description: "\(url.path) is not a key file ({\"hubs\": {…}}); move it aside to make new keys")
+        guard let contents = decode(data) else {
+            throw AtomicFileError(
+                description: "\(url.path) is not a key file ({\"hubs\": {…}}); move it aside to make new keys")
         }
-        return keys
+        return contents
     }
 
-    /// The keys in a key file's text; nil when it is not one.
-    public static func decode(_ data: some Collection<UInt8>) -> [String: [String: String]]? {
-        guard let hubs = (try? JSONValue(parsing: Data(data)))?["hubs"]?.objectMembers else { return nil }
-        var keys: [String: [String: String]] = [:]
+    /// The keys in a key file's text (either version); nil when it is not one. A rule of a
+    /// version-1 file takes its rights from its name (the two default rules; other names
+    /// granted nothing then, and are dropped).
+    public static func decode(_ data: some Collection<UInt8>) -> Contents? {
+        guard data.count <= 1 << 20, let json = try? JSONValue(parsing: Data(data)), let hubs = json["hubs"]?.objectMembers
+        else { return nil }
+        var contents = Contents()
+        if case .number(let text)? = json["generation"], let generation = Int64(text), generation > 0 {
+            contents.generation = generation
+        }
         for (hub, rules) in hubs {
-            keys[hub] = Dictionary(
-                (rules.objectMembers ?? []).compactMap { name, value in value.stringValue.map { (name, $0) } },
-                uniquingKeysWith: { $1 })
+            var parsed: [AuthorizationRule] = []
+            for (name, value) in rules.objectMembers ?? [] where !parsed.contains(where: { $0.name == name }) {
+                if let key = value.stringValue {
+                    contents.isVersion1 = true
+                    switch name {
+                    case AuthorizationRule.listenRuleName:
+                        parsed.append(AuthorizationRule(name: name, primaryKey: key, rights: .listen))
+                    case AuthorizationRule.fullRuleName:
+                        parsed.append(AuthorizationRule(name: name, primaryKey: key, rights: .full))
+                    default: continue
+                    }
+                } else if let primary = value["primaryKey"]?.stringValue,
+                    let rights = value["rights"]?.stringValue.flatMap(AccessRights.init(names:))
+                {
+                    parsed.append(
+                        AuthorizationRule(
+                            name: name, primaryKey: primary, secondaryKey: value["secondaryKey"]?.stringValue, rights: rights))
+                } else {
+                    return nil
+                }
+            }
+            contents.hubs[hub] = parsed.sorted { $0.name < $1.name }
         }
-        return keys
+        return contents
     }
 
-    public static func encode(_ keys: [String: [String: String]]) -> String {
+    /// The file's text, version 2.
+    public static func encode(_ contents: Contents) -> String {
         JSONValue.object([
+            ("version", .number(String(version))),
+            ("generation", .number(String(contents.generation))),
             (
                 "hubs",
                 .object(
-                    keys.sorted { $0.key < $1.key }.map { hub, rules in
-                        (hub, .object(rules.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
+                    contents.hubs.sorted { $0.key < $1.key }.map { hub, rules in
+                        (
+                            hub,
+                            .object(
+                                rules.sorted { $0.name < $1.name }.map { rule in
+                                    (
+                                        rule.name,
+                                        .object(dropping: [
+                                            ("rights", .string(rule.rights.description)),
+                                            ("primaryKey", .string(rule.primaryKey)),
+                                            ("secondaryKey", rule.secondaryKey.map(JSONValue.string)),
+                                        ])
+                                    )
+                                })
+                        )
                     })
-            )
+            ),
         ]).text
     }
 

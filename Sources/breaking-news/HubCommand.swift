@@ -12,7 +12,7 @@ struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "Run and manage the local hub (a Notification Hubs emulator with a sandbox push service).",
-        subcommands: [Serve.self, Status.self, Stop.self, Prune.self, ConnectionStrings.self, Devices.self]
+        subcommands: [Serve.self, Status.self, Stop.self, Prune.self, ConnectionStrings.self, Keys.self, Devices.self]
     )
 
     struct Status: AsyncParsableCommand {
@@ -83,6 +83,9 @@ struct HubCommand: AsyncParsableCommand {
         @Option(help: "The hub.")
         var hub: String = LocalHubDefaults.hubName
 
+        @Option(help: "Sign with each rule's primary or secondary key (see 'hub keys').")
+        var key: LocalHubKeyFile.Slot = .primary
+
         func run() async throws {
             let embedded = EmbeddedHub(paths: Paths(), hubName: hub)
             // Keys for a port another hub holds would only be refused there.
@@ -92,19 +95,19 @@ struct HubCommand: AsyncParsableCommand {
             let base = embedded.state()?.url ?? "http://127.0.0.1:\(embedded.port)"
             let strings: (listen: String, full: String)
             do {
-                strings = try embedded.connectionStrings(baseURL: base)
+                strings = try embedded.connectionStrings(baseURL: base, slot: key)
             } catch {
                 throw CommandFailure("\(error)", exitCode: .failure)
             }
             if json {
                 say(
                     JSONValue.object([
-                        ("hub", .string(hub)), ("endpoint", .string(base + "/")), ("listen", .string(strings.listen)),
-                        ("full", .string(strings.full)),
+                        ("hub", .string(hub)), ("endpoint", .string(base + "/")), ("key", .string(key.rawValue)),
+                        ("listen", .string(strings.listen)), ("full", .string(strings.full)),
                     ]).text)
             } else {
-                say("Listen: \(strings.listen)")
-                say("Full:   \(strings.full)")
+                say("Listen (\(key.rawValue) key): \(strings.listen)")
+                say("Full (\(key.rawValue) key):   \(strings.full)")
             }
         }
     }

@@ -151,18 +151,31 @@ public struct EmbeddedHub: Sendable {
             throw EmbeddedHubError(
                 description: "the local hub has no keys yet at \(keyFile.path); start it with 'breaking-news hub serve'")
         }
-        let all = try LocalHubKeyFile.read(keyFile)
-        guard let keys = all.first(where: { $0.key.lowercased() == hubName.lowercased() })?.value else {
+        // Read at every call: a terminal follows a rotation of the keys (`hub keys
+        // regenerate`) without a restart. Clients sign with each rule's primary key.
+        guard let keys = try LocalHubKeyFile.read(keyFile)[hubName] else {
             throw EmbeddedHubError(description: "the local hub has no hub named '\(hubName)'")
         }
         return keys
     }
 
-    /// The Listen and Full connection strings of the hub at `baseURL`.
-    public func connectionStrings(baseURL: String) throws -> (listen: String, full: String) {
-        let keys = try keys()
+    /// The Listen and Full connection strings of the hub at `baseURL`, signed with each rule's
+    /// `slot` key (the primary, which terminals use, unless asked).
+    public func connectionStrings(baseURL: String, slot: LocalHubKeyFile.Slot = .primary) throws -> (
+        listen: String, full: String
+    ) {
+        let keys: [String: String]
+        if slot == .primary {
+            keys = try self.keys()
+        } else {
+            _ = try self.keys()
+            let contents = try LocalHubKeyFile.read(keyFile)
+            keys = Dictionary(
+                (contents.rules(hub: hubName) ?? []).compactMap { rule in rule.secondaryKey.map { (rule.name, $0) } },
+                uniquingKeysWith: { first, _ in first })
+        }
         guard let listen = keys[AuthorizationRule.listenRuleName], let full = keys[AuthorizationRule.fullRuleName] else {
-            throw EmbeddedHubError(description: "\(keyFile.path) lacks the default rules")
+            throw EmbeddedHubError(description: "\(keyFile.path) lacks the default rules' \(slot.rawValue) keys")
         }
         return (
             LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hubName, rule: AuthorizationRule.listenRuleName, key: listen),

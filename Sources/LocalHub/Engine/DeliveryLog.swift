@@ -44,9 +44,10 @@ public struct DeliveryLog: Sendable {
 
     /// Starts following a device's deliveries with `sink`; `cancel` with the id when done.
     public func listen(
-        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true
+        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true,
+        credential: StreamCredential? = nil
     ) throws(DeviceStreams.ListenRefusal) -> (id: Int, unrecorded: [Delivery]) {
-        try streams.listen(hub: hub, device: device, sink: sink, client: client, claimed: claimed)
+        try streams.listen(hub: hub, device: device, sink: sink, client: client, claimed: claimed, credential: credential)
     }
 
     /// Events a stream may have waiting for its client before it is ended.

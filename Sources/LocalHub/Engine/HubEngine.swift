@@ -214,7 +214,15 @@ public final class HubEngine: Sendable {
     public var registrationCount: Int { state.registrationCount }
 
     /// How the hub knows a device token (this node's tables).
-    public func deviceStanding(hub: String, device: String) -> DeviceStanding { state.standing(hub: hub, device: device) }
+    /// A device this node does not know yet is looked for again after catching up: a claim
+    /// or installation acknowledged by any node (this one included, on a cluster, where
+    /// tables follow the change log) is known to the stream opened right after it.
+    public func deviceStanding(hub: String, device: String) async throws -> DeviceStanding {
+        let standing = state.standing(hub: hub, device: device)
+        guard standing == .unknown else { return standing }
+        try await coordination.catchUp()
+        return state.standing(hub: hub, device: device)
+    }
 
     /// The devices claimed for the built-in push service.
     public func claimedDevices(hub: String) async throws -> Set<String> {

@@ -21,6 +21,9 @@ public final class DeviceStreams: Sendable {
         /// Streams open by client, and each listener's client (when it has one).
         var byClient: [String: Int] = [:]
         var clientOf: [Int: String] = [:]
+        /// The key each stream was opened with, and where it listens: a stream whose key is
+        /// regenerated or removed is closed (`closeStreams(signedWithKeysNotIn:)`).
+        var credentialOf: [Int: (credential: StreamCredential, hub: String, device: String)] = [:]
         var closed = false
         /// Deliveries handed to live streams before their commit finished, batch by batch in
         /// the order published: a stream that opens in between gets them from here, not from
@@ -36,6 +39,7 @@ public final class DeviceStreams: Sendable {
             defer { if !sinks.isEmpty { devices[device] = sinks } }
             guard let sink = sinks.removeValue(forKey: id) else { return nil }
             count -= 1
+            credentialOf[id] = nil
             if let client = clientOf.removeValue(forKey: id) {
                 let left = (byClient[client] ?? 1) - 1
                 byClient[client] = left > 0 ? left : nil
@@ -184,8 +188,10 @@ public final class DeviceStreams: Sendable {
     /// database.
     /// `client`: who opens it, counted against `maximumPerClient` (nil: nobody's, inside the
     /// process); `claimed`: whether the device is a terminal's, which may use the `reserve`.
+    /// `credential`: the key the stream was opened with, when a token opened it.
     public func listen(
-        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true
+        hub: String, device: String, sink: any DeviceStreamSink, client: String? = nil, claimed: Bool = true,
+        credential: StreamCredential? = nil
     ) throws(ListenRefusal) -> (id: Int, unrecorded: [Delivery]) {
         let (hub, device) = (hub.lowercased(), device.lowercased())
         let result = registry.withLock { registry -> Result<(Int, [Delivery]), ListenRefusal> in
@@ -201,6 +207,7 @@ public final class DeviceStreams: Sendable {
                 registry.byClient[client, default: 0] += 1
                 registry.clientOf[registry.nextId] = client
             }
+            if let credential { registry.credentialOf[registry.nextId] = (credential, hub, device) }
             var unrecorded: [Delivery] = []
             for b in registry.unrecorded.indices { unrecorded += registry.unrecorded[b].deliveries(hub: hub, device: device) }
             return .success((registry.nextId, unrecorded))
@@ -311,6 +318,19 @@ public final class DeviceStreams: Sendable {
         }
     }
 
+    /// Ends the streams opened with a key that `isValid` no longer takes (regenerated, or its
+    /// rule removed); returns how many. Their clients see the stream end and open it again
+    /// with a key that works, or get 401.
+    @discardableResult
+    public func closeStreams(signedWithKeysNotIn isValid: (StreamCredential) -> Bool) -> Int {
+        let ended = registry.withLock { registry -> [any DeviceStreamSink] in
+            let stale = registry.credentialOf.filter { !isValid($0.value.credential) }
+            return stale.compactMap { id, held in registry.remove(hub: held.hub, device: held.device, id: id) }
+        }
+        for sink in ended { sink.end() }
+        return ended.count
+    }
+
     /// Ends every open stream and refuses new ones (the hub is shutting down).
     public func closeAll() {
         let all = registry.withLock { registry -> [any DeviceStreamSink] in
@@ -320,6 +340,7 @@ public final class DeviceStreams: Sendable {
             registry.count = 0
             registry.byClient = [:]
             registry.clientOf = [:]
+            registry.credentialOf = [:]
             return all
         }
         for sink in all { sink.end() }
@@ -334,5 +355,19 @@ public final class DeviceStreams: Sendable {
     /// Deliveries kept until their commit, for tests.
     var unrecordedCount: Int {
         registry.withLock { $0.unrecorded.reduce(0) { $0 + $1.deliveries.count } }
+    }
+}
+
+/// The key a stream was opened with: the hub and rule, and the key itself (primary or
+/// secondary) that signed the token.
+public struct StreamCredential: Sendable, Hashable {
+    public var hub: String
+    public var rule: String
+    public var key: String
+
+    public init(hub: String, rule: String, key: String) {
+        self.hub = hub
+        self.rule = rule
+        self.key = key
     }
 }

@@ -38,9 +38,9 @@ extension HubResponder {
         }
         listen.get("stream") { request, context in
             let r = HubRequest(request, context)
-            return try self.stream(
+            return try await self.stream(
                 hub: context.hub, device: try context.deviceParameter(), after: try self.resumePoint(r), r: r,
-                channel: context.channel)
+                channel: context.channel, credential: context.credential)
         }
         listen.get("inbox") { request, context in try await self.page(HubRequest(request, context), context) }
         let deliveries = devices.group(":token/deliveries").add(middleware: Requires(.manage, of: self, audience: .hub))
@@ -69,7 +69,7 @@ extension HubResponder {
 
     func claim(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
         let (hub, device) = (context.hub, try context.deviceParameter())
-        try spend(r, bytes: 0, newDevice: engine.deviceStanding(hub: hub, device: device) != .claimed)
+        try spend(r, bytes: 0, newDevice: try await engine.deviceStanding(hub: hub, device: device) != .claimed)
         _ = try await engine.write(.claimDevice(hub: hub, device: device))
         return HubReply.empty(.noContent, trackingId: r.trackingId)
     }
@@ -114,11 +114,14 @@ extension HubResponder {
     /// The device stream: the backlog after `since`, then live deliveries as they become
     /// durable, with keep-alive comments while idle. Ends when the client goes away or the
     /// hub shuts down.
-    func stream(hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel) throws -> Response {
+    func stream(
+        hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel,
+        credential: StreamCredential? = nil
+    ) async throws -> Response {
         let (request, trackingId) = (r.request, r.trackingId)
         // Checked before the response so that a refusal is a status code; listening itself
         // starts in the body, which always ends it (a stream refused there just ends).
-        let standing = engine.deviceStanding(hub: hub, device: device)
+        let standing = try await engine.deviceStanding(hub: hub, device: device)
         guard standing != .unknown else {
             throw HubRefusal(
                 .notFound,
@@ -164,7 +167,8 @@ extension HubResponder {
                 channel: channel, epoch: log.epoch, limit: log.streamBufferLimit, mayWriteChunks: request.method == .get)
             guard
                 let listener = try? log.listen(
-                    hub: hub, device: device, sink: sink, client: client, claimed: standing == .claimed)
+                    hub: hub, device: device, sink: sink, client: client, claimed: standing == .claimed,
+                    credential: credential)
             else {
                 try await writer.finish(nil)
                 return

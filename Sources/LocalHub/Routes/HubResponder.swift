@@ -10,7 +10,8 @@ import NotificationHubs
 /// on the engine, with SAS authorization on every call. `router()` is their route table.
 struct HubResponder: Sendable {
     let engine: HubEngine
-    let verifiers: [String: VerifiedTokens]
+    /// The keys served now; changed while the hub runs (`KeyWatcher`).
+    let keyRing: KeyRing
     let configuration: LocalHubConfiguration
     let scheme: String
 
@@ -20,19 +21,14 @@ struct HubResponder: Sendable {
     let newDevices: ClientBuckets
     let writtenBytes: ClientBuckets
 
-    init(engine: HubEngine, keys: HubKeys, configuration: LocalHubConfiguration, secret: String) {
+    init(engine: HubEngine, keyRing: KeyRing, configuration: LocalHubConfiguration, secret: String) {
         self.engine = engine
         self.secret = secret
         self.configuration = configuration
         self.scheme = configuration.tls ? "https" : "http"
         newDevices = ClientBuckets(perHour: configuration.clientRates.newDevicesPerHour)
         writtenBytes = ClientBuckets(perHour: configuration.clientRates.bytesPerHour)
-        var verifiers: [String: VerifiedTokens] = [:]
-        for hub in configuration.hubs {
-            verifiers[hub.lowercased()] = VerifiedTokens(
-                verifier: SASVerifier(rules: keys.rules(hub: hub), clockSkew: configuration.clockSkew))
-        }
-        self.verifiers = verifiers
+        self.keyRing = keyRing
     }
 
     /// Accepted `api-version` values: 2013-04 through 2020-06.
@@ -69,21 +65,22 @@ struct HubResponder: Sendable {
     /// good token without the right.
     @discardableResult
     func authorize(_ r: HubRequest, hub: String, needs rights: AccessRights, audiencePath: String? = nil) throws
-        -> AuthorizationRule
+        -> SASVerifier.SignedToken
     {
-        guard let verifier = verifiers[hub.lowercased()] else { throw HubRefusal(.notFound, "Unknown hub \(hub)") }
-        let rule: AuthorizationRule
+        guard let verifier = keyRing.verifier(hub: hub) else { throw HubRefusal(.notFound, "Unknown hub \(hub)") }
+        let token: SASVerifier.SignedToken
         do {
-            rule = try verifier.verify(header: r.header(.authorization), host: r.authority, path: audiencePath ?? r.rawPath)
+            token = try verifier.verify(header: r.header(.authorization), host: r.authority, path: audiencePath ?? r.rawPath)
         } catch {
             throw HubRefusal(.unauthorized, error.description)
         }
+        let rule = token.rule
         guard rule.rights.allow(rights) else {
             let claim = rights.contains(.manage) ? "Manage" : rights.contains(.send) ? "Send" : "Listen"
             throw HubRefusal(
                 .forbidden, "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
         }
-        return rule
+        return token
     }
 
     /// A paging parameter (`$top`, `continuationtoken`, `since`, `limit`): absent, or a

@@ -15,6 +15,8 @@ struct HubRequestContext: RequestContext {
     var hub = ""
     /// Who the request comes from, for the per-client limits.
     var client = RequestClient.unknown
+    /// The key that signed the request's token, once `Requires` has checked it.
+    var credential: StreamCredential?
     /// The connection, for the device streams that write to it directly.
     let channel: any Channel
 
@@ -270,8 +272,10 @@ struct Requires: RouterMiddleware {
         -> Response
     {
         let r = HubRequest(request, context)
-        try responder.authorize(
+        let token = try responder.authorize(
             r, hub: context.hub, needs: try rights(r), audiencePath: audience == .hub ? "/\(context.hub)/" : nil)
+        var context = context
+        context.credential = StreamCredential(hub: context.hub, rule: token.rule.name, key: token.key)
         return try await next(request, context)
     }
 }

@@ -7,6 +7,8 @@ import Logging
 /// behaviour send requests to the same router in process (`RouterHub`).
 struct HubApplication: Sendable {
     let engine: HubEngine
+    /// The keys served, replaced while the hub runs (`KeyWatcher`).
+    let keyRing: KeyRing
     private let responder: HubResponder
 
     /// - Parameters:
@@ -20,7 +22,8 @@ struct HubApplication: Sendable {
         engine = HubEngine(
             store: store, configuration: configuration, maximumStreams: maximumStreams, pushServices: pushServices,
             logger: logger)
-        responder = HubResponder(engine: engine, keys: keys, configuration: configuration, secret: secret)
+        keyRing = KeyRing(keys: keys, hubs: configuration.hubs, clockSkew: configuration.clockSkew)
+        responder = HubResponder(engine: engine, keyRing: keyRing, configuration: configuration, secret: secret)
     }
 
     /// The route table the hub answers with.

@@ -96,7 +96,9 @@ public enum LocalHubServer {
         }
         let scheme = configuration.tls ? "https" : "http"
         let stateURL = configuration.stateURL
+        let stateFile = StateFile(url: stateURL, logger: logger)
         let pid = ProcessInfo.processInfo.processIdentifier
+        let keyRing = hub.keyRing
         let app = Application(
             responder: hub.router().buildResponder(),
             server: server,
@@ -109,12 +111,8 @@ public enum LocalHubServer {
                 let state = LocalHubState(
                     pid: pid, url: "\(scheme)://\(host):\(port)", hubs: configuration.hubs, tls: configuration.tls,
                     started: W3CDate.format(Date()), secret: secret, retention: configuration.retention.age,
-                    deliveryLogBytes: configuration.retention.maximumLogBytes)
-                do {
-                    try state.write(to: stateURL)
-                } catch {
-                    logger.error("cannot write \(stateURL.path): \(error)")
-                }
+                    deliveryLogBytes: configuration.retention.maximumLogBytes, keysGeneration: keyRing.keys.generation)
+                stateFile.write(state)
                 logger.info("local hub listening on \(state.url), hubs: \(configuration.hubs.joined(separator: ", "))")
                 onReady(state)
             },
@@ -129,6 +127,21 @@ public enum LocalHubServer {
                     .init(service: EngineService(engine: engine)),
                     .init(service: app),
                     .init(service: StreamCloser(engine: engine)),
+                    .init(
+                        service: KeyWatcher(
+                            ring: keyRing, streams: engine.deliveries.streams,
+                            source: (store as? any SharedHubStore).map { .shared($0, directory) } ?? .folder(directory),
+                            logger: logger,
+                            acknowledge: { generation in
+                                stateFile.update { $0.keysGeneration = max($0.keysGeneration ?? 0, generation) }
+                                if let shared = store as? any SharedHubStore {
+                                    do {
+                                        try await shared.noteKeysGeneration(generation, now: Date())
+                                    } catch {
+                                        logger.warning("cannot note in the database the keys this node serves: \(error)")
+                                    }
+                                }
+                            })),
                 ],
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
                 logger: logger))
@@ -141,6 +154,51 @@ public enum LocalHubServer {
             guard let error = error as? IOError, error.errnoCode == EADDRINUSE else { throw error }
             throw LocalHubStartError(
                 description: "port \(configuration.port) on \(configuration.host) is already in use; pick another with --port")
+        }
+    }
+}
+
+/// The hub's state file (`hub.json`), written once the server listens and rewritten when
+/// what it says changes (the generation of the keys served).
+final class StateFile: Sendable {
+    let url: URL
+    let logger: Logger
+    /// The state written, or the changes made before it was (applied when it is).
+    private let state = Mutex<(written: LocalHubState?, pending: [@Sendable (inout LocalHubState) -> Void])>((nil, []))
+
+    init(url: URL, logger: Logger) {
+        self.url = url
+        self.logger = logger
+    }
+
+    func write(_ state: LocalHubState) {
+        // Written under the lock, so that a later state is never overwritten by an earlier one.
+        self.state.withLock { held in
+            var state = state
+            for change in held.pending { change(&state) }
+            held = (state, [])
+            save(state)
+        }
+    }
+
+    /// Changes the state, and the file once it is written.
+    func update(_ change: @escaping @Sendable (inout LocalHubState) -> Void) {
+        state.withLock { held in
+            guard var state = held.written else {
+                held.pending.append(change)
+                return
+            }
+            change(&state)
+            held.written = state
+            save(state)
+        }
+    }
+
+    private func save(_ state: LocalHubState) {
+        do {
+            try state.write(to: url)
+        } catch {
+            logger.error("cannot write \(url.path): \(error)")
         }
     }
 }

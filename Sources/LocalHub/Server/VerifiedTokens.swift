@@ -15,7 +15,8 @@ final class VerifiedTokens: Sendable {
         self.verifier = verifier
     }
 
-    func verify(header: String?, host: String, path: String, now: Date = Date()) throws(SASVerificationError) -> AuthorizationRule
+    func verify(header: String?, host: String, path: String, now: Date = Date()) throws(SASVerificationError)
+        -> SASVerifier.SignedToken
     {
         let token: SASVerifier.SignedToken
         if let header, let known = remembered.withLock({ $0[header] }) {
@@ -30,6 +31,6 @@ final class VerifiedTokens: Sendable {
             }
         }
         try verifier.check(token, host: host, path: path, now: now)
-        return token.rule
+        return token
     }
 }

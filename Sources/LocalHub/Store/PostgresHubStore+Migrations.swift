@@ -81,6 +81,11 @@ extension PostgresHubStore {
                 "CREATE TABLE change_reader (node text PRIMARY KEY, position bigint NOT NULL, seen double precision NOT NULL)",
                 "INSERT INTO meta (key, value) VALUES ('change_pruned', '0') ON CONFLICT (key) DO NOTHING",
             ]),
+        // Keys that rotate: the generation of the keys each node serves, which
+        // `breaking-news hub keys` waits on (the keys themselves stay in `meta`).
+        Migration(
+            name: "v5: keys served by each node",
+            statements: ["ALTER TABLE change_reader ADD COLUMN keys_generation bigint NOT NULL DEFAULT 0"]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.

@@ -155,23 +155,37 @@ extension PostgresHubStore: SharedHubStore {
                 .decode(Int64.self) ?? 0)
     }
 
-    public func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]] {
+    public func sharedKeys(adding proposed: LocalHubKeyFile.Contents) async throws -> LocalHubKeyFile.Contents {
+        try await changeKeys { keys in
+            var changed = false
+            for (hub, rules) in proposed.hubs where keys.hubName(hub) == nil {
+                keys.hubs[hub] = rules
+                changed = true
+            }
+            var completed = HubKeys(contents: keys)
+            if completed.completed(hubs: []) { changed = true }
+            keys = completed.contents
+            return changed
+        }
+    }
+
+    /// Changes the keys kept in the database in one transaction, one change at a time
+    /// (`edit` returns whether it changed anything; then they are written and the other
+    /// nodes woken). Returns the keys as they are after it.
+    public func changeKeys(_ edit: @escaping @Sendable (inout LocalHubKeyFile.Contents) throws -> Bool) async throws
+        -> LocalHubKeyFile.Contents
+    {
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.keys.rawValue))", logger: self.logger)
             let stored = try await connection.query("SELECT value FROM meta WHERE key = 'keys'", logger: self.logger).collect()
-            var keys: [String: [String: String]] = [:]
+            var keys = LocalHubKeyFile.Contents()
             if let text = try stored.first?.decode(String.self) {
                 guard let decoded = LocalHubKeyFile.decode(text.utf8) else {
                     throw StoreFailure(description: "the keys kept in the database are not a key file")
                 }
                 keys = decoded
             }
-            var changed = false
-            for (hub, rules) in proposed where keys.keys.first(where: { $0.lowercased() == hub.lowercased() }) == nil {
-                keys[hub] = rules
-                changed = true
-            }
-            if changed {
+            if try edit(&keys) {
                 try await connection.query(
                     """
                     INSERT INTO meta (key, value) VALUES ('keys', \(LocalHubKeyFile.encode(keys)))
@@ -179,6 +193,36 @@ extension PostgresHubStore: SharedHubStore {
                     """, logger: self.logger)
             }
             return keys
+        }
+    }
+
+    public func storedKeys() async throws -> LocalHubKeyFile.Contents? {
+        guard let text = try await rows("SELECT value FROM meta WHERE key = 'keys'").first?["value"].decode(String.self) else {
+            return nil
+        }
+        guard let keys = LocalHubKeyFile.decode(text.utf8) else {
+            throw StoreFailure(description: "the keys kept in the database are not a key file")
+        }
+        return keys
+    }
+
+    public func noteKeysGeneration(_ generation: Int64, now: Date) async throws {
+        // A node notes its position at start, before this: the row is there, and a new one's
+        // position of 0 would only hold back pruning until the next note.
+        _ = try await rows(
+            """
+            INSERT INTO change_reader (node, position, seen, keys_generation)
+            VALUES (\(node), 0, \(now.timeIntervalSince1970), \(generation))
+            ON CONFLICT (node) DO UPDATE SET keys_generation = excluded.keys_generation, seen = excluded.seen
+            """)
+    }
+
+    /// The nodes heard from within `window` before `now` and the generation of the keys each
+    /// serves: what `hub keys` waits on until every one serves its change.
+    public func keysServed(heardWithin window: TimeInterval, now: Date) async throws -> [(node: String, generation: Int64)] {
+        let since = now.timeIntervalSince1970 - window
+        return try await rows("SELECT node, keys_generation FROM change_reader WHERE seen >= \(since) ORDER BY node").map {
+            (try $0["node"].decode(String.self), try $0["keys_generation"].decode(Int64.self))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocalHubSupport
 import NotificationHubs
 
 /// A store that several hub nodes use at once (PostgreSQL). The database is the truth;
@@ -41,9 +42,13 @@ public protocol SharedHubStore: HubStore {
     func scheduledCount(hub: String) async throws -> Int
     /// Yields when another node committed changes or deliveries; ends when the store shuts down.
     func wakeups() -> AsyncStream<StoreWakeup>
-    /// The hubs' keys kept in the database: those given for hubs that have none are added;
-    /// every node gets the same keys.
-    func sharedKeys(adding proposed: [String: [String: String]]) async throws -> [String: [String: String]]
+    /// The hubs' keys kept in the database: those given for hubs that have none are added
+    /// (and keys of a version-1 file upgraded); every node gets the same keys.
+    func sharedKeys(adding proposed: LocalHubKeyFile.Contents) async throws -> LocalHubKeyFile.Contents
+    /// The keys kept in the database as they are now; nil when none are.
+    func storedKeys() async throws -> LocalHubKeyFile.Contents?
+    /// Notes that this node serves the keys of `generation` (what `hub keys` waits for).
+    func noteKeysGeneration(_ generation: Int64, now: Date) async throws
     /// Closes the connections.
     func shutdown()
 }

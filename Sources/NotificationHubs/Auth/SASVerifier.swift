@@ -16,6 +16,22 @@ public struct AccessRights: OptionSet, Sendable, Hashable, CustomStringConvertib
         contains(.manage) || isSuperset(of: needed)
     }
 
+    /// Rights from their names as Azure lists them (`Listen,Send,Manage`, any case, comma or
+    /// space separated); nil when a name is none of those or none is given.
+    public init?(names: String) {
+        var rights: AccessRights = []
+        for name in names.split(whereSeparator: { $0 == "," || $0 == " " }) {
+            switch name.lowercased() {
+            case "listen": rights.insert(.listen)
+            case "send": rights.insert(.send)
+            case "manage": rights.insert(.manage)
+            default: return nil
+            }
+        }
+        guard !rights.isEmpty else { return nil }
+        self = rights
+    }
+
     public var description: String {
         var names: [String] = []
         if contains(.listen) { names.append("Listen") }
@@ -63,6 +79,9 @@ public struct SASVerifier: Sendable {
         public let expiry: Double
         /// `sr`, decoded and normalised (see `normalizedAudience`).
         public let audience: String
+        /// The key of the rule that signed it (its primary or its secondary): a stream opened
+        /// with the token ends when that key is regenerated.
+        public let key: String
     }
 
     /// Verifies `header` for a request to `host` (port ignored) and raw `path`.
@@ -90,18 +109,18 @@ public struct SASVerifier: Sendable {
         }
         let keys = [rule.primaryKey] + (rule.secondaryKey.map { [$0] } ?? [])
         let given = Array(signature.utf8)
-        let matches = keys.contains { key in
+        let matching = keys.first { key in
             let expected = Array(SharedAccessSignature.sign(encodedResource: token.resource, expiry: token.expiry, key: key).utf8)
             return constantTimeEqual(expected, given)
         }
-        guard matches else { throw SASVerificationError(.invalidSignature) }
+        guard let matching else { throw SASVerificationError(.invalidSignature) }
         guard let seconds = Double(token.expiry), seconds.isFinite else {
             throw SASVerificationError(.malformed("the expiry 'se' is not a number of seconds"))
         }
         guard let decodedResource = PercentEncoding.decode(token.resource) else {
             throw SASVerificationError(.malformed("the resource 'sr' is not percent-encoded correctly"))
         }
-        return SignedToken(rule: rule, expiry: seconds, audience: Self.normalizedAudience(decodedResource))
+        return SignedToken(rule: rule, expiry: seconds, audience: Self.normalizedAudience(decodedResource), key: matching)
     }
 
     /// The second half, which depends on the request and the time: expiry and audience.
