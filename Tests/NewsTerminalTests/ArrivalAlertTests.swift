@@ -144,6 +144,21 @@ struct ArrivalAlertTests {
         #expect(state.alerts == ArrivalAlerts(desktop: true))
     }
 
+    /// The home's alerts as read before this window's own switches were stored lack them: b
+    /// then d, and the file read between the two writes does not switch d off again (found
+    /// under stress-ng: news in between rang the bell without the desktop notification). Read
+    /// once both were stored, the file is followed again.
+    @Test func alertsReadBeforeThisWindowsSwitchWasStoredDoNotUndoIt() {
+        var state = makeState()
+        _ = state.press(.character("b"), .character("d"))
+        let between = SharedHomeState(selection: [], registration: nil, alerts: ArrivalAlerts(bell: true))
+        _ = state.reduce(.shared(between, alertSwitchesStored: 1))
+        #expect(state.alerts == ArrivalAlerts(bell: true, desktop: true))
+        let after = SharedHomeState(selection: [], registration: nil, alerts: ArrivalAlerts(desktop: true))
+        _ = state.reduce(.shared(after, alertSwitchesStored: 2))
+        #expect(state.alerts == ArrivalAlerts(desktop: true), "another window's switch, once both are stored")
+    }
+
     @Test func theCategoriesScreenSaysWhatIsOn() {
         var state = makeState()
         var text = render(state).text

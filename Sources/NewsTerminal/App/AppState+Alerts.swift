@@ -30,6 +30,7 @@ extension AppState {
     mutating func switchAlert(bell: Bool) -> [Effect] {
         let kind: ArrivalAlerts.Switch = bell ? .bell : .desktop
         alerts[kind].toggle()
+        alertSwitches += 1
         let on = alerts[kind]
         let name = bell ? "Bell" : "Desktop notification"
         // Counts no message: news arriving now is counted from one.

@@ -19,7 +19,9 @@ public enum Message: Sendable, Hashable {
     case explained(title: String, lines: [String], failed: Bool)
     case inbox(InboxUpdate)
     /// What another window or a command changed in the home: categories, registration, marks.
-    case shared(SharedHomeState)
+    /// `alertSwitchesStored`: how many of this window's alert switches were stored when the
+    /// alerts were read (nil: none of its own, as from another process).
+    case shared(SharedHomeState, alertSwitchesStored: Int? = nil)
     /// The read and deleted marks as they are on disk, with how many of this window's own
     /// changes had been applied there when they were read.
     case marks(InboxMarks, changesApplied: Int)
@@ -123,13 +125,14 @@ extension AppState {
                     expires: now.addingTimeInterval(toastSeconds), count: count)
             }
             return alert
-        case .shared(let shared):
+        case .shared(let shared, let alertSwitchesStored):
             let stored = Set(shared.selection)
             // Switches the user is still changing here stay as they are.
             if switches == storedSelection { switches = stored }
             storedSelection = stored
             if !registering { registration = shared.registration }
-            alerts = shared.alerts
+            // Read before a switch of this window was stored, the alerts on disk lack it.
+            if (alertSwitchesStored ?? alertSwitches) == alertSwitches { alerts = shared.alerts }
             if let warning = shared.warning, dialog?.confirm == nil {
                 dialog = Dialog(title: "A file could not be read", message: warning, isError: true)
             }

@@ -135,6 +135,8 @@ public struct AppState: Sendable, Hashable {
     public var overlayTop = 0
     /// The bell and desktop notification on arrival (`b`, `d`), as stored for the home.
     public var alerts: ArrivalAlerts = .off
+    /// How many times the user switched an alert in this window (each one stored in turn).
+    var alertSwitches = 0
     var alertPacing = AlertPacing()
     public var rows: Int
     public var columns: Int

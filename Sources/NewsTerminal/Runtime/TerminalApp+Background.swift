@@ -86,8 +86,8 @@ extension TerminalApp {
             group.addTask {
                 let watcher = HomeWatcher(profile: profile)
                 for await shared in watcher.changes {
-                    queue.push(.shared(shared))
-                    // Read where this window's changes are written: the count applied is exact.
+                    // Both read where this window's changes are written: the counts are exact.
+                    writes.yield(.shared(shared))
                     writes.yield(.reloadMarks)
                 }
             }

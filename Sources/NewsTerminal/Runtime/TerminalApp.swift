@@ -23,6 +23,9 @@ enum HomeWrite: Sendable {
     /// of this window's changes were applied when they were read.
     case reloadMarks
     case alertSwitch(ArrivalAlerts.Switch, on: Bool)
+    /// Tell the screen what the home holds now, its alerts read again here, where this
+    /// window's switches are stored: the count of those stored is exact for what was read.
+    case shared(SharedHomeState)
     /// Claim the arrival alert up to this log position; won, `bytes` go to the terminal.
     case claimAlert(through: Int, bytes: String)
     case draft(String)
@@ -159,6 +162,8 @@ public final class TerminalApp: Sendable {
     func writer(_ writes: AsyncStream<HomeWrite>) async {
         // How many of this window's mark changes are on disk: exact for marks read here.
         var applied = 0
+        // How many of this window's alert switches are on disk, likewise.
+        var alertSwitches = 0
         for await write in writes {
             switch write {
             case .marks(let change):
@@ -170,6 +175,10 @@ public final class TerminalApp: Sendable {
                 // Only the switch pressed, set in what is on disk under the defaults' lock, so
                 // switches made in other windows stay.
                 _ = try? profile.store.update { $0.arrivalAlerts[kind] = on }
+                alertSwitches += 1
+            case .shared(var shared):
+                shared.alerts = profile.store.load().values.arrivalAlerts
+                queue.push(.shared(shared, alertSwitchesStored: alertSwitches))
             case .claimAlert(let through, let bytes):
                 if profile.log.claimAlert(through: through) { claimedAlerts.withLock { $0.append(bytes) } }
             case .draft(let text):
