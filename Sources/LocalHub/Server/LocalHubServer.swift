@@ -289,11 +289,12 @@ struct StreamCloser: Service {
 }
 
 /// An exclusive lock on a data folder: one hub per folder. The kernel releases it when the
-/// process ends, however it ends.
-final class DataDirectoryLock: Sendable {
+/// process ends, however it ends. A command that changes a stopped hub's files (`hub restore`)
+/// holds it too, so no hub starts there meanwhile.
+public final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
 
-    init(directory: URL) throws {
+    public init(directory: URL) throws {
         let path = directory.appendingPathComponent(LocalHubDefaults.lockFileName).path
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         guard fd >= 0 else {
@@ -310,7 +311,7 @@ final class DataDirectoryLock: Sendable {
         descriptor = fd
     }
 
-    func release() {
+    public func release() {
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }

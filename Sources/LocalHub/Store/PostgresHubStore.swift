@@ -313,7 +313,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// number is taken; unnumbered ones are numbered after the highest number yet, and
     /// skipped when the device already has that notification from that template (a dispatch
     /// another node repeated).
-    private func insert(_ deliveries: [Delivery], on connection: PostgresConnection) async throws -> [Delivery] {
+    func insert(_ deliveries: [Delivery], on connection: PostgresConnection) async throws -> [Delivery] {
         let high =
             try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: self.logger).collect().first?
             .decode(Int64.self) ?? 0

@@ -1,0 +1,192 @@
+import Foundation
+import Logging
+import NotificationHubs
+import PostgresNIO
+
+/// What a backup and a move between stores need of a PostgreSQL database besides the
+/// `HubStore` calls: everything read from one snapshot, and a new hub written into it.
+extension PostgresHubStore {
+    /// What a snapshot of the database held besides its rows.
+    struct ExportedMeta: Sendable {
+        var epoch: String
+        /// The hubs' keys as the database keeps them (the key file's text), if any.
+        var keys: String?
+        var highestSequence: Int64
+        /// Rows that failed the checks a node makes of what it reads, left out.
+        var skipped: Int
+    }
+
+    /// Copies every installation, registration, claim, notification, delivery and gap into
+    /// `target` from one repeatable-read snapshot, read only, so that a hub serving meanwhile
+    /// changes nothing of what is copied. Each row is checked as a node checks what it reads.
+    func export(into target: SQLiteHubStore) async throws -> ExportedMeta {
+        let logger = logger
+        return try await Self.withStoreErrors {
+            try await client.withConnection { connection in
+                try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                do {
+                    let meta = try await self.export(on: connection, into: target)
+                    try await connection.query("COMMIT", logger: logger)
+                    return meta
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    private func export(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> ExportedMeta {
+        var meta = ExportedMeta(epoch: "", keys: nil, highestSequence: 0, skipped: 0)
+        for try await (key, value) in try await connection.query(
+            "SELECT key, value FROM meta WHERE key IN ('epoch', 'keys')", logger: logger
+        ).decode((String, String).self) {
+            if key == "epoch" { meta.epoch = value } else { meta.keys = value }
+        }
+        for try await high in try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: logger).decode(
+            Int64.self)
+        {
+            meta.highestSequence = high
+        }
+        var batch: [HubMutation] = []
+        func flush(_ force: Bool = false) async throws {
+            guard force || batch.count >= 500 else { return }
+            try await target.apply(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        for try await (hub, id, json) in try await connection.query("SELECT hub, id, json FROM installation", logger: logger)
+            .decode((String, String, String).self)
+        {
+            if let installation = try? Installation.stored(json: json, id: id.utf8) {
+                batch.append(.upsertInstallation(hub: hub, installation))
+                try await flush()
+            } else {
+                meta.skipped += 1
+            }
+        }
+        for try await (hub, id, xml, created, updated) in try await connection.query(
+            "SELECT hub, id, xml, created, updated FROM registration", logger: logger
+        ).decode((String, String, String, Double, Double).self) {
+            if let stored = try? StoredRegistration.stored(hub: hub, id: id.utf8, xml: xml, created: created, updated: updated) {
+                batch.append(.upsertRegistration(stored))
+                try await flush()
+            } else {
+                meta.skipped += 1
+            }
+        }
+        for try await (hub, device, claimed) in try await connection.query(
+            "SELECT hub, device, claimed FROM sandbox_device", logger: logger
+        ).decode((String, String, Double).self) {
+            guard DeviceToken.isValid(device) else {
+                meta.skipped += 1
+                continue
+            }
+            batch.append(.claimDevice(hub: hub, device: device.lowercased(), at: Date(timeIntervalSince1970: claimed)))
+            try await flush()
+        }
+        try await flush(true)
+        var reports: [DispatchRecord] = []
+        for try await row in try await connection.query("SELECT * FROM notification ORDER BY seq", logger: logger) {
+            guard let notification = checkedNotification(row.makeRandomAccess()) else {
+                meta.skipped += 1
+                continue
+            }
+            batch.append(.insertNotification(notification))
+            if !notification.report.isEmpty { reports.append(DispatchRecord(notification: notification, deliveries: [])) }
+            if batch.count >= 500 {
+                try await flush(true)
+                _ = try await target.record(reports)
+                reports.removeAll(keepingCapacity: true)
+            }
+        }
+        try await flush(true)
+        _ = try await target.record(reports)
+        var deliveries: [Delivery] = []
+        for try await row in try await connection.query("SELECT * FROM delivery ORDER BY seq", logger: logger) {
+            guard let delivery = delivery(from: row.makeRandomAccess()) else {
+                meta.skipped += 1
+                continue
+            }
+            deliveries.append(delivery)
+            if deliveries.count >= 2000 {
+                try await target.importDeliveries(deliveries)
+                deliveries.removeAll(keepingCapacity: true)
+            }
+        }
+        try await target.importDeliveries(deliveries)
+        var gaps: [(hub: String, device: String, gap: DeliveryGap)] = []
+        for try await (hub, device, from, through, count) in try await connection.query(
+            "SELECT hub, device, gap_from, gap_through, gap_count FROM device_gap", logger: logger
+        ).decode((String, String, Int64, Int64, Int64).self) {
+            gaps.append((hub, device, DeliveryGap(from: from, through: through, count: Int(count))))
+        }
+        try await target.importGaps(gaps)
+        return meta
+    }
+
+    /// Whether the database holds a hub already: any installation, registration, claim,
+    /// notification or delivery, or keys (which the first node to start makes).
+    func holdsHub() async throws -> Bool {
+        try await rows(
+            """
+            SELECT EXISTS (SELECT 1 FROM installation) OR EXISTS (SELECT 1 FROM registration)
+                OR EXISTS (SELECT 1 FROM sandbox_device) OR EXISTS (SELECT 1 FROM notification)
+                OR EXISTS (SELECT 1 FROM delivery) OR EXISTS (SELECT 1 FROM meta WHERE key = 'keys') AS held
+            """
+        ).first?["held"].decode(Bool.self) ?? false
+    }
+
+    /// Removes every hub the database holds, keys and change log included, and starts a new
+    /// delivery-log epoch: what a hub moved in with `--force` replaces. Nodes must be stopped.
+    func erase() async throws {
+        let epoch = UUID().uuidString.lowercased()
+        try await transaction { connection in
+            try await connection.query(
+                """
+                TRUNCATE installation, registration, sandbox_device, notification, delivery, device_gap, change,
+                    change_reader, quarantine
+                """, logger: self.logger)
+            try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
+            try await connection.query(
+                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'change_pruned')", logger: self.logger)
+            try await connection.query(
+                "INSERT INTO meta (key, value) VALUES ('epoch', \(epoch)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                logger: self.logger)
+        }
+    }
+
+    /// Keeps `text`, a key file's text, as the keys every node serves.
+    func importKeys(_ text: String) async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.keys.rawValue))", logger: self.logger)
+            try await connection.query(
+                "INSERT INTO meta (key, value) VALUES ('keys', \(text)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                logger: self.logger)
+        }
+    }
+
+    /// Writes deliveries with the numbers they carry (one whose number is taken is skipped).
+    func importDeliveries(_ deliveries: [Delivery]) async throws {
+        guard !deliveries.isEmpty else { return }
+        _ = try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
+            return try await self.insert(deliveries, on: connection).count
+        }
+    }
+
+    /// Keeps what retention took from each device.
+    func importGaps(_ gaps: [(hub: String, device: String, gap: DeliveryGap)]) async throws {
+        guard !gaps.isEmpty else { return }
+        try await transaction { connection in
+            for entry in gaps {
+                try await connection.query(
+                    """
+                    INSERT INTO device_gap (hub, device, gap_from, gap_through, gap_count)
+                    VALUES (\(entry.hub), \(entry.device), \(entry.gap.from), \(entry.gap.through), \(Int64(entry.gap.count)))
+                    ON CONFLICT (hub, device) DO UPDATE SET gap_from = excluded.gap_from, gap_through = excluded.gap_through,
+                        gap_count = excluded.gap_count
+                    """, logger: self.logger)
+            }
+        }
+    }
+}
