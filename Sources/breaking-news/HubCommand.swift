@@ -12,7 +12,10 @@ struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
         abstract: "Run and manage the local hub (a Notification Hubs emulator with a sandbox push service).",
-        subcommands: [Serve.self, Status.self, Stop.self, Prune.self, ConnectionStrings.self, Keys.self, Devices.self]
+        subcommands: [
+            Serve.self, Status.self, Stop.self, Prune.self, Backup.self, Restore.self, Migrate.self, ConnectionStrings.self,
+            Keys.self, Devices.self,
+        ]
     )
 
     struct Status: AsyncParsableCommand {
