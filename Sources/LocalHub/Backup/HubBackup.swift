@@ -213,6 +213,11 @@ public enum HubBackup {
                 "\(path) is not a whole hub backup: it holds \(size) bytes where its header promises \(pageSize * pages) "
                     + "(cut short, or still being written)")
         }
+        // A backup is one file (rollback journal); a database in WAL mode is a hub's own,
+        // which SQLite would open by writing its -wal and -shm beside it.
+        guard bytes[18] == 1, bytes[19] == 1 else {
+            throw HubBackupError("\(path) is not a hub backup: it is a database in WAL mode (a hub's own database?)")
+        }
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
