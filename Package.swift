@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "NotificationHubs", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport", "TestTiers",
+                "NotificationHubs", "LocalHub", "LocalHubSupport", "BreakingNewsKit", "HubTestSupport", "TestTiers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
