@@ -121,4 +121,61 @@ import Testing
                 try await HubClient(connectionString: hub.listen).installation(id: "terminal").json.text == installed?.json.text)
         }
     }
+
+    /// A backup of a PostgreSQL database its node serves, taken while it serves, restored
+    /// into another database and into a data folder: both serve the hub to the old keys, with
+    /// a new epoch.
+    @Test func aBackupOfPostgreSQLRestoresIntoAnotherDatabaseAndIntoAFolder() async throws {
+        let server = try await PostgresServer.shared()
+        let (first, second) = (try await server.createDatabase(), try await server.createDatabase())
+        let user = Command.freshHome()
+        let backup = TestHub.temporaryDirectory().appendingPathComponent("cluster.backup")
+        let device = randomDevice()
+        let nodeFolder = TestHub.temporaryDirectory()
+        var sent: [String] = []
+        var oldEpoch: String?
+        try await HubProcess.with(directory: nodeFolder, arguments: ["--store", first, "--node", "n1"]) { node throws in
+            let listen = try HubClient(connectionString: node.listen)
+            let full = try HubClient(connectionString: node.full)
+            #expect(try await listen.claimSandboxDevice(device))
+            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
+            for i in 1...3 {
+                sent.append(
+                    try #require(try await full.send(.template(["messageParam": "n\(i)"]), tagExpression: "World").notificationId)
+                )
+            }
+            let delivered = try await BackupEndToEndTests.eventually("the node's deliveries") { () -> [SandboxDelivery]? in
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                return inbox.count >= 3 ? inbox : nil
+            }
+            oldEpoch = delivered.first?.epoch
+            let backedUp = try await user.run(["hub", "backup", backup.path, "--store", first], timeout: 120)
+            #expect(backedUp.status == 0, "\(backedUp.stderr)")
+            #expect(
+                backedUp.stdout.hasPrefix("backed up 1 installation, 0 registrations, 0 scheduled sends, 3 deliveries"),
+                "\(backedUp.stdout)")
+        }
+        let keys = try String(contentsOf: nodeFolder.appendingPathComponent(LocalHubKeyFile.fileName), encoding: .utf8)
+
+        let intoDatabase = try await user.run(["hub", "restore", backup.path, "--store", second], timeout: 120)
+        #expect(intoDatabase.status == 0, "\(intoDatabase.stderr)")
+        let folder = TestHub.temporaryDirectory().appendingPathComponent("restored")
+        let intoFolder = try await user.run(["hub", "restore", backup.path, "--data", folder.path])
+        #expect(intoFolder.status == 0, "\(intoFolder.stderr)")
+        let places: [(URL, [String])] = [
+            (TestHub.temporaryDirectory(), ["--store", second, "--node", "n2"]), (folder, []),
+        ]
+        for (directory, arguments) in places {
+            try await HubProcess.with(directory: directory, arguments: arguments) { hub throws in
+                #expect(
+                    try String(contentsOf: directory.appendingPathComponent(LocalHubKeyFile.fileName), encoding: .utf8) == keys)
+                let listen = try HubClient(connectionString: hub.listen)
+                #expect(try await listen.installation(id: "terminal").tags == ["World"])
+                // Resuming from the old log's last point: everything again, in a new epoch.
+                let inbox = try await listen.inbox(device: device, after: 3, epoch: oldEpoch)
+                #expect(inbox.map(\.notificationId) == sent, "\(arguments)")
+                #expect(inbox.allSatisfy { $0.epoch != nil && $0.epoch != oldEpoch })
+            }
+        }
+    }
 }
