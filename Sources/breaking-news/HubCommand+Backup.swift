@@ -269,10 +269,14 @@ extension HubCommand {
             let counts: HubBackupCounts
             let place: String
             if toPostgres {
-                let password = try HubCommand.Serve.secret(
-                    file: toPasswordFile, flag: "--to-password-file",
-                    environment: sourceURL == nil ? "BREAKING_NEWS_HUB_STORE_PASSWORD" : "BREAKING_NEWS_HUB_TO_PASSWORD")
-                let destination = try await HubStoreAccess.openPostgres(to, password: password, purpose: "migrate")
+                // The environment's password is the source's when the source is a database too.
+                let password =
+                    toPasswordFile != nil || sourceURL == nil
+                    ? try HubCommand.Serve.secret(
+                        file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
+                    : nil
+                let destination = try await HubStoreAccess.openPostgres(
+                    to, password: password, environmentPassword: false, purpose: "migrate")
                 defer { destination.shutdown() }
                 do {
                     counts = try await HubTransfer.copy(
@@ -311,12 +315,16 @@ extension HubStoreAccess {
     }
 
     /// A PostgreSQL store for a command (migrated to this version's schema, as a node would).
-    static func openPostgres(_ url: String, password: String? = nil, purpose: String) async throws -> PostgresHubStore {
+    static func openPostgres(_ url: String, password: String? = nil, environmentPassword: Bool = true, purpose: String)
+        async throws -> PostgresHubStore
+    {
         var logger = Logger(label: "hub-\(purpose)")
         logger.logLevel = .critical
         do {
             return try await PostgresHubStore(
-                url: url, password: password ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"],
+                url: url,
+                password: password
+                    ?? (environmentPassword ? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"] : nil),
                 node: "\(purpose)-\(ProcessInfo.processInfo.processIdentifier)", logger: logger)
         } catch {
             throw CommandFailure(
