@@ -21,6 +21,30 @@ import Testing
         }
     }
 
+    /// Reads `device`'s stream, resumed after `seq` of `epoch` as the receiver resumes it,
+    /// until what arrived is `enough`, or 90 s passed: what arrived by then.
+    static func streamed(
+        _ client: HubClient, device: String, after seq: Int64, epoch: String?,
+        until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
+    ) async throws -> [SandboxDelivery] {
+        let received = Received()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await batch in try await client.deviceStream(device: device, after: seq, epoch: epoch) {
+                    let all = received.deliveries.withLock {
+                        $0 += batch.deliveries
+                        return $0
+                    }
+                    if enough(all) { return }
+                }
+            }
+            group.addTask { try await Task.sleep(for: .seconds(90)) }
+            try await group.next()
+            group.cancelAll()
+        }
+        return received.deliveries.withLock { $0 }
+    }
+
     static func send(_ client: HubClient, _ text: String) async throws -> String {
         let receipt = try await client.send(.template(["messageParam": text]), tagExpression: "World")
         return try #require(receipt.notificationId)
@@ -128,6 +152,8 @@ import Testing
             var after: Set<String> = []
             for i in 1...3 { after.insert(try await Self.send(full, "after \(i)")) }
             let expected = acknowledgedBeforeBackup.union(after)
+            // Where the late receiver stood in the old log, before it reads the new one.
+            let latePoint = try #require(late.resumePoint(hubName: "news"))
             for (name, log) in [("early", early), ("late", late)] {
                 let point = try #require(log.resumePoint(hubName: "news"))
                 #expect(point.epoch == oldEpoch)
@@ -144,6 +170,19 @@ import Testing
                 #expect(ids.count == Set(ids).count, "\(name): each message once")
                 #expect(Set(ids).isSuperset(of: expected), "\(name): every acknowledged message")
             }
+            // The stream, the app's way of receiving, resumed from the old log's last point:
+            // the same, from the start of the new log.
+            let point = latePoint
+            let streamed = try await Self.streamed(listen, device: device, after: point.seq, epoch: point.epoch) {
+                Set($0.map(\.notificationId)).isSuperset(of: expected)
+            }
+            let missing = expected.subtracting(streamed.map(\.notificationId))
+            #expect(
+                missing.isEmpty,
+                "\(missing.count) of \(expected.count) missing from \(streamed.count) streamed: \(missing.sorted().prefix(5)); \(streamed.prefix(3).map { "\($0.seq) \($0.notificationId)" })"
+            )
+            #expect(streamed.first?.seq ?? .max <= point.seq, "replayed from the start")
+            #expect(streamed.allSatisfy { $0.epoch != nil && $0.epoch != oldEpoch })
             // The restored hub itself delivered each message once (a send unfinished when
             // the backup was taken is dispatched at start, and only then).
             let own = try await listen.inbox(device: device, after: 0, epoch: nil)
@@ -227,6 +266,11 @@ import Testing
 }
 
 /// Sends acknowledged so far, by the burst's senders.
+/// What a stream brought so far.
+final class Received: Sendable {
+    let deliveries = Mutex<[SandboxDelivery]>([])
+}
+
 final class Acknowledged: Sendable {
     let ids = Mutex<[String]>([])
     /// Set once the backup is done: the senders stop.
