@@ -242,6 +242,24 @@ extension HubCommand {
                         "\(held.map(\.path).joined(separator: " and ")) exists; give --force to replace it", exitCode: .failure)
                 }
             }
+            var destinationStore: PostgresHubStore?
+            defer { destinationStore?.shutdown() }
+            if toPostgres {
+                // The environment's password is the source's when the source is a database too.
+                let password =
+                    toPasswordFile != nil || sourceURL == nil
+                    ? try HubCommand.Serve.secret(
+                        file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
+                    : nil
+                let destination = try await HubStoreAccess.openPostgres(
+                    to, password: password, environmentPassword: false, purpose: "migrate")
+                destinationStore = destination
+                if !force, (try? await destination.holdsHub()) == true {
+                    throw CommandFailure(
+                        "the database at \(PostgresHubStore.redacted(to)) holds a hub already (installations, sends or keys); "
+                            + "give --force to replace it, its nodes stopped", exitCode: .failure)
+                }
+            }
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hub-migrate-\(UUID().uuidString)")
             try FileManager.default.createDirectory(
                 at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -268,16 +286,7 @@ extension HubCommand {
             }
             let counts: HubBackupCounts
             let place: String
-            if toPostgres {
-                // The environment's password is the source's when the source is a database too.
-                let password =
-                    toPasswordFile != nil || sourceURL == nil
-                    ? try HubCommand.Serve.secret(
-                        file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
-                    : nil
-                let destination = try await HubStoreAccess.openPostgres(
-                    to, password: password, environmentPassword: false, purpose: "migrate")
-                defer { destination.shutdown() }
+            if let destination = destinationStore {
                 do {
                     counts = try await HubTransfer.copy(
                         backup: snapshot, to: .postgres(destination), deliveries: deliveries, replacing: force)

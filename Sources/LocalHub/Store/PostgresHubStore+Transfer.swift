@@ -126,7 +126,7 @@ extension PostgresHubStore {
 
     /// Whether the database holds a hub already: any installation, registration, claim,
     /// notification or delivery, or keys (which the first node to start makes).
-    func holdsHub() async throws -> Bool {
+    public func holdsHub() async throws -> Bool {
         try await rows(
             """
             SELECT EXISTS (SELECT 1 FROM installation) OR EXISTS (SELECT 1 FROM registration)
