@@ -74,9 +74,10 @@ extension HubCommand {
                 say(HubStoreAccess.json(counts, info: info, extra: [("file", .string(destination.path))]).text)
                 return
             }
+            let skipped = counts.skipped > 0 ? "; left out \(counts.skipped) rows that failed their checks" : ""
             say(
                 "backed up \(HubStoreAccess.describe(counts)) and the keys to \(file) "
-                    + "(\(HubStoreAccess.megabytes(counts.bytes))); push-service credentials are not in it")
+                    + "(\(HubStoreAccess.megabytes(counts.bytes))); push-service credentials are not in it\(skipped)")
         }
     }
 
