@@ -103,7 +103,7 @@ let package = Package(
         ),
         .target(
             name: "NewsTerminal",
-            dependencies: ["BreakingNewsKit", "CNcursesw"]
+            dependencies: ["BreakingNewsKit", "LocalHubSupport", "CNcursesw"]
         ),
         .target(
             name: "NewsCommandLine",

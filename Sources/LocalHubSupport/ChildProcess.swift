@@ -23,7 +23,39 @@ public enum ChildProcess {
         return Running.exitCode(of: Running.reap(pid))
     }
 
-    /// Where a child's standard output or error goes.
+    /// Runs `argv` (an absolute path first) on this process's terminal and waits for it, as
+    /// a program the user asked for runs: its standard output and error are this process's,
+    /// its standard input too, or the reading end `input` when given. It stays in this
+    /// process's group, the terminal's foreground, so a full-screen program can read keys.
+    /// Returns its exit status (or the signal that ended it).
+    @discardableResult
+    public static func runInForeground(_ argv: [String], input: Int32? = nil, environment: [String: String]? = nil) throws
+        -> Int32
+    {
+        let pid = try spawn(
+            argv, newSession: false, ownGroup: false, environment: environment, directory: nil, output: .inherited,
+            error: .inherited, input: input.map(Sink.descriptor) ?? .inherited)
+        return Running.exitCode(of: Running.reap(pid))
+    }
+
+    /// The program `name` names, as a shell finds it: `name` itself when it holds a `/`, else
+    /// the first executable file of that name in the folders of `searchPath` (`PATH`).
+    public static func executable(named name: String, searchPath: String?) -> String? {
+        guard !name.isEmpty else { return nil }
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        for folder in (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") where !folder.isEmpty {
+            let candidate = "\(folder)/\(name)"
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isFolder), !isFolder.boolValue,
+                FileManager.default.isExecutableFile(atPath: candidate)
+            {
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// Where a child's standard input, output or error is.
     enum Sink {
         case file(String)
         case descriptor(Int32)
@@ -133,20 +165,20 @@ public enum ChildProcess {
 
     private static func spawn(
         _ argv: [String], newSession: Bool, ownGroup: Bool, environment: [String: String]?, directory: String?, output: Sink,
-        error: Sink
+        error: Sink, input: Sink = .file("/dev/null")
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         // Pipes first (they are above 2 and would be closed with the rest), then the rest.
-        for (fd, sink) in [(Int32(1), output), (2, error)] {
+        for (fd, sink) in [(Int32(0), input), (1, output), (2, error)] {
             switch sink {
             case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
+            case .file(let path) where fd == 0: posix_spawn_file_actions_addopen(&actions, fd, path, O_RDONLY, 0)
             case .file(let path): posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             case .inherited: break
             }
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         closeInheritedDescriptors(&actions)
         if let directory {
             guard let addChdir = addChdir else {

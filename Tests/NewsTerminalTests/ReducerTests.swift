@@ -358,7 +358,7 @@ struct LogReducerTests {
     @Test func enterOpensTheWholeMessage() {
         var state = makeState(items: Self.items, read: Self.read)
         _ = state.press(.character("3"), .enter)
-        #expect(state.dialog == Dialog(title: "Notification", message: "news 12", isError: false))
+        #expect(state.dialog == Dialog(title: "Notification", message: "news 12", isError: false, entry: Self.items.last))
     }
 }
 

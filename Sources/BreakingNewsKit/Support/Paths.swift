@@ -34,6 +34,8 @@ public struct Paths: Sendable, Equatable {
     public var defaultsFile: URL { configDirectory.appendingPathComponent("defaults.json") }
     /// `draft.txt`: the compose screen's unsent text, kept across quitting.
     public var draftFile: URL { configDirectory.appendingPathComponent("draft.txt") }
+    /// The terminal's key bindings, colours and hyperlink setting.
+    public var configFile: URL { configDirectory.appendingPathComponent("config.json") }
 
     /// `installation.json`: who this terminal is to the hub (installation id, device token,
     /// last registration), apart from the preferences.

@@ -18,6 +18,8 @@ public enum Message: Sendable, Hashable {
     /// A send's explanation came (`lines`), or could not be had (`lines` says why).
     case explained(title: String, lines: [String], failed: Bool)
     case inbox(InboxUpdate)
+    /// A link opened, a copy or a pipe ended: what to say about it.
+    case actionDone(String)
     /// What another window or a command changed in the home: categories, registration, marks.
     /// `alertSwitchesStored`: how many of this window's alert switches were stored when the
     /// alerts were read (nil: none of its own, as from another process).
@@ -43,6 +45,12 @@ public enum Effect: Sendable, Hashable {
     case alert(ArrivalAlerts, text: String, count: Int, through: Int?)
     /// Change the read and deleted marks the home's windows share (messages by log position).
     case changeReadMarks(ReadChange)
+    /// Open `url` (an http or https link) in the browser.
+    case openLink(String)
+    /// Put `text` on the clipboard (OSC 52).
+    case copy(String)
+    /// Run `command` with `text` on its standard input, on the terminal.
+    case pipe(text: String, command: String)
     /// Try the hub again now: end a receiver's wait, or settle the hub again; `startingHub`
     /// starts the local hub when it is not running.
     case reconnect(startingHub: Bool)
@@ -77,6 +85,9 @@ extension AppState {
             return []
         case .hubStarted:
             note("Started the local hub: it was not running")
+            return []
+        case .actionDone(let text):
+            note(text)
             return []
         case .registration(let record, let userInitiated):
             registration = record
@@ -198,6 +209,8 @@ extension AppState {
     }
 
     private mutating func handle(_ key: Key) -> [Effect] {
+        // The command line of `|` takes text, a paste's included, and runs only on Enter.
+        if pipePrompt != nil { return handlePipePrompt(key) }
         if case .burst(let text) = key {
             // On Compose, the message takes it as a paste: an unbracketed paste never sends.
             if screen == .compose, dialog == nil, !showHelp { return handle(.paste(text)) }
@@ -206,6 +219,7 @@ extension AppState {
                 handle(character == "\n" ? .enter : character == "\t" ? .tab : .character(character))
             }
         }
+        if chooser != nil { return handleChooser(key) }
         if dialog != nil || showHelp, scrollOverlay(key) { return [] }
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }
@@ -223,6 +237,11 @@ extension AppState {
                 default: break
                 }
                 return []
+            }
+            if let entry = shown.entry, let command = keyMap.command(for: key, on: .log),
+                [.openLink, .copy, .pipe].contains(command)
+            {
+                return act(command, on: entry)
             }
             switch key {
             case .enter, .escape, .character(" "), .character("q"): dialog = nil
@@ -243,7 +262,7 @@ extension AppState {
             return []
         }
         if case .click(let row, let column) = key { return handleClick(row: row, column: column) }
-        guard let command = KeyMap.command(for: key, on: screen) else { return [] }
+        guard let command = keyMap.command(for: key, on: screen) else { return [] }
         switch command {
         case .nextScreen: return show(ScreenID(rawValue: (screen.rawValue + 1) % ScreenID.allCases.count)!)
         case .previousScreen:

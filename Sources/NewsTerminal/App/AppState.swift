@@ -35,6 +35,27 @@ public struct Dialog: Sendable, Hashable {
     public var confirm: Effect?
     /// What the question's yes is called ("send", "quit").
     public var confirmLabel = "send"
+    /// The message view: the message this box shows whole, with its time, category and id
+    /// (`o`, `y` and `|` act on it).
+    public var entry: InboxEntry? = nil
+}
+
+/// The small list `o` and `y` open when there is a choice: which link to open, or the
+/// message or which link to copy.
+public struct LinkChooser: Sendable, Hashable {
+    public enum Purpose: Sendable, Hashable { case open, copy }
+    public var purpose: Purpose
+    /// What each line stands for: a link, or (copy) the whole message.
+    public var choices: [String]
+    public var labels: [String]
+    public var selected = 0
+}
+
+/// The command line `|` asks for: the message goes to the command's standard input.
+public struct PipePrompt: Sendable, Hashable {
+    /// What is piped.
+    public var text: String
+    public var command: String
 }
 
 /// A passing note at the top of the screen.
@@ -131,6 +152,14 @@ public struct AppState: Sendable, Hashable {
     public var toast: Toast?
     public var dialog: Dialog?
     public var showHelp = false
+    /// The choice of a link (`o`, `y`), over whatever is on screen.
+    public var chooser: LinkChooser?
+    /// The command `|` is asking for, typed in the footer.
+    public var pipePrompt: PipePrompt?
+    /// The last command a message was piped to, offered again.
+    public var lastPipeCommand = ""
+    /// The keys, the standard ones or as `config.json` binds them.
+    public var keyMap = KeyMap.standard
     /// The first line shown of the dialog or help, when they are longer than the screen.
     public var overlayTop = 0
     /// The bell and desktop notification on arrival (`b`, `d`), as stored for the home.
@@ -300,5 +329,7 @@ public struct AppState: Sendable, Hashable {
     }
 
     /// Whether the text field has the keys.
-    public var isEditingText: Bool { screen == .compose && compose.focus == .text && dialog == nil && !showHelp }
+    public var isEditingText: Bool {
+        screen == .compose && compose.focus == .text && dialog == nil && !showHelp && chooser == nil && pipePrompt == nil
+    }
 }

@@ -10,10 +10,12 @@ public enum Command: Sendable, Hashable {
     case cancel
     case search, nextMatch, previousMatch, chooseFilter, open
     case nextUnread, toggleRead, markShownRead, delete, undo
+    /// Open a link of the message, copy it or a link (OSC 52), pipe it to a command.
+    case openLink, copy, pipe
 }
 
 /// One line of the key map: the keys, what they do, where, and whether the footer shows it.
-public struct KeyBinding: Sendable {
+public struct KeyBinding: Sendable, Hashable {
     public let keys: [Key]
     /// How the keys are written in the footer and the help overlay.
     public let label: String
@@ -38,11 +40,22 @@ public struct KeyBinding: Sendable {
         self.screens = screens
         self.inFooter = footer
     }
+
+    /// The same binding on other keys, written `label`.
+    func with(keys: [Key], label: String) -> KeyBinding {
+        KeyBinding(keys, label, command, summary, hint: hint, on: screens, footer: inFooter)
+    }
 }
 
 /// The key map: the single source of key handling, the footer hints and the help overlay.
-public enum KeyMap {
-    public static let bindings: [KeyBinding] = [
+/// `standard` is the program's; `config.json` makes another from it (`binding(_:to:)`).
+public struct KeyMap: Sendable, Hashable {
+    public private(set) var bindings: [KeyBinding]
+
+    /// The standard key map's bindings (the manual's key table).
+    public static var bindings: [KeyBinding] { standard.bindings }
+
+    public static let standard = KeyMap(bindings: [
         KeyBinding([.tab], "Tab", .nextScreen, "next screen", hint: "screens", footer: true),
         KeyBinding([.backTab], "S-Tab", .previousScreen, "previous screen"),
         KeyBinding([.character("1")], "1", .show(.categories), "Categories screen"),
@@ -89,29 +102,68 @@ public enum KeyMap {
         KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
         KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
         KeyBinding([.character("z")], "z", .undo, "undo the last A or delete", on: [.log]),
+        KeyBinding(
+            [.character("o")], "o", .openLink, "open a link of the message in the browser (a choice when several)",
+            hint: "open link", on: [.log]),
+        KeyBinding([.character("y")], "y", .copy, "copy the message or one of its links to the clipboard", on: [.log]),
+        KeyBinding([.character("|")], "|", .pipe, "pipe the message to a command", on: [.log]),
         KeyBinding([.character("r")], "r", .reconnect, "try the hub again now (starts a stopped local hub)"),
         KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
         KeyBinding([.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
-    ]
+    ])
 
     /// The command of a key on a screen; screen-specific bindings win.
-    public static func command(for key: Key, on screen: ScreenID) -> Command? {
+    public func command(for key: Key, on screen: ScreenID) -> Command? {
         bindings.first { $0.screens.contains(screen) && $0.keys.contains(key) }?.command
             ?? bindings.first { $0.screens.isEmpty && $0.keys.contains(key) }?.command
     }
 
-    /// The footer hints of a screen.
-    public static func footer(for screen: ScreenID) -> [(label: String, summary: String)] {
-        bindings.filter { $0.inFooter && ($0.screens.isEmpty || $0.screens.contains(screen)) }.map { ($0.label, $0.hint) }
+    /// The standard key map's command of a key on a screen.
+    public static func command(for key: Key, on screen: ScreenID) -> Command? { standard.command(for: key, on: screen) }
+
+    /// The footer hints of a screen; a command without keys has none.
+    public func footer(for screen: ScreenID) -> [(label: String, summary: String)] {
+        bindings.filter { $0.inFooter && !$0.keys.isEmpty && ($0.screens.isEmpty || $0.screens.contains(screen)) }.map {
+            ($0.label, $0.hint)
+        }
     }
 
-    /// Help lines: the keys of every screen, then the text field's own.
-    public static var helpLines: [(label: String, summary: String, scope: String)] {
+    public static func footer(for screen: ScreenID) -> [(label: String, summary: String)] { standard.footer(for: screen) }
+
+    /// The keys of `command` as the footer writes them ("" when it has none): a screen's own
+    /// binding first.
+    public func label(of command: Command, on screen: ScreenID? = nil) -> String {
+        let candidates = bindings.filter { $0.command == command && !$0.keys.isEmpty }
+        return (candidates.first { screen.map($0.screens.contains) ?? false } ?? candidates.first)?.label ?? ""
+    }
+
+    /// `keys` for `command` (wherever it applies) in place of its keys; each of them leaves
+    /// whatever other command had it. No keys: the command is unbound.
+    public func binding(_ keys: [Key], to command: Command) -> KeyMap {
+        var map = self
+        map.bindings = bindings.map { binding in
+            if binding.command == command {
+                return binding.with(keys: keys, label: keys.map(KeyName.label).joined(separator: "/"))
+            }
+            let kept = binding.keys.filter { !keys.contains($0) }
+            guard kept != binding.keys else { return binding }
+            return binding.with(keys: kept, label: kept.map(KeyName.label).joined(separator: "/"))
+        }
+        return map
+    }
+
+    /// Help lines of the standard key map.
+    public static var helpLines: [(label: String, summary: String, scope: String)] { standard.helpLines }
+
+    /// Help lines: the keys of every screen, then the text field's own; a command without
+    /// keys is left out.
+    public var helpLines: [(label: String, summary: String, scope: String)] {
+        let bindings = self.bindings.filter { !$0.keys.isEmpty }
         let global = bindings.filter(\.screens.isEmpty).map { ($0.label, $0.summary, "everywhere") }
         let local = ScreenID.allCases.flatMap { screen in
             bindings.filter { $0.screens.contains(screen) }.map { ($0.label, $0.summary, screen.title) }
         }
-        let field = textFieldKeys.map { ($0.0, $0.1, "message field") }
+        let field = Self.textFieldKeys.map { ($0.0, $0.1, "message field") }
         return global + local + field
     }
 

@@ -115,7 +115,8 @@ extension TerminalApp {
                 case .setAlert(let kind, let on): writes.yield(.alertSwitch(kind, on: on))
                 case .reconnect(let startingHub): commandSink.yield(.retry(startingHub: startingHub))
                 case .followIdentity: commandSink.yield(.followIdentity)
-                case .alert, .quit: break  // The screen loop writes alerts after the frame.
+                // The screen loop writes alerts after the frame, and runs what needs the terminal.
+                case .alert, .quit, .openLink, .copy, .pipe: break
                 }
             }
             commandSink.finish()

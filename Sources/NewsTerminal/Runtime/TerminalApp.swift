@@ -44,6 +44,9 @@ public final class TerminalApp: Sendable {
     let claimedAlerts = Mutex<[String]>([])
     /// The signal that ended the window, if one did.
     private let endingSignal = Mutex<Int32?>(nil)
+    /// A program the user asked for (a browser, a piped command) has the terminal: Ctrl-C
+    /// is its, not a quit.
+    let externalRunning = Mutex(false)
 
     public init(profile: NewsProfile, hubOptions: HubOptions) {
         self.profile = profile
@@ -51,7 +54,7 @@ public final class TerminalApp: Sendable {
     }
 
     /// The first state, from what is stored locally.
-    func initialState(rows: Int, columns: Int, entries: [InboxEntry]) -> AppState {
+    func initialState(rows: Int, columns: Int, entries: [InboxEntry], config: UserConfig = UserConfig()) -> AppState {
         let marks = profile.log.marks
         var state = AppState(
             categories: profile.catalog.categories, selection: profile.selectedCategories,
@@ -59,6 +62,12 @@ public final class TerminalApp: Sendable {
             columns: columns, warning: profile.warning, draft: profile.draft)
         state.alerts = profile.store.load().values.arrivalAlerts
         state.identity = profile.currentIdentity
+        state.keyMap = config.keyMap
+        if !config.problems.isEmpty, state.dialog == nil {
+            state.dialog = Dialog(
+                title: "config.json: refused, the defaults used instead",
+                message: config.problems.joined(separator: "\n"), isError: true)
+        }
         return state
     }
 
@@ -70,13 +79,15 @@ public final class TerminalApp: Sendable {
         // What the preferences no longer keep goes before the window shows the log.
         profile.pruneReceivedLog()
         let entries = profile.log.entries
+        let config = UserConfig.load(from: profile.paths.configFile)
         return await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.writer(writes) }
             group.addTask { await self.background(effects, writes: writeSink, shownThrough: entries.count) }
             let status = await withCheckedContinuation { continuation in
                 let thread = Thread {
-                    let terminal = CursesTerminal(mouse: mouse)
-                    let status = self.loop(terminal: terminal, entries: entries, effects: effectSink, writes: writeSink)
+                    let terminal = CursesTerminal(mouse: mouse, colors: config.colors, hyperlinks: config.hyperlinks)
+                    let status = self.loop(
+                        terminal: terminal, entries: entries, config: config, effects: effectSink, writes: writeSink)
                     terminal.shutdown()
                     continuation.resume(returning: status)
                 }
@@ -93,14 +104,15 @@ public final class TerminalApp: Sendable {
 
     /// The screen loop; works on any terminal (tests use a virtual one).
     func loop(
-        terminal: Terminal, entries: [InboxEntry], effects: AsyncStream<Effect>.Continuation,
-        writes: AsyncStream<HomeWrite>.Continuation
+        terminal: Terminal, entries: [InboxEntry], config: UserConfig = UserConfig(),
+        effects: AsyncStream<Effect>.Continuation, writes: AsyncStream<HomeWrite>.Continuation
     ) -> Int32 {
         var size = terminal.size
-        var state = initialState(rows: size.rows, columns: size.columns, entries: entries)
+        var state = initialState(rows: size.rows, columns: size.columns, entries: entries, config: config)
         Layout.render(state, on: terminal)
         // SIGINT, SIGTERM and SIGHUP become a quit message, so the terminal is always restored.
         let signals = SignalHandler([SIGINT, SIGTERM, SIGHUP]) { [self] number in
+            if number == SIGINT, externalRunning.withLock({ $0 }) { return }
             endingSignal.withLock { $0 = $0 ?? number }
             queue.push(.quit)
         }
@@ -136,6 +148,8 @@ public final class TerminalApp: Sendable {
             }
             // After the frame, and once for all that arrived since the last one: a switch's
             // sample here and now; news once per home, by the window that claims it first.
+            // A link to open, a copy, a pipe: on this thread, which owns the terminal.
+            if runActions(asked, on: terminal, insideTmux: insideTmux) { Layout.render(state, on: terminal) }
             if let (alerts, text, _) = Effect.mergedAlert(asked, samples: true) {
                 terminal.alert(AlertSequence.bytes(alerts, text: text, insideTmux: insideTmux))
             }

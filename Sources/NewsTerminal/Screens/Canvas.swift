@@ -29,13 +29,22 @@ struct Canvas {
         terminal.draw(TextWidth.pad(TextWidth.printable(text), to: columns), row: row, column: 0, style: style)
     }
 
+    /// Marks `url`, drawn at a cell already, as a hyperlink to it (where the terminal draws
+    /// them); only when it fits on the row.
+    func link(_ url: String, row: Int, column: Int) {
+        guard row >= 0, row < bottom, column >= 0, column + TextWidth.of(url) <= columns else { return }
+        terminal.link(url, row: row, column: column)
+    }
+
     /// A horizontal rule.
     func rule(row: Int) {
         guard row >= 0, row < bottom else { return }
         terminal.draw(String(repeating: "─", count: columns), row: row, column: 0, style: Style(color: .muted))
     }
 
-    /// Text spread over lines of at most `width` cells, breaking at spaces where it can.
+    /// Text spread over lines of at most `width` cells, breaking at spaces where it can; a
+    /// word longer than a line is cut, unless it holds a link, which keeps a line of its own
+    /// however long.
     static func wrap(_ text: String, width: Int) -> [String] {
         guard width > 0 else { return [] }
         var lines: [String] = []
@@ -49,7 +58,8 @@ struct Canvas {
                     continue
                 }
                 if !line.isEmpty { lines.append(line) }
-                while TextWidth.of(word) > width {
+                // A link is never split: one too long for a line has a line of its own.
+                while TextWidth.of(word) > width, WebLinks.ranges(in: word).isEmpty {
                     let head = TextWidth.prefix(word, fitting: width)
                     lines.append(head)
                     word = String(word.dropFirst(head.count))

@@ -154,7 +154,7 @@ extension AppState {
         case .paste:
             compose.focus = .text
             return handleTextField(key)
-        case .character(let c) where KeyMap.command(for: key, on: .compose) == nil && !c.isNewline:
+        case .character(let c) where keyMap.command(for: key, on: .compose) == nil && !c.isNewline:
             compose.focus = .text
             return handleTextField(key)
         default:

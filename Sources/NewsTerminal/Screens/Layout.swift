@@ -40,7 +40,11 @@ public enum Layout {
             canvas.bar(" ▶ \(toast.text)", row: contentTop, style: Style(bold: true, reverse: true, color: .accent))
         }
         if let overlay = overlay(state, geometry) {
-            drawBox(overlay, top: state.overlayTop, canvas)
+            // The link chooser over the message view: the message stays behind it.
+            if state.chooser != nil, state.dialog != nil, let under = Self.overlay(state, geometry, chooser: false) {
+                drawBox(under, top: state.overlayTop, canvas)
+            }
+            drawBox(overlay, top: state.chooser == nil ? state.overlayTop : 0, canvas)
             cursor = nil
         }
         if let cursor {
@@ -117,8 +121,19 @@ public enum Layout {
     }
 
     static func drawFooter(_ state: AppState, _ canvas: Canvas) {
+        let keys = state.keyMap
         var hints: [(String, String)]
-        if let dialog = state.dialog {
+        if let prompt = state.pipePrompt {
+            hints = [("|", "command: " + prompt.command + "▏"), ("Enter", "run"), ("Esc", "cancel")]
+        } else if let chooser = state.chooser {
+            hints = [("↑/↓", "choose"), ("Enter", chooser.purpose == .open ? "open" : "copy"), ("Esc", "cancel")]
+        } else if let dialog = state.dialog, dialog.entry != nil {
+            hints = [("Enter", "close")]
+            for (command, hint) in [(Command.openLink, "open link"), (.copy, "copy"), (.pipe, "pipe")] {
+                let label = state.keyMap.label(of: command, on: .log)
+                if !label.isEmpty { hints.append((label, hint)) }
+            }
+        } else if let dialog = state.dialog {
             hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", dialog.confirmLabel), ("Esc", "cancel")]
         } else if state.showHelp {
             hints = [("any other key", "close help")]
@@ -133,14 +148,18 @@ public enum Layout {
         } else if state.screen == .compose, case .result(let i) = state.compose.focus {
             let failed = state.compose.results[safe: i].map { !$0.succeeded } ?? false
             hints = [
-                ("Enter", failed ? "details" : "explain"), ("↑/k", "up"), ("↓/j", "down"), ("Esc", "message"), ("?", "help"),
-                ("q", "quit"),
+                ("Enter", failed ? "details" : "explain"), (keys.label(of: .up), "up"), (keys.label(of: .down), "down"),
+                ("Esc", "message"), (keys.label(of: .help), "help"), (keys.label(of: .quit), "quit"),
             ]
         } else if state.screen == .compose, state.compose.focus == .send {
-            hints = [("Enter", "send"), ("↑/k", "up"), ("↓/j", "results"), ("Esc", "message"), ("?", "help"), ("q", "quit")]
+            hints = [
+                ("Enter", "send"), (keys.label(of: .up), "up"), (keys.label(of: .down), "results"), ("Esc", "message"),
+                (keys.label(of: .help), "help"), (keys.label(of: .quit), "quit"),
+            ]
         } else {
-            hints = KeyMap.footer(for: state.screen)
+            hints = keys.footer(for: state.screen)
         }
+        hints.removeAll { $0.0.isEmpty }
         if let overlay = overlay(state, state.geometry), overlay.lines.count > overlayRows(state.geometry) {
             hints.insert(("↑↓ PgUp PgDn", "scroll"), at: 0)
         }
@@ -156,13 +175,13 @@ public enum Layout {
         var shown = hints
         var tail: [(String, String)] = []
         if hints.map(width).reduce(0, +) + gap * max(0, hints.count - 1) > room {
-            let help = hints.first { $0.0 == "?" }
+            let help = hints.first { $0.1 == "help" }
             tail = [("…", "")] + (help.map { [$0] } ?? [])
             if tail.map(width).reduce(0, +) + gap * (tail.count - 1) > room { tail = [("…", "")] }
             let reserved = tail.map(width).reduce(0, +) + gap * tail.count
             shown = []
             var used = 0
-            for hint in hints where hint.0 != "?" {
+            for hint in hints where hint.1 != "help" {
                 let next = used + width(hint) + (shown.isEmpty ? 0 : gap)
                 if next + reserved > room { break }
                 shown.append(hint)
@@ -183,10 +202,21 @@ public enum Layout {
         var title: String
         var lines: [String]
         var style: Style
+        /// The web links in the lines are drawn as hyperlinks (the message view).
+        var links = false
     }
 
     /// The dialog or the help on screen, laid out for the screen's size.
-    static func overlay(_ state: AppState, _ geometry: ScreenGeometry) -> Overlay? {
+    static func overlay(_ state: AppState, _ geometry: ScreenGeometry, chooser: Bool = true) -> Overlay? {
+        if chooser, state.chooser != nil {
+            let title = state.chooser?.purpose == .open ? "Open which link?" : "Copy what?"
+            return Overlay(title: title, lines: state.chooserLines(), style: Style(color: .accent))
+        }
+        if let dialog = state.dialog, let entry = dialog.entry {
+            return Overlay(
+                title: dialog.title, lines: messageLines(entry, state, width: min(96, geometry.columns - 8)),
+                style: Style(color: .accent), links: true)
+        }
         if let dialog = state.dialog {
             let yes = dialog.confirmLabel.prefix(1).uppercased() + dialog.confirmLabel.dropFirst()
             return Overlay(
@@ -199,7 +229,18 @@ public enum Layout {
             return Overlay(title: "Show", lines: state.filterLines(), style: Style(color: .accent))
         }
         guard state.showHelp else { return nil }
-        return Overlay(title: "Keys", lines: helpLines(geometry), style: Style(color: .accent))
+        return Overlay(title: "Keys", lines: helpLines(state.keyMap, geometry), style: Style(color: .accent))
+    }
+
+    /// The message view's lines: when it came, its category and id, then its text wrapped at
+    /// spaces, every link whole on one line.
+    static func messageLines(_ entry: InboxEntry, _ state: AppState, width: Int) -> [String] {
+        var lines = ["Received  " + DisplayTime.short(entry.receivedAt, now: state.now)]
+        lines.append("Category  " + (entry.category ?? "—"))
+        lines.append("Id        " + TextWidth.printable(entry.notificationId))
+        let links = WebLinks.find(in: entry.text).count
+        if links > 0 { lines.append("Links     \(links)  (o opens, y copies)") }
+        return lines + [""] + Canvas.wrap(entry.text, width: width) + ["", "[ OK ]  Enter"]
     }
 
     /// Rows a box's lines have on a screen: the box and a row of screen above and below.
@@ -232,7 +273,15 @@ public enum Layout {
             "┌" + titleText + String(repeating: "─", count: dashes) + "┐", row: boxTop, column: left,
             style: Style(bold: true, color: overlay.style.color))
         for i in 0..<height {
-            canvas.text("│ " + TextWidth.pad(lines[first + i], to: inner) + " │", row: boxTop + 1 + i, column: left)
+            let line = lines[first + i]
+            let shown = TextWidth.of(line) > inner ? TextWidth.truncate(line, to: inner) : line
+            canvas.text("│ " + TextWidth.pad(shown, to: inner) + " │", row: boxTop + 1 + i, column: left)
+            // A link drawn whole is a hyperlink too, where the terminal takes them.
+            guard overlay.links, shown == line else { continue }
+            for range in WebLinks.ranges(in: line) {
+                let column = left + 2 + TextWidth.of(String(line[..<range.lowerBound]))
+                canvas.link(String(line[range]), row: boxTop + 1 + i, column: column)
+            }
         }
         canvas.text(
             "└" + String(repeating: "─", count: inner + 2) + "┘", row: boxTop + 1 + height, column: left,
@@ -241,11 +290,12 @@ public enum Layout {
 
     /// The help, generated from the key map: one column, or two when one is too long for the
     /// screen and two fit side by side.
-    static func helpLines(_ geometry: ScreenGeometry) -> [String] {
-        let labelWidth = KeyMap.helpLines.map { TextWidth.of($0.label) }.max() ?? 8
+    static func helpLines(_ keys: KeyMap = .standard, _ geometry: ScreenGeometry) -> [String] {
+        let help = keys.helpLines
+        let labelWidth = help.map { TextWidth.of($0.label) }.max() ?? 8
         var sections: [[String]] = []
         var scope = ""
-        for line in KeyMap.helpLines {
+        for line in help {
             if line.scope != scope {
                 sections.append([line.scope.prefix(1).uppercased() + line.scope.dropFirst()])
                 scope = line.scope

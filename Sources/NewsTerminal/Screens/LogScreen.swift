@@ -102,9 +102,12 @@ extension AppState {
             return []
         case .open:
             if let entry = entryUnderCursor {
-                dialog = Dialog(title: "Notification", message: entry.text, isError: false)
+                dialog = Dialog(title: "Notification", message: entry.text, isError: false, entry: entry)
                 effects += readUnderCursor()
             }
+        case .openLink, .copy, .pipe:
+            guard let entry = entryUnderCursor else { return [] }
+            return act(command, on: entry)
         case .nextUnread:
             if !moveToNextUnread() {
                 note(log.filter.map { "No unread \($0.name) messages" } ?? "No unread messages")

@@ -14,8 +14,16 @@ public final class CursesTerminal: Terminal {
     private var immediateFailures = 0
     public private(set) var isClosed = false
 
+    /// Whether links are drawn as OSC 8 hyperlinks.
+    private let hyperlinks: Bool
+    /// The hyperlinks of the frame being drawn, written after it.
+    private var links: [(url: String, row: Int, column: Int)] = []
+
     /// Takes over the terminal. Call `shutdown()` to give it back.
-    public init(mouse: Bool = false, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        mouse: Bool = false, colors scheme: ColorScheme = .standard, hyperlinks: Hyperlinks = .off,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         if setlocale(LC_ALL, "") == nil {
             // A UTF-8 locale that is not installed here (often so in containers): the C
             // library's own UTF-8 locale draws the same.
@@ -24,6 +32,7 @@ public final class CursesTerminal: Terminal {
         }
         let codeset = String(cString: nl_langinfo(nl_item(CODESET))).uppercased().replacingOccurrences(of: "-", with: "")
         ascii = codeset != "UTF8"
+        self.hyperlinks = !ascii && hyperlinks.enabled(in: environment)
         // Widths are measured as UTF-8 whatever the locale; what is drawn is then only ASCII.
         if ascii { setlocale(LC_CTYPE, "C.UTF-8") }
         if environment["ESCDELAY"] == nil { setenv("ESCDELAY", "25", 1) }
@@ -38,10 +47,10 @@ public final class CursesTerminal: Terminal {
         if colors {
             start_color()
             use_default_colors()
-            init_pair(1, Int16(COLOR_CYAN), -1)
-            init_pair(2, Int16(COLOR_GREEN), -1)
-            init_pair(3, Int16(COLOR_YELLOW), -1)
-            init_pair(4, Int16(COLOR_RED), -1)
+            init_pair(1, scheme.accent, -1)
+            init_pair(2, scheme.good, -1)
+            init_pair(3, scheme.warning, -1)
+            init_pair(4, scheme.bad, -1)
         }
         if mouse {
             mousemask(mmask_t(bn_all_mouse_events()), nil)
@@ -79,7 +88,10 @@ public final class CursesTerminal: Terminal {
 
     public var size: (rows: Int, columns: Int) { (Int(bn_lines()), Int(bn_cols())) }
 
-    public func clear() { erase() }
+    public func clear() {
+        links = []
+        erase()
+    }
 
     public func draw(_ text: String, row: Int, column: Int, style: Style) {
         var attributes: Int32 = 0
@@ -108,7 +120,35 @@ public final class CursesTerminal: Terminal {
         curs_set(visible ? 1 : 0)
     }
 
-    public func present() { refresh() }
+    public func present() {
+        refresh()
+        guard hyperlinks, !links.isEmpty else { return }
+        // Curses cannot hold OSC 8 in its cells: the link's text, drawn already, is written
+        // again over itself inside the sequence, the cursor and attributes saved (DECSC) and
+        // restored (DECRC) around it, so curses' idea of the screen stays true.
+        var out = "\u{1B}7"
+        for link in links {
+            out += "\u{1B}[\(link.row + 1);\(link.column + 1)H\u{1B}[0;4m" + OSCSequence.hyperlink(link.url, text: link.url)
+        }
+        Self.write(out + "\u{1B}8")
+    }
+
+    public func link(_ url: String, row: Int, column: Int) {
+        guard hyperlinks else { return }
+        links.append((url, row, column))
+    }
+
+    /// Leaves curses (the terminal as the shell had it, bracketed paste off), runs `body`, and
+    /// takes the terminal back; the next frame is drawn whole.
+    public func suspend(_ body: () -> Void) {
+        guard active else { return body() }
+        Self.write("\u{1B}[?2004l")
+        endwin()
+        body()
+        Self.write("\u{1B}[?2004h")
+        clearok(bn_stdscr(), true)
+        refresh()
+    }
 
     /// Written beside curses, like the mode sequences: nothing in it moves the cursor.
     public func alert(_ bytes: String) {

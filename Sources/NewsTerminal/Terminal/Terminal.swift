@@ -64,4 +64,10 @@ public protocol Terminal: AnyObject {
     /// Writes an alert's sequences (a bell, a desktop notification: `AlertSequence`) straight
     /// to the terminal, after the frame it follows is presented.
     func alert(_ bytes: String)
+    /// Makes `url`, drawn at a cell in this frame, a hyperlink (OSC 8) where the terminal and
+    /// the settings have them; nothing otherwise.
+    func link(_ url: String, row: Int, column: Int)
+    /// Gives the terminal to `body` (a browser, a command the user typed) and takes it back
+    /// after, the screen drawn anew by the next frame.
+    func suspend(_ body: () -> Void)
 }

@@ -13,6 +13,10 @@ public final class VirtualTerminal: Terminal {
     /// The alerts written, in order.
     public private(set) var alerts: [String] = []
     public var isClosed = false
+    /// The hyperlinks of the last frame: URL and cell.
+    public private(set) var links: [(url: String, row: Int, column: Int)] = []
+    /// How many times the terminal was given to a program.
+    public private(set) var suspensions = 0
 
     public init(rows: Int, columns: Int) {
         size = (rows, columns)
@@ -26,6 +30,7 @@ public final class VirtualTerminal: Terminal {
     }
 
     public func clear() {
+        links = []
         cells = Array(repeating: Array(repeating: " ", count: size.columns), count: size.rows)
         styles = Array(repeating: Array(repeating: .plain, count: size.columns), count: size.rows)
     }
@@ -80,6 +85,23 @@ public final class VirtualTerminal: Terminal {
     public func present() { presentedFrames += 1 }
 
     public func alert(_ bytes: String) { alerts.append(bytes) }
+
+    public func link(_ url: String, row: Int, column: Int) { links.append((url, row, column)) }
+
+    public func suspend(_ body: () -> Void) {
+        suspensions += 1
+        body()
+    }
+
+    /// The screen's colours under `scheme`, a letter a cell (`ColorScheme.letter`: `.` for
+    /// the terminal's own), trailing dots removed.
+    public func colors(_ scheme: ColorScheme) -> [String] {
+        styles.map { row in
+            var line = String(row.map { ColorScheme.letter(scheme.color(of: $0.color)) })
+            while line.last == "." { line.removeLast() }
+            return line
+        }
+    }
 
     public func readKey(milliseconds: Int) -> Key? {
         pendingKeys.isEmpty ? nil : pendingKeys.removeFirst()
