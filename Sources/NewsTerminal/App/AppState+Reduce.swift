@@ -349,9 +349,15 @@ extension AppState {
         let height = min(overlay.lines.count, Layout.overlayRows(geometry))
         let last = max(0, overlay.lines.count - height)
         overlayTop = min(overlayTop, last)  // the screen may have grown since
+        // The arrows and j/k, and the keys config.json gives up and down.
+        let bound = keyMap.command(for: key, on: screen)
         switch key {
-        case .up, .character("k"): overlayTop -= 1
-        case .down, .character("j"): overlayTop += 1
+        case .up, .character("k"),
+            _ where bound == .up:
+            overlayTop -= 1
+        case .down, .character("j"),
+            _ where bound == .down:
+            overlayTop += 1
         case .pageUp: overlayTop -= height
         case .pageDown: overlayTop += height
         case .home, .character("g"): overlayTop = 0
