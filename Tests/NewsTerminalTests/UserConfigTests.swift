@@ -103,7 +103,7 @@ struct UserConfigTests {
             hubOptions: HubOptions())
         let state = app.initialState(rows: 30, columns: 100, entries: [], config: config)
         let text = rendered(state).text
-        #expect(text.contains("config.json: refused, the defaults used instead"))
+        #expect(text.contains("config.json: entries refused, their defaults kept"))
         #expect(text.contains("config.json: keys.up: must be a key"))
         #expect(state.keyMap.command(for: .character("x"), on: .categories) == .quit)
     }

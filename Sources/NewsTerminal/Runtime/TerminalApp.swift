@@ -65,7 +65,7 @@ public final class TerminalApp: Sendable {
         state.keyMap = config.keyMap
         if !config.problems.isEmpty, state.dialog == nil {
             state.dialog = Dialog(
-                title: "config.json: refused, the defaults used instead",
+                title: "config.json: entries refused, their defaults kept",
                 message: config.problems.joined(separator: "\n"), isError: true)
         }
         return state
