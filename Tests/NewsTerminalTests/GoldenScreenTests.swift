@@ -104,6 +104,23 @@ struct GoldenScreenTests {
         expectDrawn(state, matches: capture)
     }
 
+    /// Enter on a message: the message view, with its time, category, id and links.
+    @Test func messageView() throws {
+        let text =
+            "Breaking World News : Storm warning: coastal roads closed 🌀 Live updates https://news.example.com/live/storm-warning-coastal-roads and the forecast https://weather.example.org/coast?region=north."
+        let delivery = SandboxDelivery(
+            seq: 6, notificationId: "a9f09ce5f9654d18b7722347fe4e1977-20261121173914-6", hub: "news", device: "ab",
+            template: "simpleAPNSTemplate", tags: "World", deliveredAt: Self.today(17, 39, 14),
+            payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: "e")
+        var state = base(items: [
+            InboxEntry(testing: delivery, category: "World", index: 1, receivedAt: Self.today(17, 39, 14))
+        ])
+        _ = state.press(.character("3"), .enter)
+        let captures = try Self.captures(under: "3 · Log")
+        try #require(captures.count == 2)
+        expectDrawn(state, matches: captures[1])
+    }
+
     /// The screen the README shows is one the manual shows, so the tests above hold it too.
     @Test func theREADMEScreenIsOneOfTheManuals() throws {
         let readme = Manual.textBlocks(in: try Manual.readme())

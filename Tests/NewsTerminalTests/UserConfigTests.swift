@@ -51,14 +51,14 @@ struct UserConfigTests {
     }
 
     @Test func unbindingAndSeveralKeys() {
-        let config = Self.parse(#"{"keys": {"delete": [], "quit": ["x", "Q", "Ctrl-Q"]}}"#)
+        let config = Self.parse(#"{"keys": {"delete": [], "quit": ["x", "Q", "Ctrl-X"]}}"#)
         #expect(config.problems.isEmpty)
         #expect(config.keyMap.command(for: .delete, on: .log) == nil)
         #expect(config.keyMap.command(for: .character("x"), on: .log) == .quit)
-        #expect(config.keyMap.command(for: .control("q"), on: .log) == .quit)
+        #expect(config.keyMap.command(for: .control("x"), on: .log) == .quit)
         #expect(config.keyMap.command(for: .character("q"), on: .log) == nil)
         #expect(!config.keyMap.helpLines.contains { $0.summary.hasPrefix("delete the message") })
-        #expect(config.keyMap.helpLines.contains { $0.label == "x/Q/Ctrl-Q" && $0.summary == "quit (Ctrl-C too)" })
+        #expect(config.keyMap.helpLines.contains { $0.label == "x/Q/Ctrl-X" && $0.summary == "quit (Ctrl-C too)" })
     }
 
     @Test(arguments: [
@@ -108,6 +108,16 @@ struct UserConfigTests {
         #expect(state.keyMap.command(for: .character("x"), on: .categories) == .quit)
     }
 
+    /// Every command of the key map has a name in config.json, and the manual lists them all.
+    @Test func everyActionHasANameTheManualGives() throws {
+        for binding in KeyMap.bindings {
+            #expect(KeyActions.name(of: binding.command) != nil, "\(binding.summary)")
+        }
+        let manual = try Manual.text()
+        let section = try #require(manual.components(separatedBy: "### Your keys and colours").dropFirst().first)
+        for (name, _) in KeyActions.names { #expect(section.contains("`\(name)`"), "\(name)") }
+    }
+
     @Test func keyNamesReadAndWrite() {
         for (name, key) in [
             ("x", Key.character("x")), ("|", .character("|")), ("Space", .character(" ")), ("pgdn", .pageDown),
@@ -115,7 +125,9 @@ struct UserConfigTests {
         ] {
             #expect(KeyName.parse(name) == key, "\(name)")
         }
-        for bad in ["", "xy", " ", "Ctrl-", "Ctrl-1", "\u{7F}", "\u{1B}", "F13"] { #expect(KeyName.parse(bad) == nil, "\(bad)") }
+        for bad in ["", "xy", " ", "Ctrl-", "Ctrl-1", "Ctrl-C", "Ctrl-i", "Ctrl-Z", "Alt-x", "\u{7F}", "\u{1B}", "F13"] {
+            #expect(KeyName.parse(bad) == nil, "\(bad)")
+        }
         #expect([Key.up, .character(" "), .control("q"), .pageUp].map(KeyName.label) == ["↑", "Space", "Ctrl-Q", "PgUp"])
     }
 

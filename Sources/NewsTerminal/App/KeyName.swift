@@ -1,7 +1,8 @@
 /// Keys by name, as `config.json` writes them and the help shows them: a printable
 /// character is itself (`x`, `J`, `?`, `|`); the others are `Up`, `Down`, `Left`, `Right`,
 /// `Home`, `End`, `PgUp`, `PgDn`, `Tab`, `S-Tab`, `Enter`, `Esc`, `Space`, `Backspace`, `Del`,
-/// `Ctrl-A`…`Ctrl-Z` and `Alt-A`…`Alt-Z` (names in any case).
+/// `Ctrl-A`…`Ctrl-Y` but for C, H, I, J, M, Q and S, and `Alt-B`, `Alt-D`, `Alt-F` (names in any
+/// case).
 public enum KeyName {
     static let named: [(String, Key)] = [
         ("Up", .up), ("Down", .down), ("Left", .left), ("Right", .right), ("Home", .home), ("End", .end),
@@ -19,9 +20,13 @@ public enum KeyName {
         }
         let lowered = name.lowercased()
         if let (_, key) = named.first(where: { $0.0.lowercased() == lowered }) { return key }
-        for (prefix, make) in [("ctrl-", Key.control), ("alt-", Key.alt)] where lowered.hasPrefix(prefix) {
+        // Ctrl-C, -H, -I, -J, -M, -Q, -S and -Z never arrive as themselves (a signal, Backspace,
+        // Tab, Enter, flow control, a suspension); terminals send Alt as ESC first, which the UI
+        // reads as Alt only before b, d and f (Esc then another key stays Esc and that key).
+        for (prefix, make, letters) in [("ctrl-", Key.control, "abdefgklnoprtuvwxy"), ("alt-", Key.alt, "bdf")]
+        where lowered.hasPrefix(prefix) {
             let rest = lowered.dropFirst(prefix.count)
-            guard rest.count == 1, let letter = rest.first, letter.isASCII, letter.isLetter else { return nil }
+            guard rest.count == 1, let letter = rest.first, letters.contains(letter) else { return nil }
             return make(letter)
         }
         return nil
