@@ -54,6 +54,8 @@ struct NewsActionsEndToEndTests {
                 _ = try await client.send(.template(["messageParam": "Breaking World News : \(text)"]), tagExpression: "World")
             }
 
+            // Hyperlinks on, whatever tmux this is (auto leaves them off inside tmux 3.3).
+            try Data(#"{"hyperlinks": true}"#.utf8).write(to: user.home.appendingPathComponent("config/config.json"))
             let tmux = Tmux()
             defer { tmux.killServer() }
             // The browser is named with "%s" in a word of its own, as the convention allows.
@@ -70,6 +72,11 @@ struct NewsActionsEndToEndTests {
             var screen = try await tmux.waitFor("a") { $0.contains("Links     2") }
             #expect(screen.contains("Category  World") && screen.contains("Id        "))
             #expect(screen.contains("https://news.example/live"))
+            // Drawn as OSC 8 hyperlinks too, each over its own text.
+            for link in ["https://news.example/live", Self.hostile] {
+                let osc8 = "\u{1B}]8;;\(link)\u{1B}\\\(link)\u{1B}]8;;\u{1B}\\"
+                #expect(await Self.eventually { Self.text(of: raw).contains(osc8) }, "no OSC 8 for \(link)")
+            }
             try await tmux.keys("a", "o")
             screen = try await tmux.waitFor("a") { $0.contains("Open which link?") }
             #expect(screen.contains("1 https://news.example/live"), "\(screen)")

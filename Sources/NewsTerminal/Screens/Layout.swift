@@ -239,7 +239,13 @@ public enum Layout {
         lines.append("Category  " + (entry.category ?? "—"))
         lines.append("Id        " + TextWidth.printable(entry.notificationId))
         let links = WebLinks.find(in: entry.text).count
-        if links > 0 { lines.append("Links     \(links)  (o opens, y copies)") }
+        if links > 0 {
+            let keys = [(Command.openLink, "opens"), (.copy, "copies")].compactMap { command, verb in
+                let label = state.keyMap.label(of: command, on: .log)
+                return label.isEmpty ? nil : "\(label) \(verb)"
+            }
+            lines.append("Links     \(links)" + (keys.isEmpty ? "" : "  (\(keys.joined(separator: ", ")))"))
+        }
         return lines + [""] + Canvas.wrap(entry.text, width: width) + ["", "[ OK ]  Enter"]
     }
 
