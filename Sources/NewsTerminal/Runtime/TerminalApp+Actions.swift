@@ -42,8 +42,9 @@ extension TerminalApp {
             case .failure(let error): failure = "\(error)"
             }
         }
-        return failure.map { "Could not open \(url): \($0)" }
-            ?? "Could not open \(url): no browser (set BROWSER, or install xdg-open)"
+        if let failure { return "Could not open \(url): \(failure)" }
+        let browser = (environment["BROWSER"] ?? "").isEmpty ? "BROWSER is not set" : "no command of BROWSER is installed"
+        return "Could not open \(url): \(browser), and xdg-open is not installed"
     }
 
     /// Runs `command` with `/bin/sh -c`, `text` and a line feed on its standard input (never in
