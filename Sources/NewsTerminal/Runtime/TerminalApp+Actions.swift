@@ -17,7 +17,9 @@ extension TerminalApp {
                 queue.push(.actionDone(openLink(url, environment: environment, terminal: terminal)))
                 suspended = true
             case .pipe(let text, let command):
-                queue.push(.actionDone(pipe(text, to: command, terminal: terminal)))
+                // Its output is on the terminal: the news goes with its controls made harmless,
+                // as the UI shows it (line feeds and tabs kept).
+                queue.push(.actionDone(pipe(TerminalText.lines(text), to: command, terminal: terminal)))
                 suspended = true
             default:
                 break
