@@ -181,7 +181,8 @@ final class StateFile: Sendable {
         }
     }
 
-    /// Changes the state, and the file once it is written.
+    /// Changes the state, and the file once it is written; a change that changes nothing
+    /// leaves the file alone (clients and commands read it; nothing rewrites it needlessly).
     func update(_ change: @escaping @Sendable (inout LocalHubState) -> Void) {
         state.withLock { held in
             guard var state = held.written else {
@@ -189,6 +190,7 @@ final class StateFile: Sendable {
                 return
             }
             change(&state)
+            guard state != held.written else { return }
             held.written = state
             save(state)
         }
