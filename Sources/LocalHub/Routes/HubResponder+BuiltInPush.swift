@@ -119,8 +119,6 @@ extension HubResponder {
         credential: StreamCredential? = nil
     ) async throws -> Response {
         let (request, trackingId) = (r.request, r.trackingId)
-        // Checked before the response so that a refusal is a status code; listening itself
-        // starts in the body, which always ends it (a stream refused there just ends).
         let standing = try await engine.deviceStanding(hub: hub, device: device)
         guard standing != .unknown else {
             throw HubRefusal(
@@ -130,31 +128,29 @@ extension HubResponder {
         }
         let client = r.client.key
         let log = engine.deliveries
-        switch log.refusal(hub: hub, device: device, client: client, claimed: standing == .claimed) {
-        case .tooManyStreams:
-            var refusal = HubRefusal(
-                .tooManyRequests,
-                "The device has \(log.maximumStreamsPerDevice) streams open already; close one or resume it later")
-            refusal.headers[.retryAfter] = "5"
-            throw refusal
-        case .clientLimit:
-            var refusal = HubRefusal(
-                .tooManyRequests,
-                "This client (\(client)) has \(log.maximumStreamsPerClient) streams open, the most one client may; close one first"
-            )
-            refusal.headers[.retryAfter] = "30"
-            throw refusal
-        case .full:
-            var refusal = HubRefusal(
-                .serviceUnavailable, "The hub has \(log.maximumStreams) streams open, the most it serves; try again later")
-            refusal.headers[.retryAfter] = "30"
-            throw refusal
-        case .closed:
-            var refusal = HubRefusal(.serviceUnavailable, "The hub is shutting down; try again in a moment")
-            refusal.headers[.retryAfter] = "5"
-            throw refusal
-        case nil:
-            break
+        // The stream takes its place before it is answered, in one step with the check, so that
+        // streams opened at once cannot all pass it (a client over its share got 200s under load).
+        // What is published meanwhile waits in the sink until the backlog is written. A HEAD
+        // writes no body, so it is only checked.
+        let stream: (id: Int, unrecorded: [Delivery], sink: ChannelStreamSink)?
+        do throws(DeviceStreams.ListenRefusal) {
+            if request.method == .get {
+                let sink = ChannelStreamSink(
+                    channel: channel, epoch: log.epoch, limit: log.streamBufferLimit, mayWriteChunks: true)
+                let (id, unrecorded) = try log.listen(
+                    hub: hub, device: device, sink: sink, client: client, claimed: standing == .claimed,
+                    credential: credential)
+                stream = (id, unrecorded, sink)
+                // Should the body never run, the place is given back when the connection closes.
+                channel.closeFuture.whenComplete { _ in log.cancel(hub: hub, device: device, id: id) }
+            } else {
+                if let refusal = log.refusal(hub: hub, device: device, client: client, claimed: standing == .claimed) {
+                    throw refusal
+                }
+                stream = nil
+            }
+        } catch {
+            throw Self.streamRefusal(error, log: log, client: client)
         }
         engine.streamOpened(hub: hub, device: device)
         var headers = HTTPFields()
@@ -163,27 +159,49 @@ extension HubResponder {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let body = ResponseBody { writer in
-            let sink = ChannelStreamSink(
-                channel: channel, epoch: log.epoch, limit: log.streamBufferLimit, mayWriteChunks: request.method == .get)
-            guard
-                let listener = try? log.listen(
-                    hub: hub, device: device, sink: sink, client: client, claimed: standing == .claimed,
-                    credential: credential)
-            else {
+            guard let stream else {
                 try await writer.finish(nil)
                 return
             }
-            defer { log.cancel(hub: hub, device: device, id: listener.id) }
+            defer { log.cancel(hub: hub, device: device, id: stream.id) }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
                 let last = try await Self.writeBacklog(to: &writer, log: log, hub: hub, device: device, after: since)
-                await sink.goLive(after: last, pending: listener.unrecorded)
-                await sink.waitUntilEnded()
+                await stream.sink.goLive(after: last, pending: stream.unrecorded)
+                await stream.sink.waitUntilEnded()
             }
-            await sink.close()
+            await stream.sink.close()
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// Why a stream is refused, as the client is told.
+    static func streamRefusal(_ refusal: DeviceStreams.ListenRefusal, log: DeliveryLog, client: String) -> HubRefusal {
+        switch refusal {
+        case .tooManyStreams:
+            var refusal = HubRefusal(
+                .tooManyRequests,
+                "The device has \(log.maximumStreamsPerDevice) streams open already; close one or resume it later")
+            refusal.headers[.retryAfter] = "5"
+            return refusal
+        case .clientLimit:
+            var refusal = HubRefusal(
+                .tooManyRequests,
+                "This client (\(client)) has \(log.maximumStreamsPerClient) streams open, the most one client may; close one first"
+            )
+            refusal.headers[.retryAfter] = "30"
+            return refusal
+        case .full:
+            var refusal = HubRefusal(
+                .serviceUnavailable, "The hub has \(log.maximumStreams) streams open, the most it serves; try again later")
+            refusal.headers[.retryAfter] = "30"
+            return refusal
+        case .closed:
+            var refusal = HubRefusal(.serviceUnavailable, "The hub is shutting down; try again in a moment")
+            refusal.headers[.retryAfter] = "5"
+            return refusal
+        }
     }
 
     /// Writes the stream's preamble and the backlog from the database; returns the newest
