@@ -153,44 +153,63 @@ import Testing
         #expect(await Self.claimStatus(backendString, hub: "breakingnews") == 401)
     }
 
+    /// Two nodes on one database; the first serves a user's home (its folder and port), so
+    /// that user's terminal is a terminal of that node's machine.
     @Test(.tags(.postgres), .timeLimit(.minutes(4))) func regeneratingTheListenPrimaryOnTwoNodes() async throws {
         let server = try await PostgresServer.shared()
         let database = try await server.createDatabase()
-        let folders = (0..<2).map { _ in TestHub.temporaryDirectory() }
+        let port = try NginxFront.freePort()
+        let user = Command.freshHome(extra: ["BREAKING_NEWS_HUB_PORT": String(port)])
+        let hub = LocalHubDefaults.hubName
+        let folders = [user.home.appendingPathComponent("data/hub"), TestHub.temporaryDirectory()]
+        try DataFolder.prepare(folders[0], files: LocalHubDefaults.dataFiles)
         var nodes: [HubProcess] = []
         defer { for node in nodes { node.process.signal(SIGKILL) } }
         for (index, folder) in folders.enumerated() {
             nodes.append(
                 try await HubProcess.start(
-                    directory: folder, arguments: ["--store", database, "--node", "node\(index + 1)"],
+                    directory: folder, hub: hub, port: index == 0 ? port : 0,
+                    arguments: ["--store", database, "--node", "node\(index + 1)"],
                     log: folder.appendingPathComponent("node.log")))
         }
-        func listen(_ node: HubProcess, _ slot: LocalHubKeyFile.Slot, folder: URL) throws -> ConnectionString {
-            let contents = try LocalHubKeyFile.read(folder.appendingPathComponent(LocalHubKeyFile.fileName))
-            let key = try #require(contents.key(hub: "news", rule: Self.listenRule, slot: slot))
+        // The user's terminal, on the first node, receiving.
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let follow = try user.start(["log", "--follow"])
+        defer { follow.stop() }
+        #expect(try await user.run(["send", "before", "--category", "World"]).status == 0)
+        #expect(await follow.waitFor { out, _ in out.contains("Breaking World News : before") }, "\(follow.stderr)")
+
+        func listen(_ index: Int, _ slot: LocalHubKeyFile.Slot) throws -> ConnectionString {
+            let contents = try LocalHubKeyFile.read(folders[index].appendingPathComponent(LocalHubKeyFile.fileName))
+            let key = try #require(contents.key(hub: hub, rule: Self.listenRule, slot: slot))
             return try ConnectionString(
-                parsing: LocalHubKeyFile.connectionString(baseURL: node.state.url, hub: "news", rule: Self.listenRule, key: key))
+                parsing: LocalHubKeyFile.connectionString(
+                    baseURL: nodes[index].state.url, hub: hub, rule: Self.listenRule, key: key))
         }
-        let old = try (0..<2).map { try listen(nodes[$0], .primary, folder: folders[$0]) }
-        let secondary = try (0..<2).map { try listen(nodes[$0], .secondary, folder: folders[$0]) }
+        let old = try (0..<2).map { try listen($0, .primary) }
+        let secondary = try (0..<2).map { try listen($0, .secondary) }
         #expect(old[0].key == old[1].key, "every node serves the keys the first one made")
-        let stream = try await OpenStream(old[1], hub: "news")
+        let stream = try await OpenStream(old[1], hub: hub)
         defer { stream.cancel() }
 
-        let command = Command.freshHome()
-        let regenerated = try await command.run(
-            ["hub", "keys", "regenerate", Self.listenRule, "--store", database, "--hub", "news"])
+        let regenerated = try await Command.freshHome().run(
+            ["hub", "keys", "regenerate", Self.listenRule, "--store", database, "--hub", hub])
         #expect(regenerated.status == 0, "\(regenerated.stdout) \(regenerated.stderr)")
         #expect(regenerated.stdout.contains("every live node serves them now"), "\(regenerated.stdout)")
 
         for index in 0..<2 {
-            #expect(await Self.claimStatus(old[index], hub: "news") == 401, "node\(index + 1)")
-            #expect(await Self.claimStatus(secondary[index], hub: "news") == 200, "node\(index + 1)")
+            #expect(await Self.claimStatus(old[index], hub: hub) == 401, "node\(index + 1)")
+            #expect(await Self.claimStatus(secondary[index], hub: hub) == 200, "node\(index + 1)")
             // Each node's folder has the new keys, which the terminals of its machine read.
-            let new = try listen(nodes[index], .primary, folder: folders[index])
+            let new = try listen(index, .primary)
             #expect(new.key != old[index].key)
-            #expect(await Self.claimStatus(new, hub: "news") == 200, "node\(index + 1)")
+            #expect(await Self.claimStatus(new, hub: hub) == 200, "node\(index + 1)")
         }
         #expect(await stream.waitForEnd(), "the stream opened with the old key on node2 is still open")
+        // The terminal follows the rotation by itself.
+        #expect(try await user.run(["send", "after the rotation", "--category", "World"]).status == 0)
+        #expect(
+            await follow.waitFor(timeout: 30) { out, _ in out.contains("Breaking World News : after the rotation") },
+            "\(follow.stdout) \(follow.stderr)")
     }
 }
