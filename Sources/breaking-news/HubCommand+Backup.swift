@@ -28,15 +28,7 @@ extension HubCommand {
         @Flag(help: "Replace FILE if it exists.")
         var force = false
 
-        @Option(help: "The hub's data folder (default: the local hub's).")
-        var data: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "A PostgreSQL database shared by hub nodes (or BREAKING_NEWS_HUB_STORE; password from "
-                    + "BREAKING_NEWS_HUB_STORE_PASSWORD); default: the data folder's SQLite database.",
-                valueName: "postgres://user@host:port/database"))
-        var store: String?
+        @OptionGroup var place: HubPlace
 
         @Flag(help: "Print what was copied as JSON.")
         var json = false
@@ -46,9 +38,9 @@ extension HubCommand {
             if FileManager.default.fileExists(atPath: destination.path), !force {
                 throw CommandFailure("\(file) exists; give --force to replace it", exitCode: .failure)
             }
-            let folder = data.map { URL(fileURLWithPath: $0) } ?? Paths().hubDirectory
+            let folder = place.folder
             let result: (HubBackupInfo, HubBackupCounts)
-            if let url = HubStoreAccess.storeURL(store) {
+            if let url = place.storeURL {
                 let postgres = try await HubStoreAccess.openPostgres(url, purpose: "backup")
                 defer { postgres.shutdown() }
                 do {
@@ -102,15 +94,7 @@ extension HubCommand {
         @Flag(help: "Replace the hub the folder (or database) holds.")
         var force = false
 
-        @Option(help: "The hub's data folder (default: the local hub's).")
-        var data: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "A PostgreSQL database to restore into (or BREAKING_NEWS_HUB_STORE; password from "
-                    + "BREAKING_NEWS_HUB_STORE_PASSWORD); default: the data folder's SQLite database.",
-                valueName: "postgres://user@host:port/database"))
-        var store: String?
+        @OptionGroup var place: HubPlace
 
         @Flag(help: "Print what was restored as JSON.")
         var json = false
@@ -124,8 +108,8 @@ extension HubCommand {
                 throw CommandFailure(error.description, exitCode: .inputRejected)
             }
             let counts: HubBackupCounts
-            let place: String
-            if let url = HubStoreAccess.storeURL(store) {
+            let restored: String
+            if let url = place.storeURL {
                 let postgres = try await HubStoreAccess.openPostgres(url, purpose: "restore")
                 defer { postgres.shutdown() }
                 do {
@@ -136,9 +120,9 @@ extension HubCommand {
                 } catch {
                     throw CommandFailure("restore failed: \(error)", exitCode: .failure)
                 }
-                place = PostgresHubStore.redacted(url)
+                restored = PostgresHubStore.redacted(url)
             } else {
-                let folder = data.map { URL(fileURLWithPath: $0) } ?? Paths().hubDirectory
+                let folder = place.folder
                 let lock = try HubStoreAccess.lockStoppedFolder(folder)
                 defer { lock.release() }
                 let held = ["hub.sqlite", LocalHubKeyFile.fileName].filter {
@@ -154,14 +138,14 @@ extension HubCommand {
                 } catch {
                     throw CommandFailure("restore failed: \(error)", exitCode: .failure)
                 }
-                place = folder.path
+                restored = folder.path
             }
             if json {
-                say(HubStoreAccess.json(counts, info: info, extra: [("into", .string(place))]).text)
+                say(HubStoreAccess.json(counts, info: info, extra: [("into", .string(restored))]).text)
                 return
             }
             say(
-                "restored \(HubStoreAccess.describe(counts)) and the keys into \(place), from a backup of "
+                "restored \(HubStoreAccess.describe(counts)) and the keys into \(restored), from a backup of "
                     + "\(W3CDate.format(info.created).prefix(19))Z; it starts a new delivery log epoch")
         }
     }
@@ -203,15 +187,7 @@ extension HubCommand {
         @Flag(help: "Replace the hub the destination holds.")
         var force = false
 
-        @Option(help: "The hub's data folder (default: the local hub's).")
-        var data: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "The source: a PostgreSQL database shared by hub nodes (or BREAKING_NEWS_HUB_STORE; password from "
-                    + "BREAKING_NEWS_HUB_STORE_PASSWORD); default: the data folder's SQLite database.",
-                valueName: "postgres://user@host:port/database"))
-        var store: String?
+        @OptionGroup var place: HubPlace
 
         @Flag(help: "Print what was copied as JSON.")
         var json = false
@@ -224,8 +200,8 @@ extension HubCommand {
         }
 
         func run() async throws {
-            let folder = data.map { URL(fileURLWithPath: $0) } ?? Paths().hubDirectory
-            let sourceURL = HubStoreAccess.storeURL(store)
+            let folder = place.folder
+            let sourceURL = place.storeURL
             // What the destination refuses is said before any work.
             var destinationLock: DataDirectoryLock?
             defer { destinationLock?.release() }

@@ -24,31 +24,18 @@ extension HubCommand {
     }
 }
 
-/// Where the keys are: the data folder's `keys.json`, or a cluster's database.
+/// Where the keys are: the data folder's `keys.json`, or a cluster's database; and the hub.
 struct KeyPlace: ParsableArguments {
-    @Option(help: "The hub's data folder (default: the local hub's).")
-    var data: String?
-
-    @Option(
-        help: ArgumentHelp(
-            "The PostgreSQL database of a cluster (or BREAKING_NEWS_HUB_STORE; password from "
-                + "BREAKING_NEWS_HUB_STORE_PASSWORD); default: the data folder's keys.json.",
-            valueName: "postgres://user@host:port/database"))
-    var store: String?
+    @OptionGroup var place: HubPlace
 
     @Option(help: "The hub.")
     var hub: String = LocalHubDefaults.hubName
 
-    var folder: URL { data.map { URL(fileURLWithPath: $0) } ?? Paths().hubDirectory }
-
-    var storeURL: String? {
-        store ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 }
-    }
+    var folder: URL { place.folder }
 
     func openStore() async throws -> PostgresHubStore? {
-        guard let url = storeURL else { return nil }
-        guard let store = try await HubStoreAccess.open(folder: folder, url: url) as? PostgresHubStore else { return nil }
-        return store
+        guard let url = place.storeURL else { return nil }
+        return try await HubStoreAccess.openPostgres(url, purpose: "keys")
     }
 }
 

@@ -31,15 +31,7 @@ extension HubCommand {
         @Flag(help: "Give the freed space back to the disk (SQLite: incremental vacuum; PostgreSQL: VACUUM).")
         var vacuum = false
 
-        @Option(help: "The hub's data folder (default: the local hub's).")
-        var data: String?
-
-        @Option(
-            help: ArgumentHelp(
-                "A PostgreSQL database shared by hub nodes (or BREAKING_NEWS_HUB_STORE; password from "
-                    + "BREAKING_NEWS_HUB_STORE_PASSWORD); default: the data folder's SQLite database.",
-                valueName: "postgres://user@host:port/database"))
-        var store: String?
+        @OptionGroup var place: HubPlace
 
         @Flag(help: "Print what was removed and what is kept as JSON.")
         var json = false
@@ -52,15 +44,14 @@ extension HubCommand {
         }
 
         func run() async throws {
-            let folder = data.map { URL(fileURLWithPath: $0) } ?? Paths().hubDirectory
+            let folder = place.folder
             let running = LocalHubState.read(folder.appendingPathComponent(LocalHubState.fileName))
             let policy = RetentionPolicy(
                 age: retention?.seconds ?? running?.retention ?? RetentionPolicy.standard.age,
                 maximumLogBytes: deliveryLogMegabytes.map { Int64($0) << 20 } ?? running?.deliveryLogBytes
                     ?? RetentionPolicy.standard.maximumLogBytes,
                 installationTTL: nil)
-            let url = store ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 }
-            let store = try await HubStoreAccess.open(folder: folder, url: url)
+            let store = try await HubStoreAccess.open(folder: folder, url: place.storeURL)
             defer { (store as? any SharedHubStore)?.shutdown() }
             let report: PruneReport
             let usage: StoreUsage
@@ -97,17 +88,7 @@ extension HubCommand {
 enum HubStoreAccess {
     /// The PostgreSQL database at `url`, else the SQLite database of `folder`.
     static func open(folder: URL, url: String?) async throws -> any HubStore {
-        let environment = ProcessInfo.processInfo.environment
-        if let url {
-            do {
-                return try await PostgresHubStore(
-                    url: url, password: environment["BREAKING_NEWS_HUB_STORE_PASSWORD"],
-                    node: "prune-\(ProcessInfo.processInfo.processIdentifier)", logger: Logger(label: "hub-prune"))
-            } catch {
-                throw CommandFailure(
-                    "cannot use the database at \(PostgresHubStore.redacted(url)): \(error)", exitCode: .hubUnreachable)
-            }
-        }
+        if let url { return try await openPostgres(url, purpose: "prune") }
         let path = folder.appendingPathComponent("hub.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandFailure("no hub database in \(folder.path) (the hub makes it on its first start)", exitCode: .failure)

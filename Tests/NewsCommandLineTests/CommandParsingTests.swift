@@ -92,7 +92,7 @@ import Testing
     /// Issue 31: backups, restores and moves between stores.
     @Test func backupRestoreAndMigrateParse() throws {
         let backup = try #require(try parse(["hub", "backup", "news.backup", "--data", "/srv/hub"]) as? HubCommand.Backup)
-        #expect(backup.file == "news.backup" && backup.data == "/srv/hub" && !backup.force)
+        #expect(backup.file == "news.backup" && backup.place.data == "/srv/hub" && !backup.force)
         let restore = try #require(try parse(["hub", "restore", "news.backup", "--force"]) as? HubCommand.Restore)
         #expect(restore.file == "news.backup" && restore.force)
         let migrate = try #require(
@@ -100,7 +100,7 @@ import Testing
         #expect(migrate.toPostgres && migrate.deliveries && !migrate.force)
         let back = try #require(
             try parse(["hub", "migrate", "--store", "postgres://hub@db/news", "--to", "hub.sqlite"]) as? HubCommand.Migrate)
-        #expect(!back.toPostgres && back.store == "postgres://hub@db/news")
+        #expect(!back.toPostgres && back.place.store == "postgres://hub@db/news")
         // Each needs its file or destination; --to takes no other URL.
         for arguments in [
             ["hub", "backup"], ["hub", "restore"], ["hub", "migrate"], ["hub", "migrate", "--to", "mysql://x/y"],
