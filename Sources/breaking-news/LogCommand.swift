@@ -129,8 +129,20 @@ struct LogCommand: AsyncParsableCommand {
     /// Prints (or runs the command for) what is there, then every new message as it comes,
     /// until a signal or a refusal ends it.
     private func follow(_ profile: NewsProfile, endpoint: HubEndpoint, query: LogQuery) async throws {
-        let known = profile.log.entries
         let runner = command.map(MessageCommand.init)
+        // Signals are this command's before anything is printed or received: one that came
+        // before the receiver exists stops it as soon as it does. (The handler was installed
+        // after the receiver started; a SIGTERM once went unanswered in a test, the window
+        // between ignoring a signal and the dispatch source taking it being the suspect.)
+        let signal = Mutex<Int32?>(nil)
+        let stopping = Mutex<InboxReceiver?>(nil)
+        let signals = SignalHandler { number in
+            signal.withLock { $0 = $0 ?? number }
+            runner?.stop()
+            stopping.withLock { $0 }?.stop()
+        }
+        defer { signals.cancel() }
+        let known = profile.log.entries
         // The backlog, as without --follow; what arrives later passes the same filter, but
         // not --since's count (new is newer than any time given) nor --unread (new is unread).
         if runner == nil { list(profile, query) }
@@ -166,14 +178,9 @@ struct LogCommand: AsyncParsableCommand {
                 if shared.registration?.state == .registered { receiver.retryNow() }
             }
         }
-        let signal = Mutex<Int32?>(nil)
-        let signals = SignalHandler { number in
-            signal.withLock { $0 = $0 ?? number }
-            runner?.stop()
-            receiver.stop()
-        }
+        stopping.withLock { $0 = receiver }
+        if signal.withLock({ $0 }) != nil { receiver.stop() }
         defer {
-            signals.cancel()
             follower.stop()
             watcher.stop()
             registrations.cancel()
