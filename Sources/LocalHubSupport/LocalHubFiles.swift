@@ -44,11 +44,15 @@ public struct LocalHubState: Sendable, Equatable {
     /// The generation of the keys it serves (`LocalHubKeyFile.Contents.generation`): a
     /// command that changed the keys waits until the hub says it serves them.
     public var keysGeneration: Int64?
+    /// The node's name when the hub is a node of a cluster (its keys are kept in the
+    /// database, not in this folder's `keys.json`, which is a copy); nil for a single hub.
+    public var node: String?
 
     public init(
         pid: Int32, url: String, hubs: [String], tls: Bool, started: String, secret: String?, retention: Double? = nil,
-        deliveryLogBytes: Int64? = nil, keysGeneration: Int64? = nil
+        deliveryLogBytes: Int64? = nil, keysGeneration: Int64? = nil, node: String? = nil
     ) {
+        self.node = node
         self.keysGeneration = keysGeneration
         self.retention = retention
         self.deliveryLogBytes = deliveryLogBytes
@@ -74,7 +78,7 @@ extension LocalHubState {
             ("started", .string(started)), ("secret", secret.map(JSONValue.string) ?? .null),
             ("retention", retention.map { .number(String(Int64($0))) }),
             ("deliveryLogBytes", deliveryLogBytes.map { .number(String($0)) }),
-            ("keysGeneration", keysGeneration.map { .number(String($0)) }),
+            ("keysGeneration", keysGeneration.map { .number(String($0)) }), ("node", node.map(JSONValue.string)),
         ])
     }
 
@@ -93,7 +97,7 @@ extension LocalHubState {
         return LocalHubState(
             pid: pid, url: base, hubs: hubs, tls: tls, started: json["started"]?.stringValue ?? "", secret: secret,
             retention: number("retention").map(Double.init), deliveryLogBytes: number("deliveryLogBytes"),
-            keysGeneration: number("keysGeneration"))
+            keysGeneration: number("keysGeneration"), node: json["node"]?.stringValue)
     }
 
     /// Writes the state file, readable by its owner only.

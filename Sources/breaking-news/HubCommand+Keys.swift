@@ -186,6 +186,13 @@ struct KeyChange {
             say("\(done) (hub \(hub), keys of generation \(contents.generation), kept in the database)")
             try await waitForNodes(store, generation: contents.generation)
         } else {
+            // A node of a cluster serves the database's keys; its folder's are a copy it rewrites.
+            let running = LocalHubState.read(place.folder.appendingPathComponent(LocalHubState.fileName))
+            if let running, let node = running.node, LocalProcess.isAlive(running.pid) {
+                throw CommandFailure(
+                    "the hub of \(place.folder.path) is node \(node) of a cluster, whose keys are kept in its database: "
+                        + "change them there with --store postgres://…", exitCode: .usage)
+            }
             let keys = try Self.failingNow { try HubKeys.change(change, hub: place.hub, in: place.folder) }
             say("\(done) (hub \(place.hub), keys of generation \(keys.generation), in \(place.folder.path))")
             try await waitForHub(generation: keys.generation)

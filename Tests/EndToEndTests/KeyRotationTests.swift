@@ -192,6 +192,10 @@ import Testing
         let stream = try await OpenStream(old[1], hub: hub)
         defer { stream.cancel() }
 
+        // The node's folder holds a copy of the keys: changing it there is refused, and says where.
+        let inFolder = try await user.run(["hub", "keys", "regenerate", Self.listenRule])
+        #expect(inFolder.status == 2 && inFolder.stderr.contains("--store"), "\(inFolder.stdout) \(inFolder.stderr)")
+        #expect(try listen(0, .primary).key == old[0].key)
         let regenerated = try await Command.freshHome().run(
             ["hub", "keys", "regenerate", Self.listenRule, "--store", database, "--hub", hub])
         #expect(regenerated.status == 0, "\(regenerated.stdout) \(regenerated.stderr)")

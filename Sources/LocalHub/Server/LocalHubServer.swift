@@ -111,7 +111,8 @@ public enum LocalHubServer {
                 let state = LocalHubState(
                     pid: pid, url: "\(scheme)://\(host):\(port)", hubs: configuration.hubs, tls: configuration.tls,
                     started: W3CDate.format(Date()), secret: secret, retention: configuration.retention.age,
-                    deliveryLogBytes: configuration.retention.maximumLogBytes, keysGeneration: keyRing.keys.generation)
+                    deliveryLogBytes: configuration.retention.maximumLogBytes, keysGeneration: keyRing.keys.generation,
+                    node: configuration.storeURL == nil ? nil : configuration.effectiveNodeName)
                 stateFile.write(state)
                 logger.info("local hub listening on \(state.url), hubs: \(configuration.hubs.joined(separator: ", "))")
                 onReady(state)
