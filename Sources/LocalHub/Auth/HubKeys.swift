@@ -57,10 +57,8 @@ public struct HubKeys: Sendable, Equatable {
 
     /// The keys in `directory` as they are, checked; for a hub that follows changes to the file.
     static func load(in directory: URL) throws -> HubKeys {
-        let url = directory.appendingPathComponent(fileName)
-        var keys = HubKeys(contents: try LocalHubKeyFile.read(url))
-        _ = keys.completed(hubs: [])
-        try keys.check(url)
+        let keys = try read(in: directory)
+        try keys.check(directory.appendingPathComponent(fileName))
         return keys
     }
 
@@ -195,17 +193,14 @@ extension HubKeys {
             throw KeyFileProblem(description: "cannot lock \(directory.path): \(String(cString: strerror(errno)))")
         }
         defer { flock(folder, LOCK_UN) }
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw KeyFileProblem(
-                description: "there are no keys in \(directory.path) yet (the hub makes them on its first start)")
-        }
         var keys: HubKeys
         do {
-            keys = HubKeys(contents: try LocalHubKeyFile.read(url))
+            keys = try read(in: directory)
+        } catch let problem as KeyFileProblem {
+            throw problem
         } catch {
             throw KeyFileProblem(description: "\(error)")
         }
-        _ = keys.completed(hubs: [])
         try keys.apply(change, hub: hub)
         try keys.check(url)
         try write(keys.contents, to: url)
