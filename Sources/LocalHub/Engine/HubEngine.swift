@@ -53,7 +53,7 @@ public final class HubEngine: Sendable {
         let coordination: any NodeCoordination
         if let shared = store as? any SharedHubStore {
             metrics = HubMetrics(node: shared.node)
-            coordination = SharedDatabase(store: shared, state: state, metrics: metrics, logger: logger)
+            coordination = SharedDatabase(store: shared, state: state, streams: streams, metrics: metrics, logger: logger)
         } else {
             metrics = HubMetrics(node: nil)
             coordination = SingleNode(store: store, streams: streams, logger: logger)

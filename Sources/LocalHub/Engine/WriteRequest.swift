@@ -31,6 +31,14 @@ public enum WriteRequest: Sendable {
     /// Removes an installation or registration whose expiry has passed (retention); one
     /// renewed since it was found is kept.
     case removeExpired(ExpiredRecord)
+
+    /// Whether it is resolved against the tables (what is stored, counted or claimed). A
+    /// send is not: it is written as it came, and its quota of scheduled sends is counted
+    /// in the store where nodes share one.
+    var readsTables: Bool {
+        if case .enqueue = self { return false }
+        return true
+    }
 }
 
 /// An installation or registration found expired.

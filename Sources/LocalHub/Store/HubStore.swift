@@ -8,8 +8,10 @@ public protocol HubStore: Sendable {
     /// Installations and registrations, to rebuild the in-memory tables and tag index; rows
     /// that cannot be read are set aside and reported, never an error.
     func load() async throws -> HubSnapshot
-    /// Applies mutations atomically, in order.
-    func apply(_ mutations: [HubMutation]) async throws
+    /// Applies mutations atomically, in order. A shared store returns the numbers its change
+    /// log gave them, first through last (nil when they logged no change; always nil alone).
+    @discardableResult
+    func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>?
     /// Writes deliveries (with the sequence numbers they carry) and final notification
     /// states atomically; returns the deliveries written (one already present is skipped).
     func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery]

@@ -37,7 +37,8 @@ public actor MemoryHubStore: HubStore {
         return snapshot
     }
 
-    public func apply(_ mutations: [HubMutation]) {
+    @discardableResult
+    public func apply(_ mutations: [HubMutation]) -> ClosedRange<Int64>? {
         for mutation in mutations {
             switch mutation {
             case .upsertInstallation(let hub, let installation):
@@ -75,6 +76,7 @@ public actor MemoryHubStore: HubStore {
                 gaps[key(hub, device)] = nil
             }
         }
+        return nil
     }
 
     public func staleClaims(before: Date, limit: Int) -> [(hub: String, device: String)] {

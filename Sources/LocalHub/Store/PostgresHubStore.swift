@@ -151,10 +151,11 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     /// Runs of installation upserts and of notification inserts (what registration and send
     /// bursts bring) are written one statement per run; the rest one statement each.
-    public func apply(_ mutations: [HubMutation]) async throws {
-        guard !mutations.isEmpty else { return }
+    @discardableResult
+    public func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>? {
+        guard !mutations.isEmpty else { return nil }
         let now = Date().timeIntervalSince1970
-        try await transaction { connection in
+        return try await transaction { connection in
             var changes: [(kind: String, hub: String, id: String)] = []
             var m = mutations.startIndex
             while m < mutations.endIndex {
@@ -224,7 +225,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                 }
                 m += 1
             }
-            try await self.appendChanges(changes, on: connection)
+            return try await self.appendChanges(changes, on: connection)
         }
     }
 
@@ -266,20 +267,28 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// Seconds a node's claim on a notification it dispatches holds without being renewed.
     public static let leaseSeconds: Double = 10
 
-    /// Numbers the changes after the last one committed and writes them, then wakes the other
-    /// nodes (the notification goes out at commit).
+    /// Numbers the changes after the last one committed and writes them, and wakes the other
+    /// nodes (the notification goes out at commit); returns the numbers they took. Under the
+    /// lock, held to the commit, the numbers before them are committed, and no other commit
+    /// takes a number until this one is visible.
     private func appendChanges(_ changes: [(kind: String, hub: String, id: String)], on connection: PostgresConnection)
-        async throws
+        async throws -> ClosedRange<Int64>?
     {
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return nil }
         try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.changes.rawValue))", logger: self.logger)
-        try await connection.query(
+        // A data-modifying WITH runs whole whether or not it is read: one round trip.
+        let first = try await connection.query(
             """
-            INSERT INTO change (seq, kind, hub, id)
-            SELECT (SELECT COALESCE(MAX(seq), 0) FROM change) + n, k, h, i
-            FROM unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n)
-            """, logger: self.logger)
-        try await connection.query("NOTIFY hub_wake, 'c'", logger: self.logger)
+            WITH added AS (
+                INSERT INTO change (seq, kind, hub, id)
+                SELECT (SELECT COALESCE(MAX(seq), 0) FROM change) + n, k, h, i
+                FROM unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n)
+                RETURNING seq)
+            SELECT (SELECT MIN(seq) FROM added) AS first, pg_notify('hub_wake', \(StoreWakeup.changes.payload(from: self.node)))
+            """, logger: self.logger
+        ).collect().first?.makeRandomAccess()["first"].decode(Int64.self)
+        guard let first else { throw StoreFailure(description: "the change log took no numbers for \(changes.count) changes") }
+        return first...(first + Int64(changes.count) - 1)
     }
 
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
@@ -304,7 +313,10 @@ public final class PostgresHubStore: HubStore, Sendable {
                     \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil })) AS u(i, s, st, en, o, r, rn)
                 WHERE n.id = u.i
                 """, logger: self.logger)
-            if !written.isEmpty { try await connection.query("NOTIFY hub_wake, 'd'", logger: self.logger) }
+            if !written.isEmpty {
+                try await connection.query(
+                    "SELECT pg_notify('hub_wake', \(StoreWakeup.deliveries.payload(from: self.node)))", logger: self.logger)
+            }
             return written
         }
     }

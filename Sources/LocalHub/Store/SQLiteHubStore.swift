@@ -127,8 +127,9 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
-    public func apply(_ mutations: [HubMutation]) async throws {
-        guard !mutations.isEmpty else { return }
+    @discardableResult
+    public func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>? {
+        guard !mutations.isEmpty else { return nil }
         try await pool.write { db in
             for mutation in mutations {
                 switch mutation {
@@ -185,6 +186,7 @@ public final class SQLiteHubStore: HubStore {
                 }
             }
         }
+        return nil
     }
 
     static func notificationArguments(_ n: StoredNotification) -> StatementArguments {

@@ -67,11 +67,22 @@ public struct ChangeLogPruned: Error, CustomStringConvertible, Sendable {
 }
 
 /// What a wake-up says changed.
-public enum StoreWakeup: Sendable {
+public enum StoreWakeup: Sendable, Equatable {
     case changes
     case deliveries
     /// The wake-up connection was lost and is back: anything may have changed meanwhile.
     case reconnected
+
+    /// What a node sends at a commit: the kind, a colon and its name (`c:node1`).
+    func payload(from node: String) -> String { (self == .changes ? "c:" : "d:") + node }
+
+    /// What a payload says to the node `me`: nil for its own commits, which it follows as it
+    /// makes them. A payload of a kind alone (`c`, from an earlier version) is another node's.
+    init?(payload: String, me: String) {
+        let kind = payload.prefix { $0 != ":" }
+        if payload.count > kind.count, payload.dropFirst(kind.count + 1) == me[...] { return nil }
+        self = kind == "c" ? .changes : .deliveries
+    }
 }
 
 /// One entry of the change log, with the row it names as it is now.

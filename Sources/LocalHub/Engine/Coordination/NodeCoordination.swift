@@ -31,10 +31,11 @@ protocol NodeCoordination: Sendable {
     @discardableResult
     func retain(now: Date) async -> Int
 
-    /// After a write batch's commit: `publish` sets its changes in the tables, alone; on a
-    /// shared store the tables take them from the change log, in commit order with every
-    /// node's writes.
-    func committed(publish: () -> Void)
+    /// After a write batch's commit, with the change-log numbers it took (a shared store's):
+    /// `publish` sets its changes in the tables. Alone, at once; on a shared store, at once
+    /// when the numbers come next in the change log, else the tables take them from the log,
+    /// in commit order with every node's writes.
+    func committed(changes: ClosedRange<Int64>?, publish: () -> Void)
     /// Scheduled sends waiting in memory for `hub`: how many and their bytes (a shared store
     /// keeps none in memory: the node that claims one when due fires it).
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int)
@@ -53,8 +54,9 @@ protocol NodeCoordination: Sendable {
     /// Numbers the messages of the services that keep the delivery log (`logged`), in plan
     /// and message order; false when the engine stopped while waiting.
     func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool
-    /// A dispatch's deliveries are committed (`published`: those handed to streams before).
-    func recorded(_ published: [Delivery])
+    /// A dispatch's deliveries are committed: `published`, those handed to streams before the
+    /// commit (alone); `written`, those the store wrote, numbered (a shared store numbers them).
+    func recorded(published: [Delivery], written: [Delivery])
 }
 
 /// What a node's background work acts on.

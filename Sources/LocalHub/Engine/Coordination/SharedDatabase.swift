@@ -9,6 +9,11 @@ import Synchronization
 /// Reads and writes on this node catch up with the change log first, so they see every
 /// write acknowledged on any node.
 ///
+/// Its own commits it follows as it makes them, without reading them back, when their
+/// numbers come next (`Cursor.take`): the writer's changes go into the tables and the
+/// dispatcher's deliveries to the streams. Otherwise, when another node committed between,
+/// they are read like any other node's.
+///
 /// The change log is pruned behind its readers: each node notes how far it has read every
 /// `positionInterval`, and `retain` removes what every node noted within `liveWindow` has
 /// read. A node that was not heard from for that long (cut off from the database, paused)
@@ -16,6 +21,8 @@ import Synchronization
 /// tables in full before it answers anything that catches up.
 final class SharedDatabase: NodeCoordination {
     let store: any SharedHubStore
+    private let state: HubState
+    private let streams: DeviceStreams
     /// Catches the tables up with the change log: shared by every caller waiting at once.
     private let changes: Refresher
     private let changeCursor = Cursor()
@@ -36,16 +43,44 @@ final class SharedDatabase: NodeCoordination {
     /// few minutes of writes; one that comes back later reloads its tables, as at a start.
     static let liveWindow: TimeInterval = 300
 
+    /// How far this node has followed a numbered log (the change log, the delivery feed).
+    /// Its two ways on are atomic, so a page read while this node committed is never applied
+    /// over what the commit applied.
     final class Cursor: Sendable {
         private let value = Mutex<Int64>(0)
         var position: Int64 {
             get { value.withLock { $0 } }
             set { value.withLock { $0 = newValue } }
         }
+
+        /// Moves on through `through`, applying the entries of a page read from the log that
+        /// lie past the position (this node's commits may have moved it since the read).
+        func advance<Entry>(_ page: [Entry], through: Int64, number: (Entry) -> Int64, apply: ([Entry]) -> Void) {
+            value.withLock { position in
+                guard through > position else { return }
+                let fresh = page.drop { number($0) <= position }
+                if !fresh.isEmpty { apply(Array(fresh)) }
+                position = through
+            }
+        }
+
+        /// Moves on over `numbers`, taken by this node's own commit, applying it with `apply`,
+        /// when they come next. False, applying nothing, when numbers before them are unread
+        /// (another node committed between) or they were read already.
+        func take(_ numbers: ClosedRange<Int64>, apply: () -> Void) -> Bool {
+            value.withLock { position in
+                guard position == numbers.lowerBound - 1 else { return false }
+                apply()
+                position = numbers.upperBound
+                return true
+            }
+        }
     }
 
-    init(store: any SharedHubStore, state: HubState, metrics: HubMetrics, logger: Logger) {
+    init(store: any SharedHubStore, state: HubState, streams: DeviceStreams, metrics: HubMetrics, logger: Logger) {
         self.store = store
+        self.state = state
+        self.streams = streams
         self.logger = logger
         let cursor = changeCursor
         changes = Refresher {
@@ -60,8 +95,7 @@ final class SharedDatabase: NodeCoordination {
                 guard let last = page.last else { return }
                 let quarantined = page.filter(\.quarantined).count
                 if quarantined > 0 { metrics.addQuarantined(quarantined) }
-                state.apply(page)
-                cursor.position = last.seq
+                cursor.advance(page, through: last.seq, number: \.seq) { state.apply($0) }
                 if page.count < Self.pageSize { return }
             }
         }
@@ -118,7 +152,7 @@ final class SharedDatabase: NodeCoordination {
     /// of notifications other nodes left or scheduled ones now due into the dispatcher.
     func run(_ node: NodeWork) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.followFeed { node.streams.publish($0) } }
+            group.addTask { await self.followFeed() }
             group.addTask { await self.followWakeups() }
             group.addTask { await self.poll() }
             group.addTask { await self.takeClaims(dispatch: node.dispatch) }
@@ -154,15 +188,14 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
-    private func followFeed(publish: @Sendable ([Delivery]) -> Void) async {
+    private func followFeed() async {
         for await _ in feedWakes {
             if Task.isCancelled { return }
             do {
                 while true {
                     let page = try await store.deliveryFeed(after: feedCursor.position, limit: Self.pageSize)
                     guard let through = page.through else { break }
-                    if !page.deliveries.isEmpty { publish(page.deliveries) }
-                    feedCursor.position = through
+                    feedCursor.advance(page.deliveries, through: through, number: \.seq) { streams.publish($0) }
                     if page.rowsRead < Self.pageSize { break }
                 }
             } catch {
@@ -209,7 +242,13 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
-    func committed(publish: () -> Void) {}
+    /// Sets the commit's changes in the tables at once when their numbers come next in the
+    /// change log; else they are read from it, in order with the other nodes' (a read is
+    /// started now, as no wake-up comes for a node's own commit).
+    func committed(changes numbers: ClosedRange<Int64>?, publish: () -> Void) {
+        guard let numbers else { return }
+        if !changeCursor.take(numbers, apply: publish) { changes.poke() }
+    }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) { (0, 0) }
     func scheduled(_ notification: StoredNotification) {}
@@ -236,6 +275,11 @@ final class SharedDatabase: NodeCoordination {
     /// The store numbers deliveries as it commits them (`seq` 0 until then).
     func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool { true }
 
-    /// This node's streams read the feed now.
-    func recorded(_ published: [Delivery]) { feedWake.yield() }
+    /// The deliveries the store wrote go to this node's streams at once when their numbers
+    /// come next in the feed (the store numbered them under its lock, so none of another
+    /// node's lies between); else the streams read the feed now.
+    func recorded(published: [Delivery], written: [Delivery]) {
+        guard let first = written.first?.seq, let last = written.last?.seq else { return }
+        if !feedCursor.take(first...last, apply: { streams.publish(written) }) { feedWake.yield() }
+    }
 }

@@ -75,7 +75,7 @@ final class SingleNode: NodeCoordination {
     /// Alone, nothing but the store's own retention.
     func retain(now: Date) async -> Int { 0 }
 
-    func committed(publish: () -> Void) { publish() }
+    func committed(changes: ClosedRange<Int64>?, publish: () -> Void) { publish() }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) {
         book.withLock { ($0.count(hub: hub), $0.bytes(hub: hub)) }
@@ -127,5 +127,5 @@ final class SingleNode: NodeCoordination {
         return true
     }
 
-    func recorded(_ published: [Delivery]) { streams.markRecorded(published) }
+    func recorded(published: [Delivery], written: [Delivery]) { streams.markRecorded(published) }
 }

@@ -29,11 +29,11 @@ extension HubDispatcher {
         var gone: [ChannelGone] = []
         for service in logged { published += await push(&plans, through: service, gone: &gone) }
         let waiting = plans.map { plan in services.contains { !$0.keepsDeliveryLog && plan.messages[$0.kind]?.isEmpty == false } }
-        guard await record(plans, waiting: waiting) else {
+        guard let written = await record(plans, waiting: waiting) else {
             Self.unanswered(batch)
             return nil
         }
-        coordination.recorded(published)
+        coordination.recorded(published: published, written: written)
         finish(batch, plans, gone: gone, waiting: waiting)
         let later = plans.indices.filter { waiting[$0] }
         guard !later.isEmpty else { return nil }
@@ -51,7 +51,7 @@ extension HubDispatcher {
         let done = Array(repeating: false, count: plans.count)
         // Deliveries of the built-in service were written in the first commit.
         for p in plans.indices { plans[p].recorded = [] }
-        guard await record(plans, waiting: done) else { return Self.unanswered(batch) }
+        guard await record(plans, waiting: done) != nil else { return Self.unanswered(batch) }
         finish(batch, plans, gone: gone, waiting: done)
     }
 
@@ -60,9 +60,9 @@ extension HubDispatcher {
     static let successLinesKept = 5
 
     /// Writes the plans' deliveries and states: `Processing` for those still `waiting` on an
-    /// external service, final otherwise. Retried until it is written; false when the engine
-    /// stopped meanwhile.
-    private func record(_ plans: [DispatchPlan], waiting: [Bool]) async -> Bool {
+    /// external service, final otherwise. Retried until it is written; returns the deliveries
+    /// written, or nil when the engine stopped meanwhile.
+    private func record(_ plans: [DispatchPlan], waiting: [Bool]) async -> [Delivery]? {
         let records = zip(plans, waiting).map { plan, waiting -> DispatchRecord in
             var n = plan.notification
             n.outcomeCounts = plan.counts
@@ -96,7 +96,7 @@ extension HubDispatcher {
             for delivery in record.deliveries { payloads.insert(delivery.payload) }
             logGrowth.add(count: record.deliveries.count, payloadBytes: payloads.reduce(0) { $0 + $1.utf8.count })
         }
-        return written != nil
+        return written
     }
 
     /// What follows a notification's final commit: its metrics, a test send's answer, and the

@@ -62,16 +62,18 @@ final class HubWriter: Sendable {
     /// mutations in one transaction, then publishes them and answers each writer.
     private func commit(_ pending: [WriteQueue.Pending]) async {
         do {
-            // On a shared store, checked against what every node committed before.
-            try await coordination.catchUp()
+            // On a shared store, checked against what every node committed before (a batch of
+            // sends alone checks nothing there).
+            if pending.contains(where: \.request.readsTables) { try await coordination.catchUp() }
         } catch {
             for write in pending { write.continuation.resume(throwing: error) }
             return
         }
         var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
         let results = pending.map { batch.resolve($0.request) }
+        let numbers: ClosedRange<Int64>?
         do {
-            try await store.apply(batch.mutations)
+            numbers = try await store.apply(batch.mutations)
         } catch {
             logger.error("commit of \(batch.mutations.count) changes failed: \(error)")
             // Scheduled sends this batch took out of the book are still scheduled in the store.
@@ -79,7 +81,7 @@ final class HubWriter: Sendable {
             for write in pending { write.continuation.resume(throwing: error) }
             return
         }
-        coordination.committed { batch.publish() }
+        coordination.committed(changes: numbers) { batch.publish() }
         for notification in batch.enqueued {
             if notification.state == .scheduled {
                 coordination.scheduled(notification)
