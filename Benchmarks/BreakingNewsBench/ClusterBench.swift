@@ -3,23 +3,25 @@ import HubTestSupport
 import LocalHubSupport
 import NotificationHubs
 
-/// `--only cluster`: ingest, durable sends and fan-out on the single SQLite node, on one node
-/// on PostgreSQL, and on three nodes on PostgreSQL behind nginx, in the same run. The
-/// database and nginx are real servers started here (the tests' own helpers), stopped after.
-/// The SQLite node is the peer: the rows give each figure against it.
-func clusterBench(loadgen: String, fanoutClient: String, runs: Int) async throws -> [BenchRow] {
-    var measured: [(setup: String, figures: ClusterFigures)] = []
-    let sqlite = try await BenchHub.start(binary: binary, directory: output.appendingPathComponent("cluster-sqlite"))
-    measured.append(
-        ("1 node, SQLite", try await clusterFigures(sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)))
-    sqlite.stop()
-    try await PostgresServer.with { database in
-        let solo = try await BenchHub.start(
+/// `--only cluster` (`make bench-cluster`): ingest, durable sends and fan-out on the single
+/// SQLite node, on one node on PostgreSQL, and on three nodes on PostgreSQL behind nginx, then
+/// pgbench on the same PostgreSQL server, all in the same run. The database and nginx are real
+/// servers started here (the tests' own helpers), stopped after. Every row of a PostgreSQL
+/// setup carries its target against a peer of the same run (issue 32): the SQLite node, the
+/// one PostgreSQL node, pgbench; and each setup's spread over its runs against the SQLite
+/// node's.
+func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSeconds: Int) async throws -> [BenchRow] {
+    let sqliteHub = try await BenchHub.start(binary: binary, directory: output.appendingPathComponent("cluster-sqlite"))
+    let sqlite = try await clusterFigures(
+        sqliteHub, setup: ClusterSetup.sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
+    sqliteHub.stop()
+    let (solo, three, pgbench) = try await PostgresServer.with { database in
+        let soloHub = try await BenchHub.start(
             binary: binary, directory: output.appendingPathComponent("cluster-pg1"),
             arguments: ["--store", try await database.createDatabase(), "--node", "solo"])
-        measured.append(
-            ("1 node, PostgreSQL", try await clusterFigures(solo, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)))
-        solo.stop()
+        let solo = try await clusterFigures(
+            soloHub, setup: ClusterSetup.solo, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
+        soloHub.stop()
         let url = try await database.createDatabase()
         var nodes: [BenchHub] = []
         defer { for node in nodes { node.stop() } }
@@ -29,49 +31,140 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int) async throws
                     binary: binary, directory: output.appendingPathComponent("cluster-node\(n)"),
                     arguments: ["--store", url, "--node", "node\(n)", "--trusted-proxy", "127.0.0.1"]))
         }
-        try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
+        let three = try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
             let viaFront = try nodes[0].behind(url: front.url, port: front.port)
-            measured.append(
-                (
-                    "3 nodes, PostgreSQL, nginx",
-                    try await clusterFigures(viaFront, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
-                ))
+            return try await clusterFigures(
+                viaFront, setup: ClusterSetup.three, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
+        }
+        // pgbench has the server to itself: the nodes are stopped first.
+        for node in nodes { node.stop() }
+        nodes = []
+        let pgbench = try await PgbenchPeer.measure(server: database, runs: runs, seconds: pgbenchSeconds)
+        return (solo, three, pgbench)
+    }
+    return clusterRows(sqlite: sqlite, solo: solo, three: three, pgbench: pgbench)
+}
+
+/// `--only pgbench`: the peer alone, on a server of its own: what PostgreSQL takes on this
+/// machine, without the nodes' runs before it.
+func pgbenchBench(runs: Int, seconds: Int) async throws -> [BenchRow] {
+    try await PostgresServer.with { try await PgbenchPeer.measure(server: $0, runs: runs, seconds: seconds) }.rows
+}
+
+enum ClusterSetup {
+    static let sqlite = "1 node, SQLite"
+    static let solo = "1 node, PostgreSQL"
+    static let three = "3 nodes, PostgreSQL, nginx"
+    static let pgbenchSingle = "pgbench single-row upsert, 32 clients"
+}
+
+/// One measure of the cluster rows: its name, unit, and which way is better.
+enum ClusterMetric: CaseIterable {
+    case ingest, sends, fanout
+
+    var scenario: String {
+        switch self {
+        case .ingest: "cluster ingest (10k PUT installation, 32 conns)"
+        case .sends: "cluster durable sends (10k, 32 conns)"
+        case .fanout: "cluster fan-out 1 send -> 500 streams, last device"
         }
     }
-    let base = measured[0].figures
-    var rows: [BenchRow] = []
-    for (setup, figures) in measured {
-        let peer = setup == measured[0].setup ? nil : "1 node, SQLite"
-        rows.append(
-            BenchRow(
-                scenario: "cluster ingest (10k PUT installation, 32 conns): \(setup)", value: figures.ingest,
-                unit: "requests/s", target: "(reported)", met: true, peer: peer, peerValue: peer.map { _ in base.ingest },
-                ratio: peer.map { _ in figures.ingest / base.ingest }))
-        rows.append(
-            BenchRow(
-                scenario: "cluster durable sends (10k, 32 conns): \(setup)", value: figures.sends, unit: "sends/s",
-                target: "(reported)", met: true, peer: peer, peerValue: peer.map { _ in base.sends },
-                ratio: peer.map { _ in figures.sends / base.sends }))
-        rows.append(
-            BenchRow(
-                scenario: "cluster fan-out 1 send -> 500 streams, last device: \(setup)", value: figures.fanoutLast,
-                unit: "ms", target: "(reported)", met: true, peer: peer, peerValue: peer.map { _ in base.fanoutLast },
-                ratio: peer.map { _ in figures.fanoutLast / base.fanoutLast }))
+
+    var unit: String {
+        switch self {
+        case .ingest: "requests/s"
+        case .sends: "sends/s"
+        case .fanout: "ms"
+        }
     }
-    return rows
+
+    var higherIsBetter: Bool { self != .fanout }
+
+    /// This measure's runs in `figures`.
+    func runs(_ figures: ClusterFigures) -> [Double] {
+        switch self {
+        case .ingest: figures.ingest
+        case .sends: figures.sends
+        case .fanout: figures.fanoutLast
+        }
+    }
+
+    /// The slowest run over the median: median / lowest for a rate, highest / median for a
+    /// time (1 when every run was alike).
+    func spread(_ runs: [Double]) -> Double {
+        guard let low = runs.min(), let high = runs.max() else { return .nan }
+        return higherIsBetter ? median(runs) / low : high / median(runs)
+    }
+
+    var spreadWording: String { higherIsBetter ? "median / slowest run" : "slowest run / median" }
 }
 
-/// Medians of one setup's runs.
+/// The rows: medians with their targets, the spreads, and pgbench.
+func clusterRows(sqlite: ClusterFigures, solo: ClusterFigures, three: ClusterFigures, pgbench: PgbenchPeer) -> [BenchRow] {
+    /// A median against a peer's: `factor` × the peer's at least (a rate) or at most (a time).
+    func judged(_ metric: ClusterMetric, _ setup: String, _ value: Double, peer: String, _ peerValue: Double, factor: Double)
+        -> BenchRow
+    {
+        BenchRow(
+            scenario: "\(metric.scenario): \(setup)", value: value, unit: metric.unit,
+            target: "ratio \(metric.higherIsBetter ? ">=" : "<=") \(factor)",
+            met: metric.higherIsBetter ? value >= factor * peerValue : value <= factor * peerValue, peer: peer,
+            peerValue: peerValue, ratio: value / peerValue)
+    }
+    var rows: [BenchRow] = []
+    let ingest = ClusterMetric.ingest
+    let sends = ClusterMetric.sends
+    let fanout = ClusterMetric.fanout
+    for metric in ClusterMetric.allCases {
+        rows.append(
+            BenchRow(
+                scenario: "\(metric.scenario): \(ClusterSetup.sqlite)", value: median(metric.runs(sqlite)),
+                unit: metric.unit, target: "(reported)", met: true))
+    }
+    let pgbenchSingle = median(pgbench.singleRow)
+    rows += [
+        judged(ingest, ClusterSetup.solo, median(solo.ingest), peer: ClusterSetup.sqlite, median(sqlite.ingest), factor: 0.7),
+        judged(
+            ingest, ClusterSetup.solo + " (against pgbench)", median(solo.ingest), peer: ClusterSetup.pgbenchSingle,
+            pgbenchSingle, factor: 0.5),
+        judged(sends, ClusterSetup.solo, median(solo.sends), peer: ClusterSetup.sqlite, median(sqlite.sends), factor: 0.8),
+        judged(
+            fanout, ClusterSetup.solo, median(solo.fanoutLast), peer: ClusterSetup.sqlite, median(sqlite.fanoutLast),
+            factor: 1.5),
+        judged(ingest, ClusterSetup.three, median(three.ingest), peer: ClusterSetup.solo, median(solo.ingest), factor: 0.7),
+        judged(sends, ClusterSetup.three, median(three.sends), peer: ClusterSetup.solo, median(solo.sends), factor: 0.7),
+        judged(
+            fanout, ClusterSetup.three, median(three.fanoutLast), peer: ClusterSetup.solo, median(solo.fanoutLast),
+            factor: 1.43),
+    ]
+    for metric in ClusterMetric.allCases {
+        let base = metric.spread(metric.runs(sqlite))
+        let count = metric.runs(sqlite).count
+        let name = "\(metric.scenario), spread (\(metric.spreadWording) of \(count))"
+        rows.append(
+            BenchRow(scenario: "\(name): \(ClusterSetup.sqlite)", value: base, unit: "x", target: "(reported)", met: true))
+        for (setup, figures) in [(ClusterSetup.solo, solo), (ClusterSetup.three, three)] {
+            let spread = metric.spread(metric.runs(figures))
+            rows.append(
+                BenchRow(
+                    scenario: "\(name): \(setup)", value: spread, unit: "x", target: "ratio <= 1.0", met: spread <= base,
+                    peer: ClusterSetup.sqlite, peerValue: base, ratio: spread / base))
+        }
+    }
+    return rows + pgbench.rows
+}
+
+/// One setup's runs.
 struct ClusterFigures {
-    var ingest: Double
-    var sends: Double
-    var fanoutLast: Double
-}
-
-func clusterFigures(_ hub: BenchHub, loadgen: String, fanoutClient: String, runs: Int) async throws -> ClusterFigures {
     var ingest: [Double] = []
     var sends: [Double] = []
     var fanoutLast: [Double] = []
+}
+
+func clusterFigures(_ hub: BenchHub, setup: String, loadgen: String, fanoutClient: String, runs: Int) async throws
+    -> ClusterFigures
+{
+    var figures = ClusterFigures()
     for run in 0..<runs {
         let put = try load(
             loadgen, port: hub.port, template: scripts.appendingPathComponent("put-installation.http"),
@@ -80,8 +173,8 @@ func clusterFigures(_ hub: BenchHub, loadgen: String, fanoutClient: String, runs
             loadgen, port: hub.port, template: scripts.appendingPathComponent("send-template.http"),
             token: hub.token(hub.full), total: 10_000, expect: 201, prefix: "cs\(run)")
         if put.bad + send.bad > 0 { throw BenchError(description: "\(put.bad + send.bad) requests failed on \(hub.url)") }
-        ingest.append(put.rate)
-        sends.append(send.rate)
+        figures.ingest.append(put.rate)
+        figures.sends.append(send.rate)
         let subscribers = 500
         let tag = "Cluster\(run)"
         try await register(hub: hub, tag: tag, first: run * subscribers, count: subscribers)
@@ -93,10 +186,18 @@ func clusterFigures(_ hub: BenchHub, loadgen: String, fanoutClient: String, runs
             publishHeaders:
                 "Authorization: \(hub.token(hub.full))\r\nServiceBusNotification-Format: template\r\nServiceBusNotification-Tags: \(tag)\r\nContent-Type: application/json\r\n",
             body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: run * subscribers, rounds: 1)
-        fanoutLast += fanned.map(\.last)
+        figures.fanoutLast += fanned.map(\.last)
         log(
-            "cluster \(hub.url) run \(run + 1): ingest \(Int(put.rate)) req/s, sends \(Int(send.rate))/s, fan-out last "
+            "cluster \(setup) (\(hub.url)) run \(run + 1): ingest \(Int(put.rate)) req/s, sends \(Int(send.rate))/s, fan-out last "
                 + fanned.map { String(format: "%.1f", $0.last) }.joined(separator: ", ") + " ms")
     }
-    return ClusterFigures(ingest: median(ingest), sends: median(sends), fanoutLast: median(fanoutLast))
+    for metric in ClusterMetric.allCases {
+        let values = metric.runs(figures)
+        log(
+            "cluster \(setup): \(metric.scenario): runs "
+                + values.map { String(format: "%.1f", $0) }.joined(separator: ", ")
+                + "; median \(String(format: "%.1f", median(values))) \(metric.unit), spread "
+                + String(format: "%.2f", metric.spread(values)))
+    }
+    return figures
 }

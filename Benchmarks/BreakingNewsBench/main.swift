@@ -17,12 +17,19 @@ let fanoutClient = output.appendingPathComponent("fanout").path
 let loadgen = output.appendingPathComponent("loadgen").path
 let runs = quick ? 2 : 5
 /// `--only match,apns,webpush,retention,ingest,fanout,sends,terminal,reconnect,cluster` runs a subset
-/// (for profiling); `cluster` runs only when named.
+/// (for profiling); `cluster` runs only when named, and `pgbench` (the cluster's peer alone).
 let only: Set<String>? = arguments.firstIndex(of: "--only").map { Set(arguments[$0 + 1].split(separator: ",").map(String.init)) }
 func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
 /// `--fanout-rounds N` (1–100) publishes N times on each run's streams (profiling the
 /// publishes; the fan-out rows then count every publish as a run).
 let fanoutRounds = min(100, max(1, arguments.firstIndex(of: "--fanout-rounds").flatMap { Int(arguments[$0 + 1]) } ?? 1))
+/// `--cluster-runs N` (1–20): runs per cluster setup and of pgbench (3 by default, 1 with
+/// `--quick`; `make bench-cluster` asks for 5).
+let clusterRuns = min(
+    20, max(1, arguments.firstIndex(of: "--cluster-runs").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 1 : 3)))
+/// `--pgbench-seconds N` (1–300): how long each pgbench run of the cluster scenario lasts.
+let pgbenchSeconds = min(
+    300, max(1, arguments.firstIndex(of: "--pgbench-seconds").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 3 : 10)))
 
 /// A bare Hummingbird route answering 200 to everything: the framework's own ceiling.
 struct BareResponder: HTTPResponder {
@@ -95,8 +102,15 @@ func main() async throws {
         rows += try await retentionBench(binary: binary, postgres: true)
     }
     if cluster {
-        log("cluster: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx")
-        rows += try await clusterBench(loadgen: loadgen, fanoutClient: fanoutClient, runs: quick ? 1 : 3)
+        log(
+            "cluster: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx, pgbench; "
+                + "\(clusterRuns) runs each")
+        rows += try await clusterBench(
+            loadgen: loadgen, fanoutClient: fanoutClient, runs: clusterRuns, pgbenchSeconds: pgbenchSeconds)
+    }
+    if only?.contains("pgbench") == true, !cluster {
+        log("pgbench alone: \(clusterRuns) runs of each script")
+        rows += try await pgbenchBench(runs: clusterRuns, seconds: pgbenchSeconds)
     }
     if only == ["redraw"] {
         rows.append(logRedraw(entries: 10_000, runs: 2000))
