@@ -15,16 +15,20 @@ extension PostgresHubStore: SharedHubStore {
     /// both come from one snapshot: a page read after a prune is never taken for complete.
     /// (A prune keeps the last change, so a reader behind the point always gets a row.)
     ///
-    /// Each row is looked up by its key, whatever the planner knows of the tables: as plain
-    /// joins, a table it had no statistics for yet (a cluster's first minutes, after a load)
-    /// was read whole for every page, 3 ms a page at 30,000 installations (`LIMIT 1` keeps a
-    /// lookup from being turned back into a join).
+    /// Whatever the planner knows of the tables, the page is read through the change log's
+    /// index and each row looked up by its key. Tables it has no statistics for yet (a
+    /// cluster's first minutes, after a load) were otherwise read whole for every page, even
+    /// an empty one: 0.8 ms at 20,000 changes, 3 ms at 30,000 installations. The upper bound
+    /// (the head, which the index gives at once) makes the page a range the planner takes
+    /// for small; `LIMIT 1` keeps a lookup from being turned back into a join.
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
         let page = try await rows(
             """
             SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed,
                 (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
-            FROM (SELECT seq, kind, hub, id FROM change WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)) c
+            FROM (
+                SELECT seq, kind, hub, id FROM change WHERE seq > \(seq) AND seq <= (SELECT MAX(seq) FROM change)
+                ORDER BY seq LIMIT \(limit)) c
             LEFT JOIN LATERAL (
                 SELECT json FROM installation WHERE c.kind = 'i' AND hub = c.hub AND id = c.id LIMIT 1) i ON true
             LEFT JOIN LATERAL (
@@ -105,7 +109,10 @@ extension PostgresHubStore: SharedHubStore {
     }
 
     public func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage {
-        let read = try await rows("SELECT * FROM delivery WHERE seq > \(seq) ORDER BY seq LIMIT \(limit)")
+        // Bounded above by the head, as the change log's page is: read through the index
+        // whatever the planner knows.
+        let read = try await rows(
+            "SELECT * FROM delivery WHERE seq > \(seq) AND seq <= (SELECT MAX(seq) FROM delivery) ORDER BY seq LIMIT \(limit)")
         return DeliveryFeedPage(
             deliveries: read.compactMap(delivery(from:)), through: try read.last.map { try $0["seq"].decode(Int64.self) },
             rowsRead: read.count)
