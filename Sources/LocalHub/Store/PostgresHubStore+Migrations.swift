@@ -86,6 +86,15 @@ extension PostgresHubStore {
         Migration(
             name: "v5: keys served by each node",
             statements: ["ALTER TABLE change_reader ADD COLUMN keys_generation bigint NOT NULL DEFAULT 0"]),
+        // The change log numbered from a counter row, whose lock orders commits, in place of an
+        // advisory lock and the highest number: a batch of installations is then one
+        // statement. Every node must run this version: one of an earlier version numbers
+        // from the highest number and would take numbers this counter gives.
+        Migration(
+            name: "v6: change log numbered from a counter",
+            statements: [
+                "INSERT INTO meta (key, value) SELECT 'change_seq', COALESCE(MAX(seq), 0)::text FROM change ON CONFLICT (key) DO NOTHING"
+            ]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.
@@ -121,8 +130,6 @@ extension PostgresHubStore {
         case migration = 0x4E48_0001
         /// Numbers deliveries: taken in the order they become visible.
         case deliveries = 0x4E48_0002
-        /// Numbers the change log, likewise.
-        case changes = 0x4E48_0003
         case keys = 0x4E48_0004
         /// Prunes the change log: one node at a time.
         case changePruning = 0x4E48_0005

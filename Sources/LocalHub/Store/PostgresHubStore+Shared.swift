@@ -22,22 +22,7 @@ extension PostgresHubStore: SharedHubStore {
     /// (the head, which the index gives at once) makes the page a range the planner takes
     /// for small; `LIMIT 1` keeps a lookup from being turned back into a join.
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
-        let page = try await rows(
-            """
-            SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed,
-                (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
-            FROM (
-                SELECT seq, kind, hub, id FROM change WHERE seq > \(seq) AND seq <= (SELECT MAX(seq) FROM change)
-                ORDER BY seq LIMIT \(limit)) c
-            LEFT JOIN LATERAL (
-                SELECT json FROM installation WHERE c.kind = 'i' AND hub = c.hub AND id = c.id LIMIT 1) i ON true
-            LEFT JOIN LATERAL (
-                SELECT xml, created, updated FROM registration WHERE c.kind = 'r' AND hub = c.hub AND id = c.id LIMIT 1) r ON true
-            LEFT JOIN LATERAL (
-                SELECT true AS claimed FROM sandbox_device WHERE c.kind = 's' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
-            ORDER BY c.seq
-            """
-        )
+        let page = try await rows(ChangePage(after: seq, limit: Int64(limit)))
         if let pruned = try page.first?["pruned"].decode(Int64?.self), pruned > seq {
             throw ChangeLogPruned(position: seq, prunedThrough: pruned)
         }
@@ -272,4 +257,28 @@ extension PostgresHubStore: SharedHubStore {
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
+}
+
+/// A page of the change log (`changes(after:limit:)`), prepared once per connection.
+struct ChangePage: PostgresPreparedStatement {
+    static let sql = """
+        SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed,
+            (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
+        FROM (
+            SELECT seq, kind, hub, id FROM change WHERE seq > $1 AND seq <= (SELECT MAX(seq) FROM change)
+            ORDER BY seq LIMIT $2) c
+        LEFT JOIN LATERAL (
+            SELECT json FROM installation WHERE c.kind = 'i' AND hub = c.hub AND id = c.id LIMIT 1) i ON true
+        LEFT JOIN LATERAL (
+            SELECT xml, created, updated FROM registration WHERE c.kind = 'r' AND hub = c.hub AND id = c.id LIMIT 1) r ON true
+        LEFT JOIN LATERAL (
+            SELECT true AS claimed FROM sandbox_device WHERE c.kind = 's' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
+        ORDER BY c.seq
+        """
+
+    let after: Int64
+    let limit: Int64
+
+    func makeBindings() throws -> PostgresBindings { PostgresHubStore.binds(after, limit) }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
 }

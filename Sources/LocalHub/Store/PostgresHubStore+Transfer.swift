@@ -148,7 +148,7 @@ extension PostgresHubStore {
                 """, logger: self.logger)
             try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
             try await connection.query(
-                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'change_pruned')", logger: self.logger)
+                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'change_pruned', 'change_seq')", logger: self.logger)
             try await connection.query(
                 "INSERT INTO meta (key, value) VALUES ('epoch', \(epoch)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 logger: self.logger)

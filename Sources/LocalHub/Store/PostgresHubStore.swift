@@ -67,6 +67,19 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
+    /// The rows of a statement prepared once per connection: planned once, not at every call
+    /// (what a node runs at every commit or catch-up; planning the change-log page took
+    /// 0.5 ms, against 0.03 ms to run it).
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRandomAccessRow]
+    where Statement.Row == PostgresRandomAccessRow {
+        let (client, logger) = (client, logger)
+        return try await reachability.withDeadline {
+            try await Self.withStoreErrors {
+                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+            }
+        }
+    }
+
     public func epoch() async throws -> String {
         try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self) ?? ""
     }
@@ -150,11 +163,19 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// Runs of installation upserts and of notification inserts (what registration and send
-    /// bursts bring) are written one statement per run; the rest one statement each.
+    /// bursts bring) are written one statement per run; the rest one statement each. A batch
+    /// of one run alone is one statement committed by itself: one round trip, not five.
     @discardableResult
     public func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>? {
         guard !mutations.isEmpty else { return nil }
         let now = Date().timeIntervalSince1970
+        let sends = mutations.compactMap { if case .insertNotification(let n) = $0 { n } else { nil } }
+        if sends.count == mutations.count {
+            _ = try await rows(insertion(sends, now: now))
+            return nil
+        }
+        let puts = mutations.compactMap { if case .upsertInstallation(let hub, let i) = $0 { (hub, i) } else { nil } }
+        if puts.count == mutations.count { return try await upsertAlone(puts) }
         return try await transaction { connection in
             var changes: [(kind: String, hub: String, id: String)] = []
             var m = mutations.startIndex
@@ -166,7 +187,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                         run.append((hub, installation))
                         m += 1
                     }
-                    try await self.upsert(run, on: connection)
+                    try await connection.query(Self.upsertion(run), logger: self.logger)
                     changes += run.map { ("i", $0.hub, $0.installation.installationId) }
                     continue
                 case .insertNotification:
@@ -175,7 +196,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                         run.append(n)
                         m += 1
                     }
-                    try await self.insert(run, on: connection, now: now)
+                    try await connection.query(self.insertion(run, now: now), logger: self.logger)
                     continue
                 case .deleteInstallation(let hub, let id):
                     try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
@@ -230,25 +251,52 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// Upserts a run of installations in one statement; of two with one id, the later.
-    private func upsert(_ run: [(hub: String, installation: Installation)], on connection: PostgresConnection) async throws {
-        var latest: [String: Int] = [:]
-        for (r, entry) in run.enumerated() { latest[entry.hub + "\u{0}" + entry.installation.installationId] = r }
-        let rows = latest.values.sorted().map { run[$0] }
-        try await connection.query(
-            """
+    private static func upsertion(_ run: [(hub: String, installation: Installation)]) -> PostgresQuery {
+        let rows = latest(run)
+        return """
             INSERT INTO installation (hub, id, json)
             SELECT * FROM unnest(\(rows.map(\.hub)), \(rows.map(\.installation.installationId)), \(rows.map(\.installation.json.text)))
             ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
-            """, logger: self.logger)
+            """
+    }
+
+    /// Of entries with one hub and id, the last; in order.
+    private static func latest(_ run: [(hub: String, installation: Installation)]) -> [(hub: String, installation: Installation)]
+    {
+        var latest: [String: Int] = [:]
+        for (r, entry) in run.enumerated() { latest[entry.hub + "\u{0}" + entry.installation.installationId] = r }
+        return latest.values.sorted().map { run[$0] }
+    }
+
+    /// A batch of installation upserts alone, in one statement committed by itself: the rows,
+    /// their numbers in the change log and the wake-up. The rows are written, and locked,
+    /// before the counter is (its new value waits on their count), as in a transaction of
+    /// several statements, so two commits never wait on each other in turn.
+    private func upsertAlone(_ run: [(hub: String, installation: Installation)]) async throws -> ClosedRange<Int64>? {
+        let rows = Self.latest(run)
+        let count = Int64(run.count)
+        let last = try await self.rows(
+            UpsertAlone(
+                hubs: rows.map(\.hub), ids: rows.map(\.installation.installationId), json: rows.map(\.installation.json.text),
+                count: count, changeHubs: run.map(\.hub), changeIds: run.map(\.installation.installationId),
+                wake: StoreWakeup.changes.payload(from: node))
+        ).first?["last"].decode(Int64.self)
+        return try Self.numbers(last: last, count: count)
+    }
+
+    /// The numbers a commit's `count` changes took, from the last; an error when it took none
+    /// (the counter is missing: a database this version did not migrate).
+    private static func numbers(last: Int64?, count: Int64) throws -> ClosedRange<Int64> {
+        guard let last else { throw StoreFailure(description: "the change log took no numbers for \(count) changes") }
+        return (last - count + 1)...last
     }
 
     /// Inserts a run of notifications in one statement, claimed by this node. Absent values
     /// travel as a flag beside an empty text, or as NaN for times.
-    private func insert(_ run: [StoredNotification], on connection: PostgresConnection, now: Double) async throws {
+    private func insertion(_ run: [StoredNotification], now: Double) -> PostgresQuery {
         func time(_ date: Date?) -> Double { date?.timeIntervalSince1970 ?? .nan }
         let handles = run.map { n in n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text } }
-        try await connection.query(
-            """
+        return """
             INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended,
                 outcome, fire_at, direct_handles, owner, lease_until)
             SELECT h, i, f, CASE WHEN tn THEN NULL ELSE t END, b, hd, CASE WHEN dn THEN NULL ELSE d END, x, e, s,
@@ -261,34 +309,34 @@ public final class PostgresHubStore: HubStore, Sendable {
                 \(run.map { time($0.ended) }), \(run.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
                 \(run.map { time($0.scheduledFor) }), \(handles.map { $0 ?? "" }), \(handles.map { $0 == nil }))
                 AS n(h, i, f, t, tn, b, hd, d, dn, x, e, s, st, en, o, fa, bh, bn)
-            """, logger: self.logger)
+            """
     }
 
     /// Seconds a node's claim on a notification it dispatches holds without being renewed.
     public static let leaseSeconds: Double = 10
 
     /// Numbers the changes after the last one committed and writes them, and wakes the other
-    /// nodes (the notification goes out at commit); returns the numbers they took. Under the
-    /// lock, held to the commit, the numbers before them are committed, and no other commit
-    /// takes a number until this one is visible.
+    /// nodes (the notification goes out at commit); returns the numbers they took. The
+    /// numbers come from a counter row (`meta` 'change_seq'), last in the transaction: its
+    /// lock, held to the commit, makes the next commit wait for this one, so numbers become
+    /// visible in the order they are taken, with none left out.
     private func appendChanges(_ changes: [(kind: String, hub: String, id: String)], on connection: PostgresConnection)
         async throws -> ClosedRange<Int64>?
     {
         guard !changes.isEmpty else { return nil }
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.changes.rawValue))", logger: self.logger)
-        // A data-modifying WITH runs whole whether or not it is read: one round trip.
-        let first = try await connection.query(
+        let count = Int64(changes.count)
+        let last = try await connection.query(
             """
-            WITH added AS (
+            WITH numbered AS (
+                UPDATE meta SET value = (value::bigint + \(count))::text WHERE key = 'change_seq' RETURNING value::bigint AS last),
+            added AS (
                 INSERT INTO change (seq, kind, hub, id)
-                SELECT (SELECT COALESCE(MAX(seq), 0) FROM change) + n, k, h, i
-                FROM unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n)
-                RETURNING seq)
-            SELECT (SELECT MIN(seq) FROM added) AS first, pg_notify('hub_wake', \(StoreWakeup.changes.payload(from: self.node)))
+                SELECT numbered.last - \(count) + c.n, c.k, c.h, c.i
+                FROM numbered, unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n))
+            SELECT last, pg_notify('hub_wake', \(StoreWakeup.changes.payload(from: self.node))) FROM numbered
             """, logger: self.logger
-        ).collect().first?.makeRandomAccess()["first"].decode(Int64.self)
-        guard let first else { throw StoreFailure(description: "the change log took no numbers for \(changes.count) changes") }
-        return first...(first + Int64(changes.count) - 1)
+        ).collect().first?.makeRandomAccess()["last"].decode(Int64.self)
+        return try Self.numbers(last: last, count: count)
     }
 
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
@@ -444,4 +492,35 @@ public final class PostgresHubStore: HubStore, Sendable {
             (try $0["device"].decode(String.self), Int(try $0["n"].decode(Int64.self)))
         }
     }
+}
+
+/// A batch of installation upserts alone (`apply`), prepared once per connection.
+struct UpsertAlone: PostgresPreparedStatement {
+    static let sql = """
+        WITH upserted AS (
+            INSERT INTO installation (hub, id, json) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+            ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
+            RETURNING 1),
+        numbered AS (
+            UPDATE meta SET value = (value::bigint + $4::bigint + 0 * (SELECT COUNT(*) FROM upserted))::text
+            WHERE key = 'change_seq' RETURNING value::bigint AS last),
+        added AS (
+            INSERT INTO change (seq, kind, hub, id)
+            SELECT numbered.last - $4::bigint + c.n, 'i', c.h, c.i
+            FROM numbered, unnest($5::text[], $6::text[]) WITH ORDINALITY AS c(h, i, n))
+        SELECT last, pg_notify('hub_wake', $7::text) FROM numbered
+        """
+
+    let hubs: [String]
+    let ids: [String]
+    let json: [String]
+    let count: Int64
+    let changeHubs: [String]
+    let changeIds: [String]
+    let wake: String
+
+    func makeBindings() throws -> PostgresBindings {
+        PostgresHubStore.binds(hubs, ids, json, count, changeHubs, changeIds, wake)
+    }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
 }

@@ -23,9 +23,10 @@ public protocol SharedHubStore: HubStore {
     /// Notes that this node has read the change log through `position`, at `now`.
     func noteChangePosition(_ position: Int64, now: Date) async throws
     /// Prunes the change log: the changes every node noted within `liveWindow` before `now`
-    /// has read (never the last one, which numbers the next), and those a later change of
-    /// the same row repeats; remembers the point pruned through. Nodes not noted within the
-    /// window are forgotten and hold nothing back. How many changes went.
+    /// has read (never the last one, so that a reader behind the point pruned through reads a
+    /// row and learns it), and those a later change of the same row repeats; remembers the
+    /// point pruned through. Nodes not noted within the window are forgotten and hold nothing
+    /// back. How many changes went.
     func pruneChanges(now: Date, liveWindow: TimeInterval) async throws -> Int
     /// Every hub's deliveries numbered after `seq`, in number order.
     func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage
