@@ -49,6 +49,35 @@ import Testing
         #expect(taken.first?.lowerBound == head + 4)
     }
 
+    /// A batch resolved at a position (a node whose peers were quiet does not catch up
+    /// first) is written only if nothing was committed anywhere after that position; else
+    /// nothing of it is, and the writer resolves it again.
+    @Test func aBatchAtAPositionIsWrittenOnlyIfNothingCameAfterIt() async throws {
+        let stores = try await SharedHubStoreTests.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        func put(_ id: String) throws -> [(hub: String, installation: Installation)] {
+            [("news", try HubStoreConformanceTests.installation(id))]
+        }
+        func numbers(_ outcome: UpsertOutcome) -> ClosedRange<Int64>? {
+            if case .committed(let numbers) = outcome { return numbers }
+            return nil
+        }
+        let head = try await stores[0].changeHead()
+        #expect(numbers(try await stores[0].upsertAlone(try put("a"), ifAt: head)) == head + 1...head + 1)
+        // Behind its own commit, and behind another node's: nothing is written.
+        #expect(numbers(try await stores[0].upsertAlone(try put("b"), ifAt: head)) == nil)
+        #expect(
+            try await stores[1].apply([.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("c"))]) == head
+                + 2...head + 2)
+        #expect(numbers(try await stores[0].upsertAlone(try put("b"), ifAt: head + 1)) == nil)
+        let ids = { try await stores[1].load().installations.map(\.installation.installationId).sorted() }
+        #expect(try await ids() == ["a", "c"])
+        #expect(try await stores[1].changes(after: head, limit: 10).map(\.seq) == [head + 1, head + 2])
+        // At the head it is written, numbered next.
+        #expect(numbers(try await stores[0].upsertAlone(try put("b"), ifAt: head + 2)) == head + 3...head + 3)
+        #expect(try await ids() == ["a", "b", "c"])
+    }
+
     /// A wake-up names the node that committed; a node is not woken by its own commits.
     @Test func aNodeIgnoresItsOwnWakeUps() {
         #expect(StoreWakeup(payload: StoreWakeup.changes.payload(from: "node1"), me: "node1") == nil)

@@ -39,6 +39,13 @@ public enum WriteRequest: Sendable {
         if case .enqueue = self { return false }
         return true
     }
+
+    /// A PUT of an installation: what a batch resolved at a position may be made of
+    /// (`NodeCoordination.position`).
+    var isInstallationPut: Bool {
+        if case .putInstallation = self { return true }
+        return false
+    }
 }
 
 /// An installation or registration found expired.

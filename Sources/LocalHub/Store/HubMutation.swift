@@ -22,3 +22,16 @@ public enum HubMutation: Sendable {
     /// A scheduled notification will not be sent.
     case cancelScheduled(hub: String, id: String, at: Date)
 }
+
+extension HubMutation {
+    /// Whether a shared store's change log may name it (what other nodes keep in memory).
+    var logsChange: Bool {
+        switch self {
+        case .upsertInstallation, .deleteInstallation, .upsertRegistration, .deleteRegistration, .claimDevice,
+            .releaseDevice:
+            return true
+        case .insertNotification, .forgetDevice, .fireScheduled, .cancelScheduled:
+            return false
+        }
+    }
+}

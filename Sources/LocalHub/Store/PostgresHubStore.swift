@@ -175,8 +175,13 @@ public final class PostgresHubStore: HubStore, Sendable {
             return nil
         }
         let puts = mutations.compactMap { if case .upsertInstallation(let hub, let i) = $0 { (hub, i) } else { nil } }
-        if puts.count == mutations.count { return try await upsertAlone(puts) }
+        if puts.count == mutations.count, case .committed(let numbers) = try await upsertAlone(puts) { return numbers }
+        let logsChanges = mutations.contains(where: \.logsChange)
         return try await transaction { connection in
+            // The counter before any row, as every commit that logs changes takes them.
+            if logsChanges {
+                try await connection.query("SELECT value FROM meta WHERE key = 'change_seq' FOR UPDATE", logger: self.logger)
+            }
             var changes: [(kind: String, hub: String, id: String)] = []
             var m = mutations.startIndex
             while m < mutations.endIndex {
@@ -268,20 +273,26 @@ public final class PostgresHubStore: HubStore, Sendable {
         return latest.values.sorted().map { run[$0] }
     }
 
-    /// A batch of installation upserts alone, in one statement committed by itself: the rows,
-    /// their numbers in the change log and the wake-up. The rows are written, and locked,
-    /// before the counter is (its new value waits on their count), as in a transaction of
-    /// several statements, so two commits never wait on each other in turn.
-    private func upsertAlone(_ run: [(hub: String, installation: Installation)]) async throws -> ClosedRange<Int64>? {
+    /// A batch of installation upserts alone, in one statement committed by itself: the
+    /// counter's numbers, the rows, their entries in the change log and the wake-up. With
+    /// `position`, only when the change log holds nothing after it, checked under the
+    /// counter's lock (nothing is written otherwise). Like every commit that logs changes, it
+    /// locks the counter before any row, so two commits never wait on each other in turn.
+    public func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64? = nil) async throws
+        -> UpsertOutcome
+    {
         let rows = Self.latest(run)
         let count = Int64(run.count)
-        let last = try await self.rows(
+        let answer = try await self.rows(
             UpsertAlone(
                 hubs: rows.map(\.hub), ids: rows.map(\.installation.installationId), json: rows.map(\.installation.json.text),
                 count: count, changeHubs: run.map(\.hub), changeIds: run.map(\.installation.installationId),
-                wake: StoreWakeup.changes.payload(from: node))
-        ).first?["last"].decode(Int64.self)
-        return try Self.numbers(last: last, count: count)
+                wake: StoreWakeup.changes.payload(from: node), position: position))
+        guard let last = try answer.first?["last"].decode(Int64.self) else {
+            if position != nil { return .moved }
+            return .committed(try Self.numbers(last: nil, count: count))
+        }
+        return .committed(try Self.numbers(last: last, count: count))
     }
 
     /// The numbers a commit's `count` changes took, from the last; an error when it took none
@@ -494,16 +505,18 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 }
 
-/// A batch of installation upserts alone (`apply`), prepared once per connection.
+/// A batch of installation upserts alone (`apply`), prepared once per connection: the
+/// counter first (and, with a position, only when it is there), then the rows that wait on it.
 struct UpsertAlone: PostgresPreparedStatement {
     static let sql = """
-        WITH upserted AS (
-            INSERT INTO installation (hub, id, json) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-            ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json
-            RETURNING 1),
-        numbered AS (
-            UPDATE meta SET value = (value::bigint + $4::bigint + 0 * (SELECT COUNT(*) FROM upserted))::text
-            WHERE key = 'change_seq' RETURNING value::bigint AS last),
+        WITH numbered AS (
+            UPDATE meta SET value = (value::bigint + $4::bigint)::text
+            WHERE key = 'change_seq' AND ($8::bigint IS NULL OR value::bigint = $8::bigint)
+            RETURNING value::bigint AS last),
+        upserted AS (
+            INSERT INTO installation (hub, id, json)
+            SELECT u.h, u.i, u.j FROM numbered, unnest($1::text[], $2::text[], $3::text[]) AS u(h, i, j)
+            ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json),
         added AS (
             INSERT INTO change (seq, kind, hub, id)
             SELECT numbered.last - $4::bigint + c.n, 'i', c.h, c.i
@@ -518,9 +531,20 @@ struct UpsertAlone: PostgresPreparedStatement {
     let changeHubs: [String]
     let changeIds: [String]
     let wake: String
+    let position: Int64?
 
     func makeBindings() throws -> PostgresBindings {
-        PostgresHubStore.binds(hubs, ids, json, count, changeHubs, changeIds, wake)
+        var binds = PostgresHubStore.binds(hubs, ids, json, count, changeHubs, changeIds, wake)
+        if let position { binds.append(position) } else { binds.appendNull() }
+        return binds
     }
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
+}
+
+/// What a conditional commit came to.
+public enum UpsertOutcome: Sendable {
+    /// Written, with the numbers its changes took (a shared store's).
+    case committed(ClosedRange<Int64>?)
+    /// Nothing written: the change log had moved past the position.
+    case moved
 }

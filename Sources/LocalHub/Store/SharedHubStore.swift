@@ -20,6 +20,10 @@ public protocol SharedHubStore: HubStore {
     /// Changes numbered after `seq`, oldest first, each with the row as it is now.
     /// `ChangeLogPruned` when changes after `seq` were pruned: the reader must reload.
     func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
+    /// Commits installation upserts alone (one id each at most once), with `position` only
+    /// when the change log holds nothing after it (`moved`, nothing written, otherwise).
+    func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64?) async throws
+        -> UpsertOutcome
     /// Notes that this node has read the change log through `position`, at `now`.
     func noteChangePosition(_ position: Int64, now: Date) async throws
     /// Prunes the change log: the changes every node noted within `liveWindow` before `now`

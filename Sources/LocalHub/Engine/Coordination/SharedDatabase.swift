@@ -30,6 +30,12 @@ final class SharedDatabase: NodeCoordination {
     private let feedWake: AsyncStream<Void>.Continuation
     private let feedWakes: AsyncStream<Void>
     private let logger: Logger
+    /// When a page of the change log last held something this node had not applied itself
+    /// (`DispatchTime` nanoseconds): other nodes are writing.
+    private let othersWrote = Moment()
+
+    /// How long after other nodes' writes a batch catches up before it is resolved.
+    static let othersQuietFor: UInt64 = 1_000_000_000
 
     /// Between polls when no wake-up came: the most a lost wake-up delays anything.
     static let pollInterval: Duration = .seconds(1)
@@ -54,13 +60,16 @@ final class SharedDatabase: NodeCoordination {
         }
 
         /// Moves on through `through`, applying the entries of a page read from the log that
-        /// lie past the position (this node's commits may have moved it since the read).
-        func advance<Entry>(_ page: [Entry], through: Int64, number: (Entry) -> Int64, apply: ([Entry]) -> Void) {
+        /// lie past the position (this node's commits may have moved it since the read);
+        /// whether any did.
+        @discardableResult
+        func advance<Entry>(_ page: [Entry], through: Int64, number: (Entry) -> Int64, apply: ([Entry]) -> Void) -> Bool {
             value.withLock { position in
-                guard through > position else { return }
+                guard through > position else { return false }
                 let fresh = page.drop { number($0) <= position }
                 if !fresh.isEmpty { apply(Array(fresh)) }
                 position = through
+                return !fresh.isEmpty
             }
         }
 
@@ -77,12 +86,23 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
+    /// A moment, as `DispatchTime` nanoseconds.
+    final class Moment: Sendable {
+        private let value = Atomic<UInt64>(0)
+        func now() { value.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+        func within(_ nanoseconds: UInt64) -> Bool {
+            let at = value.load(ordering: .relaxed)
+            return at != 0 && DispatchTime.now().uptimeNanoseconds < at + nanoseconds
+        }
+    }
+
     init(store: any SharedHubStore, state: HubState, streams: DeviceStreams, metrics: HubMetrics, logger: Logger) {
         self.store = store
         self.state = state
         self.streams = streams
         self.logger = logger
         let cursor = changeCursor
+        let othersWrote = othersWrote
         changes = Refresher {
             while true {
                 let page: [StoredChange]
@@ -95,7 +115,7 @@ final class SharedDatabase: NodeCoordination {
                 guard let last = page.last else { return }
                 let quarantined = page.filter(\.quarantined).count
                 if quarantined > 0 { metrics.addQuarantined(quarantined) }
-                cursor.advance(page, through: last.seq, number: \.seq) { state.apply($0) }
+                if cursor.advance(page, through: last.seq, number: \.seq, apply: { state.apply($0) }) { othersWrote.now() }
                 if page.count < Self.pageSize { return }
             }
         }
@@ -123,6 +143,20 @@ final class SharedDatabase: NodeCoordination {
     var publishesBeforeCommit: Bool { false }
 
     func catchUp() async throws { try await changes.refresh() }
+
+    /// Where this node has read through, while no page read lately held another node's write
+    /// (alone, its own commits come next and are taken: it never catches up to write).
+    func position() -> Int64? {
+        othersWrote.within(Self.othersQuietFor) ? nil : changeCursor.position
+    }
+
+    func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
+        -> UpsertOutcome
+    {
+        let outcome = try await store.upsertAlone(installations, ifAt: position)
+        if case .moved = outcome { othersWrote.now() }
+        return outcome
+    }
 
     func storeHealth() async -> (healthy: Bool, line: String) {
         do {

@@ -32,6 +32,15 @@ final class SingleNode: NodeCoordination {
 
     func catchUp() async throws {}
 
+    /// Alone, a batch never waits to catch up: no position is needed.
+    func position() -> Int64? { nil }
+
+    func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
+        -> UpsertOutcome
+    {
+        .committed(try await store.apply(installations.map { .upsertInstallation(hub: $0.hub, $0.installation) }))
+    }
+
     func storeHealth() async -> (healthy: Bool, line: String) {
         (true, "store: \(store is SQLiteHubStore ? "sqlite" : "memory")")
     }

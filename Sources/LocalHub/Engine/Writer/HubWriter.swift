@@ -61,6 +61,7 @@ final class HubWriter: Sendable {
     /// Resolves a batch against the tables plus the batch's own earlier writes, commits its
     /// mutations in one transaction, then publishes them and answers each writer.
     private func commit(_ pending: [WriteQueue.Pending]) async {
+        if await committedAtPosition(pending) { return }
         do {
             // On a shared store, checked against what every node committed before (a batch of
             // sends alone checks nothing there).
@@ -81,6 +82,40 @@ final class HubWriter: Sendable {
             for write in pending { write.continuation.resume(throwing: error) }
             return
         }
+        finish(pending, batch, results, numbers: numbers)
+    }
+
+    /// A batch of installation PUTs on a shared store whose other nodes have been quiet:
+    /// resolved without catching up first, and committed only if nothing was committed
+    /// anywhere since the tables' position. True when it was answered; false to go the usual
+    /// way (the store moved on, or a PUT was refused against tables that may be behind).
+    private func committedAtPosition(_ pending: [WriteQueue.Pending]) async -> Bool {
+        guard pending.allSatisfy(\.request.isInstallationPut), let position = coordination.position() else { return false }
+        var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
+        let results = pending.map { batch.resolve($0.request) }
+        let installations = batch.mutations.compactMap { mutation -> (hub: String, installation: Installation)? in
+            if case .upsertInstallation(let hub, let installation) = mutation { return (hub, installation) }
+            return nil
+        }
+        guard !installations.isEmpty, installations.count == batch.mutations.count,
+            results.allSatisfy({ if case .success = $0 { true } else { false } })
+        else { return false }
+        do {
+            guard case .committed(let numbers) = try await coordination.commit(installations, at: position) else {
+                return false
+            }
+            finish(pending, batch, results, numbers: numbers)
+        } catch {
+            logger.error("commit of \(installations.count) installations failed: \(error)")
+            for write in pending { write.continuation.resume(throwing: error) }
+        }
+        return true
+    }
+
+    /// After the commit: the tables, the notifications accepted, and each writer's answer.
+    private func finish(
+        _ pending: [WriteQueue.Pending], _ batch: WriteBatch, _ results: [WriteResolution], numbers: ClosedRange<Int64>?
+    ) {
         coordination.committed(changes: numbers) { batch.publish() }
         for notification in batch.enqueued {
             if notification.state == .scheduled {
