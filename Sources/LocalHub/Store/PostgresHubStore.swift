@@ -350,34 +350,41 @@ public final class PostgresHubStore: HubStore, Sendable {
         return try Self.numbers(last: last, count: count)
     }
 
+    /// Final states alone (no delivery: what sends to external services come to) are one
+    /// statement committed by itself.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
+        let deliveries = dispatches.flatMap(\.deliveries)
+        if deliveries.isEmpty {
+            _ = try await rows(Self.stateUpdate(dispatches))
+            return []
+        }
         return try await transaction { connection in
-            let deliveries = dispatches.flatMap(\.deliveries)
-            var written: [Delivery] = []
-            if !deliveries.isEmpty {
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
-                written = try await self.insert(deliveries, on: connection)
-            }
-            // Every final state in one statement (a batch holds up to 256 notifications).
-            let states = dispatches.map(\.notification)
-            let reports = states.map { SQLiteHubStore.encode($0.report) }
-            try await connection.query(
-                """
-                UPDATE notification AS n SET state = u.s, started = NULLIF(u.st, 'NaN'), ended = NULLIF(u.en, 'NaN'),
-                    outcome = u.o, report = CASE WHEN u.rn THEN NULL ELSE u.r END
-                FROM unnest(\(states.map(\.id)), \(states.map(\.state.rawValue)),
-                    \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
-                    \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
-                    \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil })) AS u(i, s, st, en, o, r, rn)
-                WHERE n.id = u.i
-                """, logger: self.logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
+            let written = try await self.insert(deliveries, on: connection)
+            try await connection.query(Self.stateUpdate(dispatches), logger: self.logger)
             if !written.isEmpty {
                 try await connection.query(
                     "SELECT pg_notify('hub_wake', \(StoreWakeup.deliveries.payload(from: self.node)))", logger: self.logger)
             }
             return written
         }
+    }
+
+    /// Every final state of a batch of dispatches in one statement (a batch holds up to 256
+    /// notifications).
+    private static func stateUpdate(_ dispatches: [DispatchRecord]) -> PostgresQuery {
+        let states = dispatches.map(\.notification)
+        let reports = states.map { SQLiteHubStore.encode($0.report) }
+        return """
+            UPDATE notification AS n SET state = u.s, started = NULLIF(u.st, 'NaN'), ended = NULLIF(u.en, 'NaN'),
+                outcome = u.o, report = CASE WHEN u.rn THEN NULL ELSE u.r END
+            FROM unnest(\(states.map(\.id)), \(states.map(\.state.rawValue)),
+                \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
+                \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
+                \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil })) AS u(i, s, st, en, o, r, rn)
+            WHERE n.id = u.i
+            """
     }
 
     /// Writes deliveries under the deliveries lock. Numbered ones are skipped when their
