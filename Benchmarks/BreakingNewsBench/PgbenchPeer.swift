@@ -98,20 +98,6 @@ struct PgbenchPeer {
         return tps
     }
 
-    /// Everything until the end of `descriptor`, which it closes.
-    private static func readAll(_ descriptor: Int32) -> String {
-        defer { close(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            data.append(contentsOf: buffer[..<count])
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// The size of the PUT body of Benchmarks/scripts/put-installation.http as the load
     /// generator sends it in the first run (its id `c0-` and a number of four digits).
     static func jsonBytes() throws -> Int {

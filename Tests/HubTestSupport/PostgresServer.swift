@@ -329,24 +329,11 @@ private struct PostgresTools: Sendable {
     func run(_ argv: [String], asServer: Bool, in directory: String) async throws -> Outcome {
         let command = asServer && runuser != nil ? [runuser!, "-u", "postgres", "--"] + argv : argv
         let child = try ChildProcess.start(command, directory: directory)
-        async let output = offThePool { Self.readAll(child.standardOutput) }
-        async let errors = offThePool { Self.readAll(child.standardError) }
+        async let output = offThePool { readAll(child.standardOutput) }
+        async let errors = offThePool { readAll(child.standardError) }
         let status = await child.exited()
         let text = try await output + errors
         return Outcome(status: status, output: text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Everything until the end of `descriptor`, which it closes.
-    private static func readAll(_ descriptor: Int32) -> String {
-        defer { close(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            data.append(contentsOf: buffer[..<count])
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
 }
