@@ -101,7 +101,7 @@ bench: bench-build
 
 # Issue 32's rows: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx,
 # and pgbench on the same kind of server (Benchmarks/pgbench), CLUSTER_RUNS runs each, every
-# row with its target (Benchmarks/README.md). About six minutes here; CI does not run it.
+# row with its target (Benchmarks/README.md). About five minutes here; CI does not run it.
 CLUSTER_RUNS ?= 5
 
 bench-cluster: bench-build
