@@ -175,7 +175,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             return nil
         }
         let puts = mutations.compactMap { if case .upsertInstallation(let hub, let i) = $0 { (hub, i) } else { nil } }
-        if puts.count == mutations.count, case .committed(let numbers) = try await upsertAlone(puts) { return numbers }
+        if puts.count == mutations.count { return try await upsertAlone(puts, ifAt: nil) }
         let logsChanges = mutations.contains(where: \.logsChange)
         return try await transaction { connection in
             // The counter before any row, as every commit that logs changes takes them.
@@ -278,8 +278,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// `position`, only when the change log holds nothing after it, checked under the
     /// counter's lock (nothing is written otherwise). Like every commit that logs changes, it
     /// locks the counter before any row, so two commits never wait on each other in turn.
-    public func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64? = nil) async throws
-        -> UpsertOutcome
+    public func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64?) async throws
+        -> ClosedRange<Int64>?
     {
         let rows = Self.latest(run)
         let count = Int64(run.count)
@@ -289,17 +289,17 @@ public final class PostgresHubStore: HubStore, Sendable {
                 count: count, changeHubs: run.map(\.hub), changeIds: run.map(\.installation.installationId),
                 wake: StoreWakeup.changes.payload(from: node), position: position))
         guard let last = try answer.first?["last"].decode(Int64.self) else {
-            if position != nil { return .moved }
-            return .committed(try Self.numbers(last: nil, count: count))
+            // With a position, the log moved on; without, the counter is missing.
+            if position != nil { return nil }
+            throw Self.noNumbers(count)
         }
-        return .committed(try Self.numbers(last: last, count: count))
+        return (last - count + 1)...last
     }
 
-    /// The numbers a commit's `count` changes took, from the last; an error when it took none
-    /// (the counter is missing: a database this version did not migrate).
-    private static func numbers(last: Int64?, count: Int64) throws -> ClosedRange<Int64> {
-        guard let last else { throw StoreFailure(description: "the change log took no numbers for \(count) changes") }
-        return (last - count + 1)...last
+    /// A commit that took no numbers for its changes: the counter is missing (a database
+    /// this version did not migrate).
+    private static func noNumbers(_ count: Int64) -> StoreFailure {
+        StoreFailure(description: "the change log took no numbers for \(count) changes")
     }
 
     /// Inserts a run of notifications in one statement, claimed by this node. Absent values
@@ -347,7 +347,8 @@ public final class PostgresHubStore: HubStore, Sendable {
             SELECT last, pg_notify('hub_wake', \(StoreWakeup.changes.payload(from: self.node))) FROM numbered
             """, logger: self.logger
         ).collect().first?.makeRandomAccess()["last"].decode(Int64.self)
-        return try Self.numbers(last: last, count: count)
+        guard let last else { throw Self.noNumbers(count) }
+        return (last - count + 1)...last
     }
 
     /// Final states alone (no delivery: what sends to external services come to) are one
@@ -546,12 +547,4 @@ struct UpsertAlone: PostgresPreparedStatement {
         return binds
     }
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
-}
-
-/// What a conditional commit came to.
-public enum UpsertOutcome: Sendable {
-    /// Written, with the numbers its changes took (a shared store's).
-    case committed(ClosedRange<Int64>?)
-    /// Nothing written: the change log had moved past the position.
-    case moved
 }

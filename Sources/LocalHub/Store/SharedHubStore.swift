@@ -20,10 +20,11 @@ public protocol SharedHubStore: HubStore {
     /// Changes numbered after `seq`, oldest first, each with the row as it is now.
     /// `ChangeLogPruned` when changes after `seq` were pruned: the reader must reload.
     func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
-    /// Commits installation upserts alone (one id each at most once), with `position` only
-    /// when the change log holds nothing after it (`moved`, nothing written, otherwise).
+    /// Commits installation upserts alone, and returns the numbers their changes took; with
+    /// `position`, only when the change log holds nothing after it (nil, nothing written,
+    /// otherwise).
     func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64?) async throws
-        -> UpsertOutcome
+        -> ClosedRange<Int64>?
     /// Notes that this node has read the change log through `position`, at `now`.
     func noteChangePosition(_ position: Int64, now: Date) async throws
     /// Prunes the change log: the changes every node noted within `liveWindow` before `now`
@@ -69,6 +70,14 @@ public struct ChangeLogPruned: Error, CustomStringConvertible, Sendable {
     public var description: String {
         "the change log was pruned through \(prunedThrough), past \(position), where this reader had read through"
     }
+}
+
+/// What a commit made at a position came to (`NodeCoordination.commit(_:at:)`).
+public enum UpsertOutcome: Sendable {
+    /// Written, with the numbers its changes took (a shared store's).
+    case committed(ClosedRange<Int64>?)
+    /// Nothing written: the change log had moved past the position.
+    case moved
 }
 
 /// What a wake-up says changed.

@@ -153,9 +153,11 @@ final class SharedDatabase: NodeCoordination {
     func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
         -> UpsertOutcome
     {
-        let outcome = try await store.upsertAlone(installations, ifAt: position)
-        if case .moved = outcome { othersWrote.now() }
-        return outcome
+        guard let numbers = try await store.upsertAlone(installations, ifAt: position) else {
+            othersWrote.now()
+            return .moved
+        }
+        return .committed(numbers)
     }
 
     func storeHealth() async -> (healthy: Bool, line: String) {
