@@ -73,7 +73,7 @@ public final class HubEngine: Sendable {
             logGrowth: retention.growth, logger: logger)
         self.dispatcher = dispatcher
         writer = HubWriter(
-            writes: writes, state: state, store: store, coordination: coordination, dispatcher: dispatcher, claims: claims,
+            writes: writes, state: state, coordination: coordination, dispatcher: dispatcher, claims: claims,
             limits: HubWriter.Limits(
                 maximumPerHub: maximumInstallationsPerHub, maximumBytesPerHub: maximumBytesPerHub,
                 installationTTL: retention.policy.installationTTL),

@@ -32,19 +32,18 @@ public enum WriteRequest: Sendable {
     /// renewed since it was found is kept.
     case removeExpired(ExpiredRecord)
 
-    /// Whether it is resolved against the tables (what is stored, counted or claimed). A
-    /// send is not: it is written as it came, and its quota of scheduled sends is counted
-    /// in the store where nodes share one.
-    var readsTables: Bool {
-        if case .enqueue = self { return false }
-        return true
-    }
-
-    /// A PUT of an installation: what a batch resolved at a position may be made of
-    /// (`NodeCoordination.position`).
-    var isInstallationPut: Bool {
-        if case .putInstallation = self { return true }
-        return false
+    /// Whether it reads of the tables only the records it names and the counts of its hub:
+    /// a batch of these alone is resolved without catching up first, as its commit is
+    /// checked against what was committed after (`Resolution`). A send reads nothing there
+    /// (its quota of scheduled sends is counted in the store where nodes share one); claims,
+    /// a channel gone and retention read across records, and catch up first.
+    var readsOnlyWhatItNames: Bool {
+        switch self {
+        case .putInstallation, .patchInstallation, .deleteInstallation, .putRegistration, .deleteRegistration, .enqueue:
+            return true
+        case .claimDevice, .renewClaim, .releaseDevice, .fireScheduled, .cancelScheduled, .channelGone, .removeExpired:
+            return false
+        }
     }
 }
 
@@ -99,6 +98,14 @@ public struct WriteRefusal: Error, Sendable, CustomStringConvertible {
 
 /// A write's outcome inside the writer, built with the shorthands below.
 typealias WriteResolution = Result<WriteResult, WriteRefusal>
+
+extension Result {
+    /// Whether it is a failure (a write refused).
+    var isFailure: Bool {
+        if case .failure = self { return true }
+        return false
+    }
+}
 
 extension Result where Success == WriteResult, Failure == WriteRefusal {
     static var done: Self { .success(.done) }

@@ -20,11 +20,10 @@ public protocol SharedHubStore: HubStore {
     /// Changes numbered after `seq`, oldest first, each with the row as it is now.
     /// `ChangeLogPruned` when changes after `seq` were pruned: the reader must reload.
     func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
-    /// Commits installation upserts alone, and returns the numbers their changes took; with
-    /// `position`, only when the change log holds nothing after it (nil, nothing written,
-    /// otherwise).
-    func upsertAlone(_ run: [(hub: String, installation: Installation)], ifAt position: Int64?) async throws
-        -> ClosedRange<Int64>?
+    /// Applies mutations as `apply(_:)` does, only if nothing committed after the position
+    /// they were resolved at would have resolved them otherwise (`Resolution`), checked under
+    /// the lock of the counter that numbers the change log; `moved`, nothing written, if so.
+    func apply(_ mutations: [HubMutation], resolvedAt resolution: Resolution) async throws -> CommitOutcome
     /// Notes that this node has read the change log through `position`, at `now`.
     func noteChangePosition(_ position: Int64, now: Date) async throws
     /// Prunes the change log: the changes every node noted within `liveWindow` before `now`
@@ -72,11 +71,45 @@ public struct ChangeLogPruned: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// What a commit made at a position came to (`NodeCoordination.commit(_:at:)`).
-public enum UpsertOutcome: Sendable {
-    /// Written, with the numbers its changes took (a shared store's).
+/// What a write batch was resolved against: a node's tables as they followed the change log
+/// through `position`. A commit with it goes ahead only if no change after the position
+/// names a record the batch read, and the hubs' limits leave room for every change after it.
+public struct Resolution: Sendable {
+    /// A record the batch read, by the change-log kind (`i` installation, `r` registration),
+    /// hub and id. A change to it after the position would have resolved the batch
+    /// otherwise: one to another id of it in another case (the case rule), and when `exact`,
+    /// one to the id itself (a PATCH, a DELETE, an ETag, a `created` time read it). A PUT of
+    /// an installation is not `exact`: what it writes does not depend on what it replaces,
+    /// beyond the room counted below.
+    public struct Read: Sendable, Hashable {
+        public var kind: String
+        public var hub: String
+        public var id: String
+        public var exact: Bool
+
+        public init(kind: String, hub: String, id: String, exact: Bool) {
+            (self.kind, self.hub, self.id, self.exact) = (kind, hub, id, exact)
+        }
+    }
+
+    /// The change-log position the tables followed when the batch was resolved.
+    public var position: Int64
+    /// How many changes after the position the hubs the batch grows can take and stay
+    /// within their limits (each may add a record, and at most `HubWriter.largestChangeBytes`).
+    public var room: Int64
+    public var reads: [Read]
+
+    public init(position: Int64, room: Int64 = .max, reads: [Read] = []) {
+        (self.position, self.room, self.reads) = (position, room, reads)
+    }
+}
+
+/// What a commit came to (`NodeCoordination.commit`).
+public enum CommitOutcome: Sendable, Equatable {
+    /// Written, with the numbers its changes took in the change log (a shared store's).
     case committed(ClosedRange<Int64>?)
-    /// Nothing written: the change log had moved past the position.
+    /// Nothing written: a change after the position it was resolved at would have resolved
+    /// it otherwise (`Resolution`).
     case moved
 }
 

@@ -17,14 +17,14 @@ protocol NodeCoordination: Sendable {
 
     /// Catches the tables up with every write committed anywhere before this call.
     func catchUp() async throws
-    /// Where a batch of installation PUTs may be resolved without catching up first, when
-    /// other nodes have been quiet: it is then committed only if nothing was committed
-    /// anywhere after it (`commit(_:at:)`). Nil to catch up first.
+    /// The change-log position the tables follow on a shared store (nil alone): a batch
+    /// resolved against them is committed with it (`commit(_:resolvedAt:)`), so whether
+    /// anything committed after it would have resolved the batch otherwise is checked there.
     func position() -> Int64?
-    /// Commits installation upserts resolved at `position`, unless something was committed
-    /// after it (`moved`: nothing written; the batch is resolved again after catching up).
-    func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
-        -> UpsertOutcome
+    /// Commits a batch's mutations; on a shared store, with the `Resolution` it was resolved
+    /// at, only if nothing committed after it would have resolved it otherwise (`moved`,
+    /// nothing written: the writer catches up and resolves it again).
+    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome
     /// Whether the store answers, and a line naming it (`/healthz`).
     func storeHealth() async -> (healthy: Bool, line: String)
     /// Before the tables are loaded: what a shared store must note first.

@@ -6,8 +6,9 @@ import Synchronization
 /// One node of several on a shared store (`SharedHubStore`): it follows what the others
 /// commit — the change log into its tables, the delivery feed into its device streams, and
 /// expired claims into its dispatcher — and lets the store number deliveries at commit.
-/// Reads and writes on this node catch up with the change log first, so they see every
-/// write acknowledged on any node.
+/// Reads on this node catch up with the change log first, so they see every write
+/// acknowledged on any node; writes are checked at their commit against what was committed
+/// after the position they were resolved at (`Resolution`), or catch up first.
 ///
 /// Its own commits it follows as it makes them, without reading them back, when their
 /// numbers come next (`Cursor.take`): the writer's changes go into the tables and the
@@ -30,13 +31,6 @@ final class SharedDatabase: NodeCoordination {
     private let feedWake: AsyncStream<Void>.Continuation
     private let feedWakes: AsyncStream<Void>
     private let logger: Logger
-    /// When a page of the change log last held something this node had not applied itself
-    /// (`DispatchTime` nanoseconds): other nodes are writing.
-    private let othersWrote = Moment()
-
-    /// How long after other nodes' writes a batch catches up before it is resolved.
-    static let othersQuietFor: UInt64 = 1_000_000_000
-
     /// Between polls when no wake-up came: the most a lost wake-up delays anything.
     static let pollInterval: Duration = .seconds(1)
     /// Rows read from the change log or the delivery feed at a time.
@@ -60,16 +54,13 @@ final class SharedDatabase: NodeCoordination {
         }
 
         /// Moves on through `through`, applying the entries of a page read from the log that
-        /// lie past the position (this node's commits may have moved it since the read);
-        /// whether any did.
-        @discardableResult
-        func advance<Entry>(_ page: [Entry], through: Int64, number: (Entry) -> Int64, apply: ([Entry]) -> Void) -> Bool {
+        /// lie past the position (this node's commits may have moved it since the read).
+        func advance<Entry>(_ page: [Entry], through: Int64, number: (Entry) -> Int64, apply: ([Entry]) -> Void) {
             value.withLock { position in
-                guard through > position else { return false }
+                guard through > position else { return }
                 let fresh = page.drop { number($0) <= position }
                 if !fresh.isEmpty { apply(Array(fresh)) }
                 position = through
-                return !fresh.isEmpty
             }
         }
 
@@ -86,23 +77,12 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
-    /// A moment, as `DispatchTime` nanoseconds.
-    final class Moment: Sendable {
-        private let value = Atomic<UInt64>(0)
-        func now() { value.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
-        func within(_ nanoseconds: UInt64) -> Bool {
-            let at = value.load(ordering: .relaxed)
-            return at != 0 && DispatchTime.now().uptimeNanoseconds < at + nanoseconds
-        }
-    }
-
     init(store: any SharedHubStore, state: HubState, streams: DeviceStreams, metrics: HubMetrics, logger: Logger) {
         self.store = store
         self.state = state
         self.streams = streams
         self.logger = logger
         let cursor = changeCursor
-        let othersWrote = othersWrote
         changes = Refresher {
             while true {
                 let page: [StoredChange]
@@ -115,7 +95,7 @@ final class SharedDatabase: NodeCoordination {
                 guard let last = page.last else { return }
                 let quarantined = page.filter(\.quarantined).count
                 if quarantined > 0 { metrics.addQuarantined(quarantined) }
-                if cursor.advance(page, through: last.seq, number: \.seq, apply: { state.apply($0) }) { othersWrote.now() }
+                cursor.advance(page, through: last.seq, number: \.seq) { state.apply($0) }
                 if page.count < Self.pageSize { return }
             }
         }
@@ -144,20 +124,12 @@ final class SharedDatabase: NodeCoordination {
 
     func catchUp() async throws { try await changes.refresh() }
 
-    /// Where this node has read through, while no page read lately held another node's write
-    /// (alone, its own commits come next and are taken: it never catches up to write).
-    func position() -> Int64? {
-        othersWrote.within(Self.othersQuietFor) ? nil : changeCursor.position
-    }
+    /// Where this node's tables follow the change log: every change up to it is in them.
+    func position() -> Int64? { changeCursor.position }
 
-    func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
-        -> UpsertOutcome
-    {
-        guard let numbers = try await store.upsertAlone(installations, ifAt: position) else {
-            othersWrote.now()
-            return .moved
-        }
-        return .committed(numbers)
+    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome {
+        guard let resolution else { return .committed(try await store.apply(mutations)) }
+        return try await store.apply(mutations, resolvedAt: resolution)
     }
 
     func storeHealth() async -> (healthy: Bool, line: String) {

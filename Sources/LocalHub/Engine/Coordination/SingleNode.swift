@@ -32,13 +32,11 @@ final class SingleNode: NodeCoordination {
 
     func catchUp() async throws {}
 
-    /// Alone, a batch never waits to catch up: no position is needed.
+    /// Alone, the tables are the store's: nothing comes after them.
     func position() -> Int64? { nil }
 
-    func commit(_ installations: [(hub: String, installation: Installation)], at position: Int64) async throws
-        -> UpsertOutcome
-    {
-        .committed(try await store.apply(installations.map { .upsertInstallation(hub: $0.hub, $0.installation) }))
+    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome {
+        .committed(try await store.apply(mutations))
     }
 
     func storeHealth() async -> (healthy: Bool, line: String) {

@@ -23,10 +23,17 @@ final class HubWriter: Sendable {
     static let maximumScheduledBytes = 16 << 20
     /// Writes committed at most at once.
     static let batchLimit = 2048
+    /// Times a batch is resolved and committed before its writes are refused as conflicts,
+    /// when each commit meets a change made elsewhere since it was resolved (only writes of
+    /// one record on several nodes at once, without pause, come near).
+    static let attempts = 8
+    /// The most bytes a change made on another node is taken to add to a hub, in the room a
+    /// batch counts (`Resolution.room`): above any record a node accepts (a body is at most
+    /// `--max-body`, 64 KiB by default).
+    static let largestChangeBytes = 1 << 20
 
     let writes: WriteQueue
     private let state: HubState
-    private let store: any HubStore
     private let coordination: any NodeCoordination
     private let dispatcher: HubDispatcher
     private let claims: ClaimKeeper
@@ -34,12 +41,11 @@ final class HubWriter: Sendable {
     private let logger: Logger
 
     init(
-        writes: WriteQueue, state: HubState, store: any HubStore, coordination: any NodeCoordination,
+        writes: WriteQueue, state: HubState, coordination: any NodeCoordination,
         dispatcher: HubDispatcher, claims: ClaimKeeper, limits: Limits, logger: Logger
     ) {
         self.writes = writes
         self.state = state
-        self.store = store
         self.coordination = coordination
         self.dispatcher = dispatcher
         self.claims = claims
@@ -60,56 +66,55 @@ final class HubWriter: Sendable {
 
     /// Resolves a batch against the tables plus the batch's own earlier writes, commits its
     /// mutations in one transaction, then publishes them and answers each writer.
+    ///
+    /// On a shared store the tables follow the change log to a position, and the commit is
+    /// checked against what was committed anywhere after it (`Resolution`). A batch of writes
+    /// that read only what they name is resolved without catching up first; it is resolved
+    /// again after catching up when the check finds something that would have resolved it
+    /// otherwise, and when it refuses a write or answers one without writing (an answer given
+    /// from tables behind would not be checked). Other batches catch up first.
     private func commit(_ pending: [WriteQueue.Pending]) async {
-        if await committedAtPosition(pending) { return }
-        do {
-            // On a shared store, checked against what every node committed before (a batch of
-            // sends alone checks nothing there).
-            if pending.contains(where: \.request.readsTables) { try await coordination.catchUp() }
-        } catch {
-            for write in pending { write.continuation.resume(throwing: error) }
-            return
-        }
-        var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
-        let results = pending.map { batch.resolve($0.request) }
-        let numbers: ClosedRange<Int64>?
-        do {
-            numbers = try await store.apply(batch.mutations)
-        } catch {
-            logger.error("commit of \(batch.mutations.count) changes failed: \(error)")
-            // Scheduled sends this batch took out of the book are still scheduled in the store.
-            coordination.commitFailed(unscheduled: batch.unscheduled)
-            for write in pending { write.continuation.resume(throwing: error) }
-            return
-        }
-        finish(pending, batch, results, numbers: numbers)
-    }
-
-    /// A batch of installation PUTs on a shared store whose other nodes have been quiet:
-    /// resolved without catching up first, and committed only if nothing was committed
-    /// anywhere since the tables' position. True when it was answered; false to go the usual
-    /// way (the store moved on, or a PUT was refused against tables that may be behind).
-    private func committedAtPosition(_ pending: [WriteQueue.Pending]) async -> Bool {
-        guard pending.allSatisfy(\.request.isInstallationPut), let position = coordination.position() else { return false }
-        var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
-        let results = pending.map { batch.resolve($0.request) }
-        let installations = batch.mutations.compactMap { mutation -> (hub: String, installation: Installation)? in
-            if case .upsertInstallation(let hub, let installation) = mutation { return (hub, installation) }
-            return nil
-        }
-        guard !installations.isEmpty, installations.count == batch.mutations.count,
-            results.allSatisfy({ if case .success = $0 { true } else { false } })
-        else { return false }
-        do {
-            guard case .committed(let numbers) = try await coordination.commit(installations, at: position) else {
-                return false
+        var catchUp = !pending.allSatisfy(\.request.readsOnlyWhatItNames)
+        for attempt in 1...Self.attempts {
+            do {
+                if catchUp { try await coordination.catchUp() }
+                let position = coordination.position()
+                var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
+                let results = pending.map { batch.resolve($0.request) }
+                if !catchUp, position != nil,
+                    batch.mutations.isEmpty || batch.answeredUnwritten || results.contains(where: \.isFailure)
+                {
+                    batch.uncommitted()
+                    catchUp = true
+                    continue
+                }
+                let resolution = position.map { Resolution(position: $0, room: batch.room, reads: batch.reads) }
+                let outcome: CommitOutcome
+                do {
+                    outcome = try await coordination.commit(batch.mutations, resolvedAt: resolution)
+                } catch {
+                    logger.error("commit of \(batch.mutations.count) changes failed: \(error)")
+                    // Scheduled sends this batch took out of the book are still scheduled in the store.
+                    coordination.commitFailed(unscheduled: batch.unscheduled)
+                    batch.uncommitted()
+                    throw error
+                }
+                guard case .committed(let numbers) = outcome else {
+                    batch.uncommitted()
+                    logger.debug("a batch of \(pending.count) writes met a change made elsewhere since (attempt \(attempt))")
+                    catchUp = true
+                    continue
+                }
+                finish(pending, batch, results, numbers: numbers)
+            } catch {
+                for write in pending { write.continuation.resume(throwing: error) }
             }
-            finish(pending, batch, results, numbers: numbers)
-        } catch {
-            logger.error("commit of \(installations.count) installations failed: \(error)")
-            for write in pending { write.continuation.resume(throwing: error) }
+            return
         }
-        return true
+        let refusal = WriteRefusal(
+            reason: .conflict,
+            detail: "what this changes was changed on another node at the same moment, \(Self.attempts) times; try again")
+        for write in pending { write.continuation.resume(throwing: refusal) }
     }
 
     /// After the commit: the tables, the notifications accepted, and each writer's answer.

@@ -24,6 +24,17 @@ struct WriteBatch {
     /// the book (fired or cancelled), in order.
     private(set) var enqueued: [StoredNotification] = []
     private(set) var unscheduled: [StoredNotification] = []
+    /// Records the batch read by id, and how many changes made elsewhere after its position
+    /// the hubs it grows can take within their limits: what its commit is checked against
+    /// on a shared store (`Resolution`).
+    private(set) var reads: [Resolution.Read] = []
+    private(set) var room = Int64.max
+    /// A write was answered from the tables without a mutation to check at the commit (a
+    /// DELETE of an installation they do not hold): resolved again after catching up.
+    private(set) var answeredUnwritten = false
+    /// Claims the batch noted as renewed now (`ClaimKeeper`): forgotten when it is not
+    /// committed, so that the next use writes them.
+    private var renewalsNoted: [(hub: String, device: String)] = []
 
     // The overlay: what the batch changed so far, by `key`.
     private var installations: [String: Installation?] = [:]
@@ -71,6 +82,12 @@ struct WriteBatch {
         }
     }
 
+    /// The batch was not committed (it failed, or it is resolved again): the claim renewals
+    /// it noted are due again.
+    func uncommitted() {
+        for (hub, device) in renewalsNoted { claims.forget(hub: hub, device: device) }
+    }
+
     /// Sets the batch's changes in the tables, once committed.
     func publish() {
         state.directory.withLock { directory in
@@ -95,6 +112,7 @@ struct WriteBatch {
         var installation = given
         installation.expirationTime = expiry(given.expirationTime)
         let id = installation.installationId
+        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: false))
         let current = currentInstallation(hub, id)
         if current == nil {
             let held = holding(installations: true, hub, id)
@@ -102,6 +120,7 @@ struct WriteBatch {
             guard held.count < limits.maximumPerHub else {
                 return .quotaExceeded("the hub holds \(held.count) installations, the most it may; delete some first")
             }
+            room = min(room, Int64(limits.maximumPerHub - held.count - 1))
         }
         guard fits(hub, installation.storedSize - (current?.storedSize ?? 0)) else { return overBudget }
         if current == nil {
@@ -115,6 +134,7 @@ struct WriteBatch {
     private mutating func patchInstallation(_ hub: String, _ id: String, _ operations: [InstallationPatchOperation])
         -> WriteResolution
     {
+        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
         guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
         var installation = current
         do {
@@ -129,7 +149,11 @@ struct WriteBatch {
     }
 
     private mutating func deleteInstallation(_ hub: String, _ id: String) -> WriteResolution {
-        guard let current = currentInstallation(hub, id) else { return .done }
+        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
+        guard let current = currentInstallation(hub, id) else {
+            answeredUnwritten = true
+            return .done
+        }
         _ = fits(hub, -current.storedSize)
         installations[Self.key(hub, id)] = .some(nil)
         foldedInstallations[Self.key(hub, id.lowercased())] = .some(nil)
@@ -149,11 +173,13 @@ struct WriteBatch {
     /// Retention's removal of what expired, unless it was renewed since it was found.
     private mutating func removeExpired(_ record: ExpiredRecord) -> WriteResolution {
         if record.isInstallation {
+            reads.append(Resolution.Read(kind: "i", hub: record.hub, id: record.id, exact: true))
             guard let current = currentInstallation(record.hub, record.id),
                 ExpiredRecord.hasExpired(current.expirationTime, at: now)
             else { return .done }
             return deleteInstallation(record.hub, record.id)
         }
+        reads.append(Resolution.Read(kind: "r", hub: record.hub, id: record.id, exact: true))
         guard let current = currentRegistration(record.hub, record.id),
             ExpiredRecord.hasExpired(current.registration.expirationTime, at: now)
         else { return .done }
@@ -173,6 +199,7 @@ struct WriteBatch {
         -> WriteResolution
     {
         let id = requestedId ?? HubEngine.makeRegistrationId()
+        reads.append(Resolution.Read(kind: "r", hub: hub, id: id, exact: true))
         let existing = currentRegistration(hub, id)
         if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
         if existing == nil {
@@ -181,6 +208,7 @@ struct WriteBatch {
             guard held.count < limits.maximumPerHub else {
                 return .quotaExceeded("the hub holds \(held.count) registrations, the most it may; delete some first")
             }
+            room = min(room, Int64(limits.maximumPerHub - held.count - 1))
         }
         guard fits(hub, given.storedSize - (existing?.registration.storedSize ?? 0)) else { return overBudget }
         if existing == nil {
@@ -199,6 +227,7 @@ struct WriteBatch {
     }
 
     private mutating func deleteRegistration(_ hub: String, _ id: String, ifMatch: String?) -> WriteResolution {
+        reads.append(Resolution.Read(kind: "r", hub: hub, id: id, exact: true))
         guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
         if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
         removeRegistration(hub, id, existing)
@@ -283,7 +312,7 @@ struct WriteBatch {
         }
         claimed[key] = true
         claimDelta[hub.lowercased(), default: 0] += 1
-        _ = claims.renewalDue(hub: hub, device: device)
+        if claims.renewalDue(hub: hub, device: device) { renewalsNoted.append((hub, device)) }
         mutations.append(.claimDevice(hub: hub, device: device, at: now))
         published.append(.claim(hub: hub, device: device, claimed: true))
         return .done
@@ -295,7 +324,10 @@ struct WriteBatch {
             state.directory.withLock({ $0[hub]?.claimedDevices.contains(device) }) == true
                 || claimed[Self.key(hub, device)] == true
         else { return .done }
-        if claims.renewalDue(hub: hub, device: device) { mutations.append(.claimDevice(hub: hub, device: device, at: now)) }
+        if claims.renewalDue(hub: hub, device: device) {
+            renewalsNoted.append((hub, device))
+            mutations.append(.claimDevice(hub: hub, device: device, at: now))
+        }
         return .done
     }
 
@@ -405,7 +437,9 @@ struct WriteBatch {
         let key = hub.lowercased()
         if change > 0 {
             let stored = state.directory.withLock { $0[hub]?.storedBytes ?? 0 }
-            guard stored + (bytesDelta[key] ?? 0) + change <= limits.maximumBytesPerHub else { return false }
+            let left = limits.maximumBytesPerHub - (stored + (bytesDelta[key] ?? 0) + change)
+            guard left >= 0 else { return false }
+            room = min(room, Int64(left / HubWriter.largestChangeBytes))
         }
         bytesDelta[key, default: 0] += change
         return true
