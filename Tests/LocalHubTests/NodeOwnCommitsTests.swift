@@ -136,42 +136,37 @@ import Testing
     /// set its own writes over the other's later ones would answer a stale shared one; one
     /// that moved past the other's unread changes would miss some of its own ones.
     @Test func nodesWritingAtOnceEndAsTheDatabase() async throws {
-        let stores = try await SharedHubStoreTests.nodes(2)
-        defer { for store in stores { store.shutdown() } }
-        let engines = stores.map { HubEngine(store: $0, hubs: ["news"]) }
-        for engine in engines { try await engine.start() }
-        let running = engines.map { engine in Task { await engine.run() } }
-        defer {
-            for task in running { task.cancel() }
-            for engine in engines { engine.stop() }
-        }
-        let shared = (0..<8).map { "shared-\($0)" }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (n, engine) in engines.enumerated() {
-                for writer in 0..<4 {
-                    group.addTask {
-                        for round in 0..<40 {
-                            let own = "n\(n)w\(writer)r\(round)"
-                            let id = round.isMultiple(of: 2) ? own : shared[(round + writer) % shared.count]
-                            _ = try await engine.write(
-                                .putInstallation(hub: "news", try HubStoreConformanceTests.installation(id, tags: [own])))
-                            // Read your own write (a shared one another writer may have replaced since).
-                            let read = try await engine.installation(hub: "news", id: id)
-                            #expect(id != own || read?.tags == [own])
+        try await Self.withTwoNodes { stores, engines in
+            let shared = (0..<8).map { "shared-\($0)" }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, engine) in engines.enumerated() {
+                    for writer in 0..<4 {
+                        group.addTask {
+                            for round in 0..<40 {
+                                let own = "n\(n)w\(writer)r\(round)"
+                                let id = round.isMultiple(of: 2) ? own : shared[(round + writer) % shared.count]
+                                _ = try await engine.write(
+                                    .putInstallation(hub: "news", try HubStoreConformanceTests.installation(id, tags: [own])))
+                                // Read your own write (a shared one another writer may have replaced since).
+                                let read = try await engine.installation(hub: "news", id: id)
+                                #expect(id != own || read?.tags == [own])
+                            }
                         }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
-        }
-        let stored = try await stores[0].load()
-        let truth = Dictionary(
-            uniqueKeysWithValues: stored.installations.map { ($0.installation.installationId, $0.installation.tags) })
-        #expect(truth.count == shared.count + 2 * 4 * 20)
-        for engine in engines {
-            var wrong: [String] = []
-            for (id, tags) in truth where try await engine.installation(hub: "news", id: id)?.tags != tags { wrong.append(id) }
-            #expect(wrong.isEmpty, "\(wrong.count) installations answered unlike the database: \(wrong.sorted().prefix(5))")
+            let stored = try await stores[0].load()
+            let truth = Dictionary(
+                uniqueKeysWithValues: stored.installations.map { ($0.installation.installationId, $0.installation.tags) })
+            #expect(truth.count == shared.count + 2 * 4 * 20)
+            for engine in engines {
+                var wrong: [String] = []
+                for (id, tags) in truth where try await engine.installation(hub: "news", id: id)?.tags != tags {
+                    wrong.append(id)
+                }
+                #expect(wrong.isEmpty, "\(wrong.count) installations answered unlike the database: \(wrong.sorted().prefix(5))")
+            }
         }
     }
 }
@@ -182,51 +177,45 @@ extension NodeOwnCommitsTests {
     /// the database holds one. A node that resolved its PUT against tables behind the other
     /// node's commit, and committed whatever came between, wrote both.
     @Test(arguments: [true, false]) func idsDifferingInCaseWrittenOnTwoNodesAtOnceAreOne(installations: Bool) async throws {
-        let stores = try await SharedHubStoreTests.nodes(2)
-        defer { for store in stores { store.shutdown() } }
-        let engines = stores.map { HubEngine(store: $0, hubs: ["news"]) }
-        for engine in engines { try await engine.start() }
-        let running = engines.map { engine in Task { await engine.run() } }
-        defer {
-            for task in running { task.cancel() }
-            for engine in engines { engine.stop() }
-        }
-        let rounds = 150
-        let written = try await withThrowingTaskGroup(of: Int.self) { group in
-            for (n, engine) in engines.enumerated() {
-                for writer in 0..<4 {
-                    group.addTask {
-                        var written = 0
-                        for round in stride(from: writer, to: rounds, by: 4) {
-                            let id = n == 0 ? "case-\(round)" : "CASE-\(round)"
-                            do {
-                                _ = try await engine.write(
-                                    installations
-                                        ? .putInstallation(hub: "news", try HubStoreConformanceTests.installation(id))
-                                        : .putRegistration(
-                                            hub: "news", id: id,
-                                            HubStoreConformanceTests.registration(hub: "news", id: id).registration, ifMatch: nil)
-                                )
-                                written += 1
-                            } catch let refusal as WriteRefusal {
-                                #expect(refusal.reason == .conflict, "\(refusal)")
+        try await Self.withTwoNodes { stores, engines in
+            let rounds = 150
+            let written = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (n, engine) in engines.enumerated() {
+                    for writer in 0..<4 {
+                        group.addTask {
+                            var written = 0
+                            for round in stride(from: writer, to: rounds, by: 4) {
+                                let id = n == 0 ? "case-\(round)" : "CASE-\(round)"
+                                do {
+                                    _ = try await engine.write(
+                                        installations
+                                            ? .putInstallation(hub: "news", try HubStoreConformanceTests.installation(id))
+                                            : .putRegistration(
+                                                hub: "news", id: id,
+                                                HubStoreConformanceTests.registration(hub: "news", id: id).registration,
+                                                ifMatch: nil)
+                                    )
+                                    written += 1
+                                } catch let refusal as WriteRefusal {
+                                    #expect(refusal.reason == .conflict, "\(refusal)")
+                                }
                             }
+                            return written
                         }
-                        return written
                     }
                 }
+                return try await group.reduce(0, +)
             }
-            return try await group.reduce(0, +)
+            let snapshot = try await stores[0].load()
+            let stored =
+                installations
+                ? snapshot.installations.map(\.installation.installationId)
+                : snapshot.registrations.compactMap(\.registration.registrationId)
+            let folded = Dictionary(grouping: stored) { $0.lowercased() }.filter { $0.value.count > 1 }
+            #expect(folded.isEmpty, "\(folded.count) ids are held twice, in two cases: \(folded.keys.sorted().prefix(5))")
+            #expect(written == rounds)
+            #expect(stored.count == rounds)
         }
-        let snapshot = try await stores[0].load()
-        let stored =
-            installations
-            ? snapshot.installations.map(\.installation.installationId)
-            : snapshot.registrations.compactMap(\.registration.registrationId)
-        let folded = Dictionary(grouping: stored) { $0.lowercased() }.filter { $0.value.count > 1 }
-        #expect(folded.isEmpty, "\(folded.count) ids are held twice, in two cases: \(folded.keys.sorted().prefix(5))")
-        #expect(written == rounds)
-        #expect(stored.count == rounds)
     }
 }
 
@@ -235,38 +224,31 @@ extension NodeOwnCommitsTests {
     /// stays. A node that patched the installation as its tables held it, behind another
     /// node's patch committed between, wrote over that patch and lost its tag.
     @Test func patchesOfOneInstallationOnTwoNodesAtOnceAreAllKept() async throws {
-        let stores = try await SharedHubStoreTests.nodes(2)
-        defer { for store in stores { store.shutdown() } }
-        let engines = stores.map { HubEngine(store: $0, hubs: ["news"]) }
-        for engine in engines { try await engine.start() }
-        let running = engines.map { engine in Task { await engine.run() } }
-        defer {
-            for task in running { task.cancel() }
-            for engine in engines { engine.stop() }
-        }
-        _ = try await engines[0].write(
-            .putInstallation(hub: "news", try HubStoreConformanceTests.installation("shared", tags: ["first"])))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (n, engine) in engines.enumerated() {
-                for writer in 0..<3 {
-                    group.addTask {
-                        for round in 0..<6 {
-                            _ = try await engine.write(
-                                .patchInstallation(hub: "news", id: "shared", [.add("/tags", "n\(n)w\(writer)r\(round)")]))
+        try await Self.withTwoNodes { stores, engines in
+            _ = try await engines[0].write(
+                .putInstallation(hub: "news", try HubStoreConformanceTests.installation("shared", tags: ["first"])))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, engine) in engines.enumerated() {
+                    for writer in 0..<3 {
+                        group.addTask {
+                            for round in 0..<6 {
+                                _ = try await engine.write(
+                                    .patchInstallation(hub: "news", id: "shared", [.add("/tags", "n\(n)w\(writer)r\(round)")]))
+                            }
                         }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            let stored = try await stores[1].load().installations.first { $0.installation.installationId == "shared" }
+            let tags = Set(stored?.installation.tags ?? [])
+            let lost = (0..<2).flatMap { n in (0..<3).flatMap { w in (0..<6).map { "n\(n)w\(w)r\($0)" } } }.filter {
+                !tags.contains($0)
+            }
+            #expect(lost.isEmpty, "\(lost.count) of 36 tags were lost: \(lost.prefix(5))")
+            #expect(tags.contains("first"))
+            for engine in engines { #expect(Set(try await engine.installation(hub: "news", id: "shared")?.tags ?? []) == tags) }
         }
-        let stored = try await stores[1].load().installations.first { $0.installation.installationId == "shared" }
-        let tags = Set(stored?.installation.tags ?? [])
-        let lost = (0..<2).flatMap { n in (0..<3).flatMap { w in (0..<6).map { "n\(n)w\(w)r\($0)" } } }.filter {
-            !tags.contains($0)
-        }
-        #expect(lost.isEmpty, "\(lost.count) of 36 tags were lost: \(lost.prefix(5))")
-        #expect(tags.contains("first"))
-        for engine in engines { #expect(Set(try await engine.installation(hub: "news", id: "shared")?.tags ?? []) == tags) }
     }
 }
 
@@ -277,24 +259,35 @@ extension NodeOwnCommitsTests {
     /// outcome names that one device. A node that planned before catching up through what
     /// its acceptance saw would find no device.
     @Test func aSendOnOneNodeReachesAnInstallationAcknowledgedOnAnotherJustBefore() async throws {
+        try await Self.withTwoNodes(testSendLimit: 1000) { stores, engines in
+            for k in 0..<30 {
+                _ = try await engines[k % 2].write(
+                    .putInstallation(hub: "news", try HubStoreConformanceTests.installation("rw-\(k)", tags: ["Tag\(k)"])))
+                let other = engines[(k + 1) % 2]
+                let outcome = try await other.enqueueTest(
+                    StoredNotification(
+                        hub: "news", id: other.makeNotificationId(), format: .template, tagExpression: "Tag\(k)",
+                        body: #"{"messageParam":"hi"}"#, isTest: true))
+                #expect(outcome.results.count == 1, "round \(k): \(outcome.results)")
+            }
+        }
+    }
+}
+
+extension NodeOwnCommitsTests {
+    /// Two nodes on one database, started and running while `body` runs.
+    static func withTwoNodes(
+        testSendLimit: Int = 10, _ body: ([PostgresHubStore], [HubEngine]) async throws -> Void
+    ) async throws {
         let stores = try await SharedHubStoreTests.nodes(2)
         defer { for store in stores { store.shutdown() } }
-        let engines = stores.map { HubEngine(store: $0, hubs: ["news"], testSendLimit: 1000) }
+        let engines = stores.map { HubEngine(store: $0, hubs: ["news"], testSendLimit: testSendLimit) }
         for engine in engines { try await engine.start() }
         let running = engines.map { engine in Task { await engine.run() } }
         defer {
             for task in running { task.cancel() }
             for engine in engines { engine.stop() }
         }
-        for k in 0..<30 {
-            _ = try await engines[k % 2].write(
-                .putInstallation(hub: "news", try HubStoreConformanceTests.installation("rw-\(k)", tags: ["Tag\(k)"])))
-            let other = engines[(k + 1) % 2]
-            let outcome = try await other.enqueueTest(
-                StoredNotification(
-                    hub: "news", id: other.makeNotificationId(), format: .template, tagExpression: "Tag\(k)",
-                    body: #"{"messageParam":"hi"}"#, isTest: true))
-            #expect(outcome.results.count == 1, "round \(k): \(outcome.results)")
-        }
+        try await body(stores, engines)
     }
 }

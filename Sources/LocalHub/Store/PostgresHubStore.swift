@@ -202,18 +202,24 @@ public final class PostgresHubStore: HubStore, Sendable {
         return try await transaction { connection in
             // The counter before any row, as every commit that logs changes takes them.
             if logsChanges {
+                // Checked against what is committed first, outside the lock; then, in it,
+                // against what was committed since (as `put_installations` does).
+                var seen: Int64?
+                if let resolution {
+                    let checked = try await connection.execute(ChangedSince(resolution, seen: nil), logger: self.logger)
+                        .reduce(into: []) { $0.append($1) }.first
+                    guard try checked?["moved"].decode(Bool?.self) == false else { return .moved }
+                    seen = try checked?["seen"].decode(Int64?.self)
+                }
                 let head = try await connection.query(
                     "SELECT value::bigint FROM meta WHERE key = 'change_seq' FOR UPDATE", logger: self.logger
                 ).collect().first?.decode(Int64.self)
-                if let resolution {
+                if let resolution, let seen {
                     guard let head else { throw Self.noNumbers(Int64(mutations.count)) }
-                    if head > resolution.position {
-                        if head - resolution.position > resolution.room { return .moved }
-                        if !resolution.reads.isEmpty {
-                            let moved = try await connection.execute(ChangedSince(resolution), logger: self.logger)
-                                .reduce(into: []) { $0.append($1) }.first?["moved"].decode(Bool.self)
-                            if moved != false { return .moved }
-                        }
+                    if head > seen {
+                        let checked = try await connection.execute(ChangedSince(resolution, seen: seen), logger: self.logger)
+                            .reduce(into: []) { $0.append($1) }.first
+                        guard try checked?["moved"].decode(Bool?.self) == false else { return .moved }
                     }
                 }
             }
@@ -590,13 +596,21 @@ struct PutInstallations: PostgresPreparedStatement {
 }
 
 /// Whether a change after a resolution's position names a record its batch read in a way
-/// that would have resolved it otherwise (`changed_since`, migration v7).
+/// that would have resolved it otherwise, or more changes came after it than its room
+/// (`changed_since`, migration v7): through the counter's value as the statement sees it
+/// (`seen` nil), or from `seen` through that value (the changes committed since, read once
+/// the counter is locked). Answers the value too.
 struct ChangedSince: PostgresPreparedStatement {
-    static let sql = "SELECT changed_since($1, $2, $3, $4, $5) AS moved"
+    static let sql = """
+        SELECT v.head AS seen, v.head - $1 > $2
+            OR (v.head > COALESCE($3, $1) AND changed_since(COALESCE($3, $1), v.head, $4, $5, $6, $7)) AS moved
+        FROM (SELECT value::bigint AS head FROM meta WHERE key = 'change_seq') v
+        """
 
     let resolution: Resolution
+    let seen: Int64?
 
-    init(_ resolution: Resolution) { self.resolution = resolution }
+    init(_ resolution: Resolution, seen: Int64?) { (self.resolution, self.seen) = (resolution, seen) }
 
     static func bind(_ reads: [Resolution.Read], to binds: inout PostgresBindings) {
         binds.append(reads.map(\.kind))
@@ -606,7 +620,8 @@ struct ChangedSince: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var binds = PostgresHubStore.binds(resolution.position)
+        var binds = PostgresHubStore.binds(resolution.position, resolution.room)
+        if let seen { binds.append(seen) } else { binds.appendNull() }
         Self.bind(resolution.reads, to: &binds)
         return binds
     }
