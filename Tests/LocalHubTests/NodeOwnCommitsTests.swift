@@ -95,6 +95,28 @@ import Testing
                 == .committed(head + 5...head + 6))
         #expect(try await ids() == ["a", "d", "e"])
         #expect(try await stores[1].changes(after: head, limit: 10).map(\.seq) == Array(head + 1...head + 6))
+        // A position behind the point the log was pruned through cannot be checked: moved,
+        // both ways (its node then reloads its tables).
+        _ = try await stores[0].rows("UPDATE meta SET value = \(String(head + 5)) WHERE key = 'change_pruned'")
+        #expect(try await stores[0].apply([put("f")], resolvedAt: .init(position: head + 4, reads: [read("f")])) == .moved)
+        #expect(
+            try await stores[0].apply(
+                [put("f"), .deleteInstallation(hub: "news", id: "e")],
+                resolvedAt: .init(position: head + 4, reads: [read("f"), read("e", exact: true)])) == .moved)
+        #expect(
+            try await stores[0].apply([put("f")], resolvedAt: .init(position: head + 6, reads: [read("f")]))
+                == .committed(head + 7...head + 7))
+        // Without the counter (a database this version did not migrate) a commit is an error,
+        // never a conflict.
+        _ = try await stores[0].rows("DELETE FROM meta WHERE key = 'change_seq'")
+        await #expect(throws: (any Error).self) {
+            try await stores[0].apply(
+                [put("g"), .deleteInstallation(hub: "news", id: "f")],
+                resolvedAt: .init(position: head + 7, reads: [read("g"), read("f", exact: true)]))
+        }
+        await #expect(throws: (any Error).self) {
+            try await stores[0].apply([put("g")], resolvedAt: .init(position: head + 7, reads: [read("g")]))
+        }
     }
 
     /// A wake-up names the node that committed; a node is not woken by its own commits.

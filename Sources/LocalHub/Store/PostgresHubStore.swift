@@ -206,10 +206,12 @@ public final class PostgresHubStore: HubStore, Sendable {
                 // against what was committed since (as `put_installations` does).
                 var seen: Int64?
                 if let resolution {
-                    let checked = try await connection.execute(ChangedSince(resolution, seen: nil), logger: self.logger)
-                        .reduce(into: []) { $0.append($1) }.first
-                    guard try checked?["moved"].decode(Bool?.self) == false else { return .moved }
-                    seen = try checked?["seen"].decode(Int64?.self)
+                    guard
+                        let checked = try await connection.execute(ChangedSince(resolution, seen: nil), logger: self.logger)
+                            .reduce(into: [], { $0.append($1) }).first
+                    else { throw Self.noNumbers(Int64(mutations.count)) }
+                    guard try checked["moved"].decode(Bool?.self) == false else { return .moved }
+                    seen = try checked["seen"].decode(Int64?.self)
                 }
                 let head = try await connection.query(
                     "SELECT value::bigint FROM meta WHERE key = 'change_seq' FOR UPDATE", logger: self.logger
@@ -565,8 +567,6 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 }
 
-/// A batch of installation upserts alone (`apply`), prepared once per connection: the
-/// counter first (and, with a position, only when it is there), then the rows that wait on it.
 /// A batch of installation upserts alone (`put_installations`, migration v7), prepared once
 /// per connection: the last change-log number it took, or null when its resolution moved.
 struct PutInstallations: PostgresPreparedStatement {

@@ -23,13 +23,14 @@ final class HubWriter: Sendable {
     static let maximumScheduledBytes = 16 << 20
     /// Writes committed at most at once.
     static let batchLimit = 2048
-    /// Times a batch is resolved and committed before its writes are refused as conflicts,
-    /// when each commit meets a change made elsewhere since it was resolved (only writes of
-    /// one record on several nodes at once, without pause, come near).
+    /// Times a batch is resolved and committed when each commit meets a change made elsewhere
+    /// since it was resolved; then each of its writes is, alone, as many times, and one that
+    /// still meets changes is refused as a conflict (only writes of one record on several
+    /// nodes at once without pause, or into a hub at its limits while others write, come near).
     static let attempts = 8
     /// The most bytes a change made on another node is taken to add to a hub, in the room a
     /// batch counts (`Resolution.room`): above any record a node accepts (a body is at most
-    /// `--max-body`, 64 KiB by default).
+    /// `LocalHubConfiguration.maximumBodyBytes`, 64 KiB, which `hub serve` does not change).
     static let largestChangeBytes = 1 << 20
 
     let writes: WriteQueue
@@ -109,6 +110,11 @@ final class HubWriter: Sendable {
             } catch {
                 for write in pending { write.continuation.resume(throwing: error) }
             }
+            return
+        }
+        // Each write alone, so that only one that keeps meeting changes is refused.
+        if pending.count > 1 {
+            for write in pending { await commit([write]) }
             return
         }
         let refusal = WriteRefusal(

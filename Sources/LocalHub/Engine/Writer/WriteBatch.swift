@@ -395,10 +395,12 @@ struct WriteBatch {
                     TagIndex.device(handle, platform: gone.platform) == gone.device, installation.pushChannelExpired != true
                 else { continue }
                 installation.pushChannelExpired = true
+                reads.append(Resolution.Read(kind: "i", hub: gone.hub, id: id, exact: true))
                 setInstallation(gone.hub, id, installation)
             } else if gone.platform == .apns, let existing = currentRegistration(gone.hub, id),
                 existing.registration.deviceToken.lowercased() == gone.device
             {
+                reads.append(Resolution.Read(kind: "r", hub: gone.hub, id: id, exact: true))
                 removeRegistration(gone.hub, id, existing)
             }
         }
