@@ -168,10 +168,7 @@ extension PostgresHubStore {
     /// Writes deliveries with the numbers they carry (one whose number is taken is skipped).
     func importDeliveries(_ deliveries: [Delivery]) async throws {
         guard !deliveries.isEmpty else { return }
-        _ = try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
-            return try await self.insert(deliveries, on: connection).count
-        }
+        _ = try await record(deliveries, states: [])
     }
 
     /// Keeps what retention took from each device.

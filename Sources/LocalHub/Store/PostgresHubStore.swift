@@ -405,74 +405,46 @@ public final class PostgresHubStore: HubStore, Sendable {
         return (last - count + 1)...last
     }
 
-    /// Final states alone (no delivery: what sends to external services come to) are one
-    /// statement committed by itself.
+    /// A batch of dispatches, deliveries and final states, in one call of `record_dispatches`
+    /// (migration v8), committed by itself: one round trip. Its answer is one short row, so
+    /// PostgreSQL sends it with the commit's ReadyForQuery, not before.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
-        let deliveries = dispatches.flatMap(\.deliveries)
-        if deliveries.isEmpty {
-            _ = try await rows(Self.stateUpdate(dispatches))
-            return []
-        }
-        return try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
-            let written = try await self.insert(deliveries, on: connection)
-            try await connection.query(Self.stateUpdate(dispatches), logger: self.logger)
-            if !written.isEmpty {
-                try await connection.query(
-                    "SELECT pg_notify('hub_wake', \(StoreWakeup.deliveries.payload(from: self.node)))", logger: self.logger)
-            }
-            return written
-        }
+        return try await record(dispatches.flatMap(\.deliveries), states: dispatches.map(\.notification))
     }
 
-    /// Every final state of a batch of dispatches in one statement (a batch holds up to 256
-    /// notifications).
-    private static func stateUpdate(_ dispatches: [DispatchRecord]) -> PostgresQuery {
-        let states = dispatches.map(\.notification)
+    /// Writes deliveries under the deliveries lock and the notifications' `states`; returns
+    /// the deliveries written, numbered. Numbered ones are skipped when their number is taken;
+    /// unnumbered ones are numbered after the highest number yet, and skipped when the device
+    /// already has that notification from that template (a dispatch another node repeated).
+    func record(_ deliveries: [Delivery], states: [StoredNotification]) async throws -> [Delivery] {
         let reports = states.map { SQLiteHubStore.encode($0.report) }
-        return """
-            UPDATE notification AS n SET state = u.s, started = NULLIF(u.st, 'NaN'), ended = NULLIF(u.en, 'NaN'),
-                outcome = u.o, report = CASE WHEN u.rn THEN NULL ELSE u.r END
-            FROM unnest(\(states.map(\.id)), \(states.map(\.state.rawValue)),
+        let answer = try await rows(
+            """
+            SELECT high, skipped FROM record_dispatches(
+                \(deliveries.map(\.seq)), \(deliveries.map(\.hub)), \(deliveries.map(\.device)),
+                \(deliveries.map(\.notificationId)), \(deliveries.map(\.template)), \(deliveries.map(\.payload)),
+                \(deliveries.map { $0.delivered.timeIntervalSince1970 }), \(deliveries.map { $0.tags ?? "" }),
+                \(deliveries.map { $0.tags == nil }),
+                \(states.map(\.id)), \(states.map(\.state.rawValue)),
                 \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
                 \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
-                \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil })) AS u(i, s, st, en, o, r, rn)
-            WHERE n.id = u.i
+                \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)))
             """
-    }
-
-    /// Writes deliveries under the deliveries lock. Numbered ones are skipped when their
-    /// number is taken; unnumbered ones are numbered after the highest number yet, and
-    /// skipped when the device already has that notification from that template (a dispatch
-    /// another node repeated).
-    func insert(_ deliveries: [Delivery], on connection: PostgresConnection) async throws -> [Delivery] {
-        let high =
-            try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: self.logger).collect().first?
-            .decode(Int64.self) ?? 0
-        var numbered = deliveries
+        ).first
+        guard let answer else { throw StoreFailure(description: "recording deliveries gave no answer") }
+        let high = try answer["high"].decode(Int64.self)
+        let skipped = Set(try answer["skipped"].decode([Int64].self))
         var next = high
-        for d in numbered.indices where numbered[d].seq == 0 {
-            next += 1
-            numbered[d].seq = next
+        var written: [Delivery] = []
+        for (position, var delivery) in deliveries.enumerated() {
+            if delivery.seq == 0 {
+                next += 1
+                delivery.seq = next
+            }
+            if !skipped.contains(Int64(position + 1)) { written.append(delivery) }
         }
-        let unnumbered = deliveries.map { $0.seq == 0 }
-        let rows = try await connection.query(
-            """
-            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
-            SELECT s, h, d, n, t, p, w, CASE WHEN nt THEN NULL ELSE tg END
-            FROM unnest(\(numbered.map(\.seq)), \(numbered.map(\.hub)), \(numbered.map(\.device)),
-                \(numbered.map(\.notificationId)), \(numbered.map(\.template)), \(numbered.map(\.payload)),
-                \(numbered.map { $0.delivered.timeIntervalSince1970 }), \(numbered.map { $0.tags ?? "" }),
-                \(numbered.map { $0.tags == nil }), \(unnumbered)) AS x(s, h, d, n, t, p, w, tg, nt, u)
-            WHERE NOT (u AND EXISTS (
-                SELECT 1 FROM delivery e WHERE e.notification_id = n AND e.hub = h AND e.device = d AND e.template = t))
-            ON CONFLICT (seq) DO NOTHING
-            RETURNING seq
-            """, logger: self.logger)
-        var inserted = Set<Int64>()
-        for try await seq in rows.decode(Int64.self) { inserted.insert(seq) }
-        return numbered.filter { inserted.contains($0.seq) }
+        return written
     }
 
     static func notification(from row: PostgresRandomAccessRow) throws -> StoredNotification {
