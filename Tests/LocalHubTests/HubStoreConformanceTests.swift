@@ -214,6 +214,13 @@ import Testing
             #expect(try await current.deliveries(hub: "news", device: "aa", after: 0, limit: 10).map(\.seq) == [3])
             #expect(try await current.gap(hub: "news", device: "aa") == DeliveryGap(from: 1, through: 1, count: 1))
             #expect(try await current.gap(hub: "news", device: "cc") == nil)
+            // A stream's start: the gap with the deliveries after it, in one read.
+            let aa = try await current.backlog(hub: "news", device: "aa", after: 0, limit: 10)
+            #expect(aa.gap == DeliveryGap(from: 1, through: 1, count: 1) && aa.deliveries.map(\.seq) == [3])
+            #expect(try await current.backlog(hub: "news", device: "aa", after: 3, limit: 10).deliveries.isEmpty)
+            #expect(
+                try await current.backlog(hub: "news", device: "cc", after: 0, limit: 10)
+                    == DeviceBacklog(gap: nil, deliveries: []))
             #expect(try await current.notification(hub: "news", id: "old") == nil)
             #expect(try await current.notification(hub: "news", id: "new") != nil)
             #expect(try await current.sequenceHighWater() >= 4, "numbers are never reused")

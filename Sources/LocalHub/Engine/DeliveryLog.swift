@@ -14,11 +14,17 @@ public struct DeliveryLog: Sendable {
         try await store.deliveries(hub: hub, device: device, after: seq, limit: limit)
     }
 
-    /// What a device resuming after `since` must be told retention removed, or nil when it
-    /// missed nothing (`SandboxGap`).
-    public func gap(hub: String, device: String, since: Int64) async throws -> SandboxGap? {
-        guard let removed = try await store.gap(hub: hub, device: device) else { return nil }
-        return SandboxGap.told(since: since, removedFrom: removed.from, through: removed.through, count: removed.count)
+    /// What a device resuming after `since` starts with: what it must be told retention
+    /// removed (`SandboxGap`, nil when it missed nothing), and its deliveries after both, at
+    /// most `limit`.
+    public func backlog(hub: String, device: String, since: Int64, limit: Int) async throws
+        -> (gap: SandboxGap?, deliveries: [Delivery])
+    {
+        let backlog = try await store.backlog(hub: hub, device: device, after: since, limit: limit)
+        let gap = backlog.gap.flatMap {
+            SandboxGap.told(since: since, removedFrom: $0.from, through: $0.through, count: $0.count)
+        }
+        return (gap, backlog.deliveries)
     }
 
     /// Devices with deliveries, with their counts.

@@ -84,8 +84,7 @@ extension HubResponder {
         let since = try resumePoint(r)
         let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
         let device = try context.deviceParameter()
-        let gap = try await engine.deliveries.gap(hub: context.hub, device: device, since: since)
-        let deliveries = try await engine.deliveries.page(hub: context.hub, device: device, after: since, limit: limit)
+        let (gap, deliveries) = try await engine.deliveries.backlog(hub: context.hub, device: device, since: since, limit: limit)
         let json = JSONValue.object(dropping: [
             ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
             ("epoch", .string(engine.epoch)),
@@ -213,15 +212,16 @@ extension HubResponder {
         var last = since
         let epoch = log.epoch
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
-        // What retention removed before the device read it is said first, never skipped silently.
-        if let gap = try await log.gap(hub: hub, device: device, since: since) {
+        // What retention removed before the device read it is said first, never skipped
+        // silently; it comes with the first page.
+        let first = try await log.backlog(hub: hub, device: device, since: since, limit: 500)
+        if let gap = first.gap {
             try await writer.write(ByteBuffer(string: gap.serverSentEvent))
             last = max(last, gap.through)
         }
         var shapes = FrameShapes()
-        while true {
-            let backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)
-            guard let newest = backlog.last else { break }
+        var backlog = first.deliveries
+        while let newest = backlog.last {
             var frames = ByteBuffer()
             for delivery in backlog {
                 shapes.shape(of: delivery, epoch: epoch).write(seq: delivery.seq, device: delivery.device, to: &frames)
@@ -229,6 +229,7 @@ extension HubResponder {
             try await writer.write(frames)
             last = newest.seq
             if backlog.count < 500 { break }
+            backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)
         }
         return last
     }

@@ -42,10 +42,22 @@ public protocol HubStore: Sendable {
     func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport
     /// What retention took from a device, if anything.
     func gap(hub: String, device: String) async throws -> DeliveryGap?
+    /// What a stream opened after `since` starts with: the device's gap, and its deliveries
+    /// after both `since` and the gap, oldest first, at most `limit`.
+    func backlog(hub: String, device: String, after since: Int64, limit: Int) async throws -> DeviceBacklog
     /// How much the store holds.
     func usage() async throws -> StoreUsage
     /// Gives the space freed by pruning back to the file system.
     func compact() async throws
     /// A value made when the store was created: sequence numbers compare only within it.
     func epoch() async throws -> String
+}
+
+extension HubStore {
+    /// The gap, then the deliveries after it: two reads, which a local store answers at once.
+    public func backlog(hub: String, device: String, after since: Int64, limit: Int) async throws -> DeviceBacklog {
+        let gap = try await gap(hub: hub, device: device)
+        let after = max(since, gap?.through ?? since)
+        return DeviceBacklog(gap: gap, deliveries: try await deliveries(hub: hub, device: device, after: after, limit: limit))
+    }
 }

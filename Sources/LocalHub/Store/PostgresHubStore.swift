@@ -519,6 +519,22 @@ public final class PostgresHubStore: HubStore, Sendable {
         ).compactMap(delivery(from:))
     }
 
+    /// One prepared statement: a burst of streams opening (terminals coming back after a
+    /// node restarts) read their gaps and backlogs in half the round trips, unplanned.
+    public func backlog(hub: String, device: String, after since: Int64, limit: Int) async throws -> DeviceBacklog {
+        let found = try await rows(DeviceBacklogPage(hub: hub, device: device, after: since, limit: Int64(limit)))
+        var backlog = DeviceBacklog(gap: nil, deliveries: [])
+        if let row = found.first, let from = try row["gap_from"].decode(Int64?.self),
+            let through = try row["gap_through"].decode(Int64?.self), let count = try row["gap_count"].decode(Int64?.self)
+        {
+            backlog.gap = DeliveryGap(from: from, through: through, count: Int(count))
+        }
+        for row in found where try row["seq"].decode(Int64?.self) != nil {
+            if let delivery = delivery(from: row) { backlog.deliveries.append(delivery) }
+        }
+        return backlog
+    }
+
     public func deleteDeliveries(hub: String, device: String) async throws -> Int {
         try await rows("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
     }
@@ -631,5 +647,28 @@ struct PutAtHead: PostgresPreparedStatement {
     func makeBindings() throws -> PostgresBindings {
         PostgresHubStore.binds(hubs, ids, json, count, changeHubs, changeIds, wake, position)
     }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
+}
+
+/// A device's gap and its deliveries after both the resume point and the gap
+/// (`backlog(hub:device:after:limit:)`), prepared once per connection: one row with no
+/// delivery when it has none.
+struct DeviceBacklogPage: PostgresPreparedStatement {
+    static let sql = """
+        SELECT g.gap_from, g.gap_through, g.gap_count, d.*
+        FROM (SELECT 1) AS one
+        LEFT JOIN device_gap g ON g.hub = $1 AND g.device = $2
+        LEFT JOIN LATERAL (
+            SELECT * FROM delivery WHERE hub = $1 AND device = $2 AND seq > GREATEST($3, g.gap_through)
+            ORDER BY seq LIMIT $4) d ON true
+        ORDER BY d.seq
+        """
+
+    let hub: String
+    let device: String
+    let after: Int64
+    let limit: Int64
+
+    func makeBindings() throws -> PostgresBindings { PostgresHubStore.binds(hub, device, after, limit) }
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
 }

@@ -12,6 +12,17 @@ public struct PruneReport: Sendable, Equatable {
 
 /// What retention took from one device: its deliveries numbered `from...through`, `count` of
 /// them. A device that resumes from before `through` is told.
+/// What a stream starts with (`HubStore.backlog`).
+public struct DeviceBacklog: Sendable, Equatable {
+    public var gap: DeliveryGap?
+    public var deliveries: [Delivery]
+
+    public init(gap: DeliveryGap?, deliveries: [Delivery]) {
+        self.gap = gap
+        self.deliveries = deliveries
+    }
+}
+
 public struct DeliveryGap: Sendable, Equatable {
     public var from: Int64
     public var through: Int64
