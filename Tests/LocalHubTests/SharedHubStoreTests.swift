@@ -112,6 +112,32 @@ import Testing
         #expect(try await sequentialScans(once: 3_500) == before)
     }
 
+    /// A session keeps one plan for a function's statements after a few calls, made for the
+    /// tables as they were then. Recording final states looked notifications up by a
+    /// sequential scan when that plan was made on a small table, and went on reading every
+    /// notification at each call as the table grew (2.4 ms a call over 10,000 sends).
+    @Test func recordingStatesReadsNotificationsByIndexHoweverTheTableGrew() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        defer { store.shutdown() }
+        try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        let call = """
+            SELECT * FROM record_dispatches('{}'::bigint[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[],
+                '{}'::text[], '{}'::float8[], '{}'::text[], '{}'::boolean[], ARRAY['n1'], ARRAY['Completed'],
+                ARRAY[1.0::float8], ARRAY[2.0::float8], ARRAY['{}'], ARRAY[''], ARRAY[true], 'w');
+            """
+        let scans = "SELECT 'scans ' || seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'notification';"
+        let grow = """
+            INSERT INTO notification (hub, id, format, body, headers, test, enqueued, state, outcome)
+            SELECT 'news', 'g' || g, 'template', '{}', '{}', false, 0, 'Completed', '{}' FROM generate_series(1, 20000) g;
+            """
+        // One session: eight calls on a table of one row, then the table grown, then a call.
+        let output = try await PostgresServer.shared().psql(
+            String(repeating: call, count: 8) + grow + scans + call + scans, database: url)
+        let counts = output.split(separator: "\n").filter { $0.hasPrefix("scans ") }
+        #expect(counts.count == 2 && counts[0] == counts[1], "\(counts)")
+    }
+
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {
         let stores = try await Self.nodes(2)
         defer { for store in stores { store.shutdown() } }

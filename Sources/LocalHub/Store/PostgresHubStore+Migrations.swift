@@ -176,7 +176,9 @@ extension PostgresHubStore {
         // notifications, by index; checked row by row against the whole log, PostgreSQL
         // hashed the log, 12 ms at 15,000 deliveries and growing with it). Returns the
         // highest number before the call and the positions (from 1) of the deliveries not
-        // written.
+        // written. Its statements read by index only: the plan PostgreSQL keeps for a
+        // session's calls, made while the tables were small, otherwise updated about 31
+        // states in 2.4 ms a call over 10,000 sends, against 0.8 ms by index.
         Migration(
             name: "v8: a dispatch recorded in one call",
             statements: [
@@ -186,7 +188,8 @@ extension PostgresHubStore {
                     payloads text[], times double precision[], tag_lists text[], untagged boolean[],
                     state_ids text[], state_names text[], start_times double precision[], end_times double precision[],
                     outcome_counts text[], report_texts text[], unreported boolean[], wake text)
-                RETURNS TABLE (high bigint, skipped bigint[]) LANGUAGE plpgsql AS $$
+                RETURNS TABLE (high bigint, skipped bigint[]) LANGUAGE plpgsql
+                SET enable_seqscan = off AS $$
                 DECLARE
                     top bigint := 0;
                     missed bigint[] := '{}';
