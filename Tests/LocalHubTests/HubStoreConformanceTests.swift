@@ -170,6 +170,13 @@ import Testing
                 try await current.deliveries(hub: "news", device: "ab12", after: 6, limit: 100).map(\.seq) == [8, 10, 12, 14, 20])
             #expect(try await current.deliveries(hub: "news", device: "ab12", after: 20, limit: 100).isEmpty)
             #expect(try await current.deliveries(hub: "news", device: "ab12", after: 0, limit: 1).first == Self.delivery(2))
+            // A stream's start, for a device retention took nothing from: its pages alone.
+            let start = try await current.backlog(hub: "news", device: "ab12", after: 0, limit: 3)
+            #expect(start.gap == nil && start.deliveries.map(\.seq) == [2, 4, 6])
+            #expect(
+                try await current.backlog(hub: "news", device: "ab12", after: 6, limit: 100).deliveries.map(\.seq) == [
+                    8, 10, 12, 14, 20,
+                ])
             #expect(try await current.devices(hub: "news").map { "\($0.device)=\($0.count)" } == ["ab12=8", "cd34=1"])
             #expect(try await current.sequenceHighWater() == 20)
         }

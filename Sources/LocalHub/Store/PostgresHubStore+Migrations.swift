@@ -167,7 +167,7 @@ extension PostgresHubStore {
             ]),
         // A dispatch recorded in one call: its deliveries numbered after the highest number
         // under the deliveries lock, written, its notifications' states, and the wake-up of
-        // the other nodes, where it took seven round trips in a transaction. The lock is
+        // the other nodes, where it took five statements in a transaction. The lock is
         // taken by the first statement; the highest number is read by the next, which sees
         // every delivery committed before the lock was granted. Deliveries carrying a
         // number keep it, and are skipped when it is taken; the others are numbered in
@@ -219,7 +219,7 @@ extension PostgresHubStore {
                             ON CONFLICT (seq) DO NOTHING
                             RETURNING delivery.seq)
                         SELECT COALESCE(array_agg(given.n ORDER BY given.n), '{}') INTO missed
-                        FROM given WHERE given.num NOT IN (SELECT added.seq FROM added);
+                        FROM given WHERE NOT EXISTS (SELECT 1 FROM added WHERE added.seq = given.num);
                         IF cardinality(missed) < cardinality(numbers) THEN
                             PERFORM pg_notify('hub_wake', wake);
                         END IF;

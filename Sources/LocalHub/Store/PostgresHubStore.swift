@@ -406,8 +406,11 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// A batch of dispatches, deliveries and final states, in one call of `record_dispatches`
-    /// (migration v8), committed by itself: one round trip. Its answer is one short row, so
-    /// PostgreSQL sends it with the commit's ReadyForQuery, not before.
+    /// (migration v8) in a transaction of its own. The COMMIT is its own statement, so that a
+    /// commit that fails (a full NOTIFY queue, the WAL flush) is an error here: in
+    /// autocommit, PostgreSQL's error would come after the call's answer, which postgres-nio
+    /// takes as success, and deliveries rolled back would reach the streams under numbers the
+    /// next dispatch takes.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
         return try await record(dispatches.flatMap(\.deliveries), states: dispatches.map(\.notification))
@@ -419,8 +422,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// already has that notification from that template (a dispatch another node repeated).
     func record(_ deliveries: [Delivery], states: [StoredNotification]) async throws -> [Delivery] {
         let reports = states.map { SQLiteHubStore.encode($0.report) }
-        let answer = try await rows(
-            """
+        let query: PostgresQuery = """
             SELECT high, skipped FROM record_dispatches(
                 \(deliveries.map(\.seq)), \(deliveries.map(\.hub)), \(deliveries.map(\.device)),
                 \(deliveries.map(\.notificationId)), \(deliveries.map(\.template)), \(deliveries.map(\.payload)),
@@ -431,7 +433,9 @@ public final class PostgresHubStore: HubStore, Sendable {
                 \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
                 \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)))
             """
-        ).first
+        let answer = try await transaction { connection in
+            try await connection.query(query, logger: self.logger).collect().first?.makeRandomAccess()
+        }
         guard let answer else { throw StoreFailure(description: "recording deliveries gave no answer") }
         let high = try answer["high"].decode(Int64.self)
         let skipped = Set(try answer["skipped"].decode([Int64].self))

@@ -10,8 +10,6 @@ public struct PruneReport: Sendable, Equatable {
     public init() {}
 }
 
-/// What retention took from one device: its deliveries numbered `from...through`, `count` of
-/// them. A device that resumes from before `through` is told.
 /// What a stream starts with (`HubStore.backlog`).
 public struct DeviceBacklog: Sendable, Equatable {
     public var gap: DeliveryGap?
@@ -23,6 +21,8 @@ public struct DeviceBacklog: Sendable, Equatable {
     }
 }
 
+/// What retention took from one device: its deliveries numbered `from...through`, `count` of
+/// them. A device that resumes from before `through` is told.
 public struct DeliveryGap: Sendable, Equatable {
     public var from: Int64
     public var through: Int64
