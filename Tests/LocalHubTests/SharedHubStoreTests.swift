@@ -173,6 +173,25 @@ import Testing
         }
     }
 
+    /// The store's numbering and its check of a write at its commit read, in one
+    /// transaction, what committed while they waited for a lock: they need each statement to
+    /// see the latest commits. A database (or role) whose default is a stricter level gets
+    /// READ COMMITTED on the store's sessions all the same.
+    @Test func theStoreReadsCommittedWhateverTheDatabasesDefault() async throws {
+        let name = "test_isolation_\(UInt32.random(in: 0...UInt32.max))"
+        let url = try await PostgresServer.shared().createDatabase(name)
+        _ = try await PostgresServer.shared().psql(
+            "ALTER DATABASE \"\(name)\" SET default_transaction_isolation = 'serializable'", database: url)
+        #expect(try await PostgresServer.shared().psql("SHOW transaction_isolation", database: url).contains("serializable"))
+        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        defer { store.shutdown() }
+        let level = try await store.transaction { connection in
+            try await connection.query("SHOW transaction_isolation", logger: TestHub.quietLogger).collect().first?
+                .decode(String.self)
+        }
+        #expect(level == "read committed")
+    }
+
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {
         let stores = try await Self.nodes(2)
         defer { for store in stores { store.shutdown() } }

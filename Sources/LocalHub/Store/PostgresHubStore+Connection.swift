@@ -66,7 +66,13 @@ struct PostgresLocation {
         probe.options.connectTimeout = .milliseconds(Int64(Reachability.probeTimeout * 1000))
         configuration.options.connectTimeout = .seconds(5)
         // Every commit waits for the disk, whatever the server's default: a 201 is durable.
-        configuration.options.additionalStartupParameters = [("synchronous_commit", "on")]
+        // Every transaction reads what was committed before each statement, whatever the
+        // database's or role's default: the numbering under locks and the check of a write
+        // at its commit read what committed while they waited, and a stricter level could
+        // also fail a commit after its answer had come.
+        configuration.options.additionalStartupParameters = [
+            ("synchronous_commit", "on"), ("default_transaction_isolation", "read committed"),
+        ]
         configuration.options.maximumConnections = 16
         self.configuration = configuration
         self.probe = probe
