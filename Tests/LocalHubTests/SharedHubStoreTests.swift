@@ -192,6 +192,38 @@ import Testing
         #expect(level == "read committed")
     }
 
+    /// A batch of PUTs or of sends is one statement committed by itself, and postgres-nio
+    /// hands over its answer before PostgreSQL commits. A commit that fails after the statement
+    /// ran (here a trigger deferred to the commit; in life a full NOTIFY queue or a failed WAL
+    /// flush) must be an error, not writes answered as written and lost.
+    @Test func aWriteWhoseCommitFailsIsNotAnsweredAsWritten() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        defer { store.shutdown() }
+        _ = try await PostgresServer.shared().psql(
+            """
+            CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+            CREATE CONSTRAINT TRIGGER refuse_installation AFTER INSERT ON installation
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            CREATE CONSTRAINT TRIGGER refuse_notification AFTER INSERT ON notification
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            """, database: url)
+        let put = HubMutation.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("i1"))
+        // Alone (one statement at the head of the log), and through the full check.
+        await #expect(throws: (any Error).self) { _ = try await store.apply([put], resolvedAt: Resolution(position: 0)) }
+        await #expect(throws: (any Error).self) {
+            _ = try await store.apply(
+                [put],
+                resolvedAt: Resolution(position: 0, reads: [Resolution.Read(kind: "i", hub: "news", id: "i1", exact: false)]))
+        }
+        await #expect(throws: (any Error).self) {
+            _ = try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        }
+        let kept = try await PostgresServer.shared().psql(
+            "SELECT (SELECT count(*) FROM installation) || ' ' || (SELECT count(*) FROM notification)", database: url)
+        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "0 0")
+    }
+
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {
         let stores = try await Self.nodes(2)
         defer { for store in stores { store.shutdown() } }

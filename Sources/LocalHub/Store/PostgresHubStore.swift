@@ -85,6 +85,25 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
+    /// The rows of a write, once PostgreSQL has committed it: in a transaction of its own,
+    /// whose COMMIT is a statement apart. Run by itself, a statement's answer reaches
+    /// postgres-nio at its CommandComplete, which PostgreSQL sends before the commit that
+    /// ends it; an error that commit raises (a full NOTIFY queue, a failed WAL flush) came
+    /// after the answer, the writes answered as written were lost, and the connection hung
+    /// until the deadline.
+    func committed<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRandomAccessRow]
+    where Statement.Row == PostgresRandomAccessRow {
+        try await transaction { connection in
+            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    func committed(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+        try await transaction { connection in
+            try await connection.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
+        }
+    }
+
     public func epoch() async throws -> String {
         try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self) ?? ""
     }
@@ -193,7 +212,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         let sends = mutations.compactMap { if case .insertNotification(let n) = $0 { n } else { nil } }
         if sends.count == mutations.count {
             // Sends read nothing a resolution names.
-            _ = try await rows(insertion(sends, now: now))
+            _ = try await committed(insertion(sends, now: now))
             return .committed(nil)
         }
         let puts = mutations.compactMap { if case .upsertInstallation(let hub, let i) = $0 { (hub, i) } else { nil } }
@@ -334,7 +353,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             let missed = headMissed.load(ordering: .relaxed)
             if missed == 0 || now > missed + Self.headMissWindow {
-                let atHead = try await self.rows(
+                let atHead = try await committed(
                     PutAtHead(
                         hubs: hubs, ids: ids, json: json, count: count, changeHubs: changeHubs, changeIds: changeIds, wake: wake,
                         position: resolution.position))
@@ -342,7 +361,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                 headMissed.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             }
         }
-        let answer = try await self.rows(
+        let answer = try await committed(
             PutInstallations(
                 hubs: hubs, ids: ids, json: json, changeHubs: changeHubs, changeIds: changeIds, wake: wake, resolution: resolution
             ))
