@@ -89,8 +89,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// whose COMMIT is a statement apart. Run by itself, a statement's answer reaches
     /// postgres-nio at its CommandComplete, which PostgreSQL sends before the commit that
     /// ends it; an error that commit raises (a full NOTIFY queue, a failed WAL flush) came
-    /// after the answer, the writes answered as written were lost, and the connection hung
-    /// until the deadline.
+    /// after the answer, and writes answered as written were lost. (A query after it on the
+    /// same connection, to wait for the commit, hung until the deadline when it failed.)
     func committed<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRandomAccessRow]
     where Statement.Row == PostgresRandomAccessRow {
         try await transaction { connection in
@@ -188,7 +188,8 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     /// Runs of installation upserts and of notification inserts (what registration and send
     /// bursts bring) are written one statement per run; the rest one statement each. A batch
-    /// of one run alone is one statement committed by itself: one round trip, not five.
+    /// of one run alone is one statement between BEGIN and COMMIT (`committed`): three round
+    /// trips, not five.
     @discardableResult
     public func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>? {
         guard case .committed(let numbers) = try await commit(mutations, resolvedAt: nil) else {
@@ -335,7 +336,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         return latest.values.sorted().map { run[$0] }
     }
 
-    /// A batch of installation upserts alone, in one statement committed by itself: the
+    /// A batch of installation upserts alone, in one statement between BEGIN and COMMIT: the
     /// counter's numbers, the rows, their entries in the change log and the wake-up.
     ///
     /// With a resolution, while no other node was seen writing for a second, first only if
