@@ -426,11 +426,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// A batch of dispatches, deliveries and final states, in one call of `record_dispatches`
-    /// (migration v8) in a transaction of its own. The COMMIT is its own statement, so that a
-    /// commit that fails (a full NOTIFY queue, the WAL flush) is an error here: in
-    /// autocommit, PostgreSQL's error would come after the call's answer, which postgres-nio
-    /// takes as success, and deliveries rolled back would reach the streams under numbers the
-    /// next dispatch takes.
+    /// (migration v8), `committed` as every write is: deliveries of a commit that failed
+    /// would otherwise reach the streams under numbers the next dispatch takes.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
         return try await record(dispatches.flatMap(\.deliveries), states: dispatches.map(\.notification))
@@ -453,10 +450,9 @@ public final class PostgresHubStore: HubStore, Sendable {
                 \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
                 \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)))
             """
-        let answer = try await transaction { connection in
-            try await connection.query(query, logger: self.logger).collect().first?.makeRandomAccess()
+        guard let answer = try await committed(query).first else {
+            throw StoreFailure(description: "recording deliveries gave no answer")
         }
-        guard let answer else { throw StoreFailure(description: "recording deliveries gave no answer") }
         let high = try answer["high"].decode(Int64.self)
         let skipped = Set(try answer["skipped"].decode([Int64].self))
         var next = high
