@@ -207,6 +207,8 @@ import Testing
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
             CREATE CONSTRAINT TRIGGER refuse_notification AFTER INSERT ON notification
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            CREATE CONSTRAINT TRIGGER refuse_delivery AFTER INSERT ON delivery
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
             """, database: url)
         let put = HubMutation.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("i1"))
         // Alone (one statement at the head of the log), and through the full check.
@@ -219,9 +221,21 @@ import Testing
         await #expect(throws: (any Error).self) {
             _ = try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         }
+        // A dispatch's deliveries, which a stream would otherwise be given under numbers the
+        // next dispatch takes.
+        await #expect(throws: (any Error).self) {
+            _ = try await store.record([
+                DispatchRecord(
+                    notification: HubStoreConformanceTests.notification("n2"),
+                    deliveries: [Self.delivery(device: "ab", notification: "n2")])
+            ])
+        }
         let kept = try await PostgresServer.shared().psql(
-            "SELECT (SELECT count(*) FROM installation) || ' ' || (SELECT count(*) FROM notification)", database: url)
-        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "0 0")
+            """
+            SELECT (SELECT count(*) FROM installation) || ' ' || (SELECT count(*) FROM notification)
+                || ' ' || (SELECT count(*) FROM delivery)
+            """, database: url)
+        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "0 0 0")
     }
 
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {

@@ -234,6 +234,104 @@ extension PostgresHubStore {
                 $$
                 """
             ]),
+        // Writes that commit before they answer, in one round trip: procedures that make the
+        // write, COMMIT, and return what it answers. A statement run by itself is answered
+        // at its CommandComplete, which PostgreSQL sends before the commit that ends it
+        // (postgres-nio hands the answer over then, so an error of that commit came too
+        // late); BEGIN, the statement and COMMIT took three round trips. A COMMIT inside a
+        // procedure raises its error in the CALL, before its answer. The procedures call the
+        // functions of earlier versions, which a node of such a version still calls itself.
+        Migration(
+            name: "v9: writes committed in the call that makes them",
+            statements: [
+                """
+                CREATE PROCEDURE commit_put_at_head(
+                    hubs text[], ids text[], bodies text[], change_count bigint, change_hubs text[], change_ids text[], wake text,
+                    head_at bigint, INOUT last bigint) LANGUAGE plpgsql AS $$
+                BEGIN
+                    WITH numbered AS (
+                        UPDATE meta SET value = (value::bigint + change_count)::text
+                        WHERE key = 'change_seq' AND value::bigint = head_at
+                        RETURNING value::bigint AS top),
+                    upserted AS (
+                        INSERT INTO installation (hub, id, json)
+                        SELECT u.h, u.i, u.j FROM numbered, unnest(hubs, ids, bodies) AS u(h, i, j)
+                        ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json),
+                    added AS (
+                        INSERT INTO change (seq, kind, hub, id)
+                        SELECT numbered.top - change_count + c.n, 'i', c.h, c.i
+                        FROM numbered, unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n))
+                    SELECT numbered.top INTO last FROM numbered;
+                    IF last IS NOT NULL THEN
+                        PERFORM pg_notify('hub_wake', wake);
+                    END IF;
+                    COMMIT;
+                END
+                $$
+                """,
+                """
+                CREATE PROCEDURE commit_put_installations(
+                    hubs text[], ids text[], bodies text[], change_hubs text[], change_ids text[], wake text,
+                    resolved_at bigint, room bigint, read_kinds text[], read_hubs text[], read_ids text[], read_exact boolean[],
+                    INOUT last bigint) LANGUAGE plpgsql AS $$
+                BEGIN
+                    last := put_installations(hubs, ids, bodies, change_hubs, change_ids, wake,
+                        resolved_at, room, read_kinds, read_hubs, read_ids, read_exact);
+                    COMMIT;
+                END
+                $$
+                """,
+                // Notifications inserted, claimed by the node that accepted them (a batch with
+                // other writes calls the function, in its transaction). Absent values travel as
+                // a flag beside an empty text, or as NaN for times.
+                """
+                CREATE FUNCTION insert_notifications(
+                    hubs text[], ids text[], formats text[], tag_lists text[], untagged boolean[], bodies text[],
+                    header_texts text[], handles text[], unhandled boolean[], tests boolean[], enqueued_times double precision[],
+                    state_names text[], start_times double precision[], end_times double precision[], outcome_counts text[],
+                    fire_times double precision[], handle_lists text[], unlisted boolean[], owned_by text,
+                    leased_until double precision) RETURNS void LANGUAGE sql AS $$
+                    INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state,
+                        started, ended, outcome, fire_at, direct_handles, owner, lease_until)
+                    SELECT h, i, f, CASE WHEN tn THEN NULL ELSE t END, b, hd, CASE WHEN dn THEN NULL ELSE d END, x, e, s,
+                        NULLIF(st, 'NaN'), NULLIF(en, 'NaN'), o, NULLIF(fa, 'NaN'), CASE WHEN bn THEN NULL ELSE bh END,
+                        owned_by, leased_until
+                    FROM unnest(hubs, ids, formats, tag_lists, untagged, bodies, header_texts, handles, unhandled, tests,
+                        enqueued_times, state_names, start_times, end_times, outcome_counts, fire_times, handle_lists, unlisted)
+                        AS n(h, i, f, t, tn, b, hd, d, dn, x, e, s, st, en, o, fa, bh, bn)
+                $$
+                """,
+                """
+                CREATE PROCEDURE commit_notifications(
+                    hubs text[], ids text[], formats text[], tag_lists text[], untagged boolean[], bodies text[],
+                    header_texts text[], handles text[], unhandled boolean[], tests boolean[], enqueued_times double precision[],
+                    state_names text[], start_times double precision[], end_times double precision[], outcome_counts text[],
+                    fire_times double precision[], handle_lists text[], unlisted boolean[], owned_by text,
+                    leased_until double precision) LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM insert_notifications(hubs, ids, formats, tag_lists, untagged, bodies, header_texts, handles, unhandled, tests,
+                        enqueued_times, state_names, start_times, end_times, outcome_counts, fire_times, handle_lists, unlisted,
+                        owned_by, leased_until);
+                    COMMIT;
+                END
+                $$
+                """,
+                """
+                CREATE PROCEDURE commit_dispatches(
+                    numbers bigint[], hubs text[], devices text[], notification_ids text[], template_names text[],
+                    payloads text[], times double precision[], tag_lists text[], untagged boolean[],
+                    state_ids text[], state_names text[], start_times double precision[], end_times double precision[],
+                    outcome_counts text[], report_texts text[], unreported boolean[], wake text,
+                    INOUT high bigint, INOUT skipped bigint[]) LANGUAGE plpgsql AS $$
+                BEGIN
+                    SELECT r.high, r.skipped INTO high, skipped FROM record_dispatches(numbers, hubs, devices,
+                        notification_ids, template_names, payloads, times, tag_lists, untagged, state_ids, state_names,
+                        start_times, end_times, outcome_counts, report_texts, unreported, wake) AS r;
+                    COMMIT;
+                END
+                $$
+                """,
+            ]),
     ]
 
     /// Applies the migrations not applied yet, in order, each in one transaction.

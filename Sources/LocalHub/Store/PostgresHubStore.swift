@@ -85,25 +85,6 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
-    /// The rows of a write, once PostgreSQL has committed it: in a transaction of its own,
-    /// whose COMMIT is a statement apart. Run by itself, a statement's answer reaches
-    /// postgres-nio at its CommandComplete, which PostgreSQL sends before the commit that
-    /// ends it; an error that commit raises (a full NOTIFY queue, a failed WAL flush) came
-    /// after the answer, and writes answered as written were lost. (A query after it on the
-    /// same connection, to wait for the commit, hung until the deadline when it failed.)
-    func committed<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRandomAccessRow]
-    where Statement.Row == PostgresRandomAccessRow {
-        try await transaction { connection in
-            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }
-        }
-    }
-
-    func committed(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
-        try await transaction { connection in
-            try await connection.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
-        }
-    }
-
     public func epoch() async throws -> String {
         try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self) ?? ""
     }
@@ -188,8 +169,8 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     /// Runs of installation upserts and of notification inserts (what registration and send
     /// bursts bring) are written one statement per run; the rest one statement each. A batch
-    /// of one run alone is one statement between BEGIN and COMMIT (`committed`): three round
-    /// trips, not five.
+    /// of one run alone is one call of a procedure that commits before it answers (migration
+    /// v9): one round trip, where BEGIN, the statement and COMMIT took three.
     @discardableResult
     public func apply(_ mutations: [HubMutation]) async throws -> ClosedRange<Int64>? {
         guard case .committed(let numbers) = try await commit(mutations, resolvedAt: nil) else {
@@ -213,7 +194,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         let sends = mutations.compactMap { if case .insertNotification(let n) = $0 { n } else { nil } }
         if sends.count == mutations.count {
             // Sends read nothing a resolution names.
-            _ = try await committed(insertion(sends, now: now))
+            _ = try await rows(insertion(sends, now: now, committing: true))
             return .committed(nil)
         }
         let puts = mutations.compactMap { if case .upsertInstallation(let hub, let i) = $0 { (hub, i) } else { nil } }
@@ -264,7 +245,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                         run.append(n)
                         m += 1
                     }
-                    try await connection.query(self.insertion(run, now: now), logger: self.logger)
+                    try await connection.query(self.insertion(run, now: now, committing: false), logger: self.logger)
                     continue
                 case .deleteInstallation(let hub, let id):
                     try await connection.query("DELETE FROM installation WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
@@ -336,7 +317,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         return latest.values.sorted().map { run[$0] }
     }
 
-    /// A batch of installation upserts alone, in one statement between BEGIN and COMMIT: the
+    /// A batch of installation upserts alone, in one call that commits before it answers: the
     /// counter's numbers, the rows, their entries in the change log and the wake-up.
     ///
     /// With a resolution, while no other node was seen writing for a second, first only if
@@ -346,23 +327,25 @@ public final class PostgresHubStore: HubStore, Sendable {
     private func putInstallations(_ run: [(hub: String, installation: Installation)], resolvedAt resolution: Resolution?)
         async throws -> CommitOutcome
     {
-        let rows = Self.latest(run)
-        let (hubs, ids, json) = (rows.map(\.hub), rows.map(\.installation.installationId), rows.map(\.installation.json.text))
+        let latest = Self.latest(run)
+        let (hubs, ids, json) = (
+            latest.map(\.hub), latest.map(\.installation.installationId), latest.map(\.installation.json.text)
+        )
         let (changeHubs, changeIds) = (run.map(\.hub), run.map(\.installation.installationId))
         let (count, wake) = (Int64(run.count), StoreWakeup.changes.payload(from: node))
         if let resolution {
             let now = DispatchTime.now().uptimeNanoseconds
             let missed = headMissed.load(ordering: .relaxed)
             if missed == 0 || now > missed + Self.headMissWindow {
-                let atHead = try await committed(
+                let atHead = try await rows(
                     PutAtHead(
                         hubs: hubs, ids: ids, json: json, count: count, changeHubs: changeHubs, changeIds: changeIds, wake: wake,
                         position: resolution.position))
-                if let last = try atHead.first?["last"].decode(Int64.self) { return .committed((last - count + 1)...last) }
+                if let last = try atHead.first?["last"].decode(Int64?.self) { return .committed((last - count + 1)...last) }
                 headMissed.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             }
         }
-        let answer = try await committed(
+        let answer = try await rows(
             PutInstallations(
                 hubs: hubs, ids: ids, json: json, changeHubs: changeHubs, changeIds: changeIds, wake: wake, resolution: resolution
             ))
@@ -376,25 +359,26 @@ public final class PostgresHubStore: HubStore, Sendable {
         StoreFailure(description: "the change log took no numbers for \(count) changes")
     }
 
-    /// Inserts a run of notifications in one statement, claimed by this node. Absent values
-    /// travel as a flag beside an empty text, or as NaN for times.
-    private func insertion(_ run: [StoredNotification], now: Double) -> PostgresQuery {
+    /// Inserts a run of notifications in one statement, claimed by this node (migration v9):
+    /// `committing`, in a call that commits before it answers, outside any transaction (a
+    /// batch of sends alone); else in the caller's transaction. Absent values travel as a
+    /// flag beside an empty text, or as NaN for times.
+    private func insertion(_ run: [StoredNotification], now: Double, committing: Bool) -> PostgresQuery {
         func time(_ date: Date?) -> Double { date?.timeIntervalSince1970 ?? .nan }
         let handles = run.map { n in n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text } }
-        return """
-            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended,
-                outcome, fire_at, direct_handles, owner, lease_until)
-            SELECT h, i, f, CASE WHEN tn THEN NULL ELSE t END, b, hd, CASE WHEN dn THEN NULL ELSE d END, x, e, s,
-                NULLIF(st, 'NaN'), NULLIF(en, 'NaN'), o, NULLIF(fa, 'NaN'), CASE WHEN bn THEN NULL ELSE bh END,
-                \(self.node), \(now + Self.leaseSeconds)
-            FROM unnest(\(run.map(\.hub)), \(run.map(\.id)), \(run.map(\.format.rawValue)), \(run.map { $0.tagExpression ?? "" }),
-                \(run.map { $0.tagExpression == nil }), \(run.map(\.body)), \(run.map { SQLiteHubStore.encode($0.headers) }),
-                \(run.map { $0.directHandle ?? "" }), \(run.map { $0.directHandle == nil }), \(run.map(\.isTest)),
-                \(run.map(\.enqueued.timeIntervalSince1970)), \(run.map(\.state.rawValue)), \(run.map { time($0.started) }),
-                \(run.map { time($0.ended) }), \(run.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
-                \(run.map { time($0.scheduledFor) }), \(handles.map { $0 ?? "" }), \(handles.map { $0 == nil }))
-                AS n(h, i, f, t, tn, b, hd, d, dn, x, e, s, st, en, o, fa, bh, bn)
-            """
+        var binds = Self.binds(
+            run.map(\.hub), run.map(\.id), run.map(\.format.rawValue), run.map { $0.tagExpression ?? "" },
+            run.map { $0.tagExpression == nil }, run.map(\.body), run.map { SQLiteHubStore.encode($0.headers) },
+            run.map { $0.directHandle ?? "" }, run.map { $0.directHandle == nil }, run.map(\.isTest),
+            run.map(\.enqueued.timeIntervalSince1970), run.map(\.state.rawValue), run.map { time($0.started) },
+            run.map { time($0.ended) }, run.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) },
+            run.map { time($0.scheduledFor) }, handles.map { $0 ?? "" }, handles.map { $0 == nil })
+        binds.append(node)
+        binds.append(now + Self.leaseSeconds)
+        let arguments = (1...20).map { "$\($0)" }.joined(separator: ", ")
+        return PostgresQuery(
+            unsafeSQL: committing ? "CALL commit_notifications(\(arguments))" : "SELECT insert_notifications(\(arguments))",
+            binds: binds)
     }
 
     /// Seconds a node's claim on a notification it dispatches holds without being renewed.
@@ -426,8 +410,9 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// A batch of dispatches, deliveries and final states, in one call of `record_dispatches`
-    /// (migration v8), `committed` as every write is: deliveries of a commit that failed
-    /// would otherwise reach the streams under numbers the next dispatch takes.
+    /// (migration v8) that commits before it answers (`commit_dispatches`, v9), as every
+    /// write does: deliveries of a commit that failed would otherwise reach the streams under
+    /// numbers the next dispatch takes.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
         return try await record(dispatches.flatMap(\.deliveries), states: dispatches.map(\.notification))
@@ -440,7 +425,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     func record(_ deliveries: [Delivery], states: [StoredNotification]) async throws -> [Delivery] {
         let reports = states.map { SQLiteHubStore.encode($0.report) }
         let query: PostgresQuery = """
-            SELECT high, skipped FROM record_dispatches(
+            CALL commit_dispatches(
                 \(deliveries.map(\.seq)), \(deliveries.map(\.hub)), \(deliveries.map(\.device)),
                 \(deliveries.map(\.notificationId)), \(deliveries.map(\.template)), \(deliveries.map(\.payload)),
                 \(deliveries.map { $0.delivered.timeIntervalSince1970 }), \(deliveries.map { $0.tags ?? "" }),
@@ -448,9 +433,10 @@ public final class PostgresHubStore: HubStore, Sendable {
                 \(states.map(\.id)), \(states.map(\.state.rawValue)),
                 \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
                 \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
-                \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)))
+                \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)),
+                NULL, NULL)
             """
-        guard let answer = try await committed(query).first else {
+        guard let answer = try await rows(query).first else {
             throw StoreFailure(description: "recording deliveries gave no answer")
         }
         let high = try answer["high"].decode(Int64.self)
@@ -575,10 +561,11 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 }
 
-/// A batch of installation upserts alone (`put_installations`, migration v7), prepared once
-/// per connection: the last change-log number it took, or null when its resolution moved.
+/// A batch of installation upserts alone (`put_installations`, migration v7, committed by
+/// `commit_put_installations`, v9), prepared once per connection: the last change-log number
+/// it took, or null when its resolution moved.
 struct PutInstallations: PostgresPreparedStatement {
-    static let sql = "SELECT put_installations($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS last"
+    static let sql = "CALL commit_put_installations($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL)"
 
     let hubs: [String]
     let ids: [String]
@@ -636,24 +623,11 @@ struct ChangedSince: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }
 }
 
-/// A batch of installation upserts alone resolved at the head: written only if nothing was
-/// committed after the position (checked on the counter's row, under its lock).
+/// A batch of installation upserts alone resolved at the head (`commit_put_at_head`,
+/// migration v9): written only if nothing was committed after the position (checked on the
+/// counter's row, under its lock).
 struct PutAtHead: PostgresPreparedStatement {
-    static let sql = """
-        WITH numbered AS (
-            UPDATE meta SET value = (value::bigint + $4::bigint)::text
-            WHERE key = 'change_seq' AND value::bigint = $8::bigint
-            RETURNING value::bigint AS last),
-        upserted AS (
-            INSERT INTO installation (hub, id, json)
-            SELECT u.h, u.i, u.j FROM numbered, unnest($1::text[], $2::text[], $3::text[]) AS u(h, i, j)
-            ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json),
-        added AS (
-            INSERT INTO change (seq, kind, hub, id)
-            SELECT numbered.last - $4::bigint + c.n, 'i', c.h, c.i
-            FROM numbered, unnest($5::text[], $6::text[]) WITH ORDINALITY AS c(h, i, n))
-        SELECT last, pg_notify('hub_wake', $7::text) FROM numbered
-        """
+    static let sql = "CALL commit_put_at_head($1, $2, $3, $4, $5, $6, $7, $8, NULL)"
 
     let hubs: [String]
     let ids: [String]
