@@ -192,10 +192,11 @@ import Testing
         #expect(level == "read committed")
     }
 
-    /// A batch of PUTs or of sends is one statement committed by itself, and postgres-nio
-    /// hands over its answer before PostgreSQL commits. A commit that fails after the statement
-    /// ran (here a trigger deferred to the commit; in life a full NOTIFY queue or a failed WAL
-    /// flush) must be an error, not writes answered as written and lost.
+    /// Run by itself, a statement is answered at its CommandComplete, which PostgreSQL sends
+    /// before the commit that ends it. A commit that fails after the statement ran (here a
+    /// trigger deferred to the commit; in life a full NOTIFY queue or a failed WAL flush) must
+    /// be the write's error, not writes answered as written and lost: each batch's procedure
+    /// (migration v9) commits inside its CALL.
     @Test func aWriteWhoseCommitFailsIsNotAnsweredAsWritten() async throws {
         let url = try await PostgresServer.shared().createDatabase()
         let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
@@ -211,19 +212,16 @@ import Testing
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
             """, database: url)
         let put = HubMutation.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("i1"))
-        // Alone (one statement at the head of the log), and through the full check.
-        await #expect(throws: (any Error).self) { _ = try await store.apply([put], resolvedAt: Resolution(position: 0)) }
-        await #expect(throws: (any Error).self) {
-            _ = try await store.apply(
-                [put],
-                resolvedAt: Resolution(position: 0, reads: [Resolution.Read(kind: "i", hub: "news", id: "i1", exact: false)]))
-        }
-        await #expect(throws: (any Error).self) {
+        // At the head of the log (`commit_put_at_head`), and with the full check
+        // (`commit_put_installations`, which a batch without a resolution goes to).
+        await Self.expectRefusedAtCommit { _ = try await store.apply([put], resolvedAt: Resolution(position: 0)) }
+        await Self.expectRefusedAtCommit { _ = try await store.apply([put]) }
+        await Self.expectRefusedAtCommit {
             _ = try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         }
         // A dispatch's deliveries, which a stream would otherwise be given under numbers the
         // next dispatch takes.
-        await #expect(throws: (any Error).self) {
+        await Self.expectRefusedAtCommit {
             _ = try await store.record([
                 DispatchRecord(
                     notification: HubStoreConformanceTests.notification("n2"),
@@ -236,6 +234,54 @@ import Testing
                 || ' ' || (SELECT count(*) FROM delivery)
             """, database: url)
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "0 0 0")
+    }
+
+    /// The writes a client is answered for outside the batches (cancelling a scheduled send,
+    /// erasing a device's deliveries, the numbers a restore reserves) wait for their commit
+    /// too.
+    @Test func aCancelEraseOrReservationWhoseCommitFailsIsNotAnsweredAsDone() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        defer { store.shutdown() }
+        var scheduled = HubStoreConformanceTests.notification("n1")
+        scheduled.state = .scheduled
+        scheduled.scheduledFor = Date().addingTimeInterval(3600)
+        try await store.apply([.insertNotification(scheduled)])
+        _ = try await store.record([
+            DispatchRecord(
+                notification: HubStoreConformanceTests.notification("n2"),
+                deliveries: [Self.delivery(device: "ab", notification: "n2")])
+        ])
+        _ = try await PostgresServer.shared().psql(
+            """
+            CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+            CREATE CONSTRAINT TRIGGER refuse_cancel AFTER UPDATE ON notification
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            CREATE CONSTRAINT TRIGGER refuse_erase AFTER DELETE ON delivery
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            CREATE CONSTRAINT TRIGGER refuse_reservation AFTER UPDATE ON meta
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            """, database: url)
+        await Self.expectRefusedAtCommit { _ = try await store.cancelScheduled(hub: "news", id: "n1", at: Date()) }
+        await Self.expectRefusedAtCommit { _ = try await store.deleteDeliveries(hub: "news", device: "ab") }
+        await Self.expectRefusedAtCommit { try await store.reserveSequence(through: 1_000) }
+        let kept = try await PostgresServer.shared().psql(
+            """
+            SELECT (SELECT state FROM notification WHERE id = 'n1') || ' ' || (SELECT count(*) FROM delivery)
+                || ' ' || (SELECT value FROM meta WHERE key = 'seq_reserved')
+            """, database: url)
+        #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "Scheduled 1 0")
+    }
+
+    /// The write failed with the deferred trigger's error, not with another one (a call
+    /// PostgreSQL refused, an answer that did not decode).
+    static func expectRefusedAtCommit(_ write: () async throws -> Void) async {
+        do {
+            try await write()
+            Issue.record("answered as done, though its commit was refused")
+        } catch {
+            #expect(String(reflecting: error).contains("refused at commit"), "\(String(reflecting: error))")
+        }
     }
 
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {

@@ -239,8 +239,10 @@ extension PostgresHubStore {
         // at its CommandComplete, which PostgreSQL sends before the commit that ends it
         // (postgres-nio hands the answer over then, so an error of that commit came too
         // late); BEGIN, the statement and COMMIT took three round trips. A COMMIT inside a
-        // procedure raises its error in the CALL, before its answer. The procedures call the
-        // functions of earlier versions, which a node of such a version still calls itself.
+        // procedure raises its error in the CALL, before its answer. They run the statements
+        // a node of v8 runs between BEGIN and COMMIT (`put_installations`,
+        // `record_dispatches`, the insert at the head of the change log, the insert of
+        // notifications), so such a node may run beside this version.
         Migration(
             name: "v9: writes committed in the call that makes them",
             statements: [

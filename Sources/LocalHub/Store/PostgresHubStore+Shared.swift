@@ -141,7 +141,7 @@ extension PostgresHubStore: SharedHubStore {
     }
 
     public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {
-        try await !rows(
+        try await !written(
             """
             UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
             WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled' RETURNING seq

@@ -72,6 +72,17 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
+    /// The rows of a write a client is answered for that no procedure of migration v9 makes,
+    /// once committed: BEGIN, the statement, COMMIT. Run by itself, a statement is answered
+    /// at its CommandComplete, which PostgreSQL sends before the commit that ends it, and an
+    /// error of that commit came after writes were answered as written. (Batches call the
+    /// procedures, which commit in the call: one round trip, not three.)
+    func written(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+        try await transaction { connection in
+            try await connection.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
+        }
+    }
+
     /// The rows of a statement prepared once per connection: planned once, not at every call
     /// (what a node runs at every commit or catch-up; planning the change-log page took
     /// 0.5 ms, against 0.03 ms to run it).
@@ -98,7 +109,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         "SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))"
 
     public func reserveSequence(through seq: Int64) async throws {
-        _ = try await rows(
+        _ = try await written(
             "UPDATE meta SET value = \(String(seq)) WHERE key = 'seq_reserved' AND value::bigint < \(seq) RETURNING key")
     }
 
@@ -410,8 +421,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     /// A batch of dispatches, deliveries and final states, in one call of `record_dispatches`
-    /// (migration v8) that commits before it answers (`commit_dispatches`, v9), as every
-    /// write does: deliveries of a commit that failed would otherwise reach the streams under
+    /// (migration v8) that commits before it answers (`commit_dispatches`, v9), as every batch
+    /// does: deliveries of a commit that failed would otherwise reach the streams under
     /// numbers the next dispatch takes.
     public func record(_ dispatches: [DispatchRecord]) async throws -> [Delivery] {
         guard !dispatches.isEmpty else { return [] }
@@ -542,7 +553,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     public func deleteDeliveries(hub: String, device: String) async throws -> Int {
-        try await rows("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
+        try await written("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
     }
 
     public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
