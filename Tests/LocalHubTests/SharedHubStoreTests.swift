@@ -201,16 +201,7 @@ import Testing
         let url = try await PostgresServer.shared().createDatabase()
         let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { store.shutdown() }
-        _ = try await PostgresServer.shared().psql(
-            """
-            CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
-            CREATE CONSTRAINT TRIGGER refuse_installation AFTER INSERT ON installation
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            CREATE CONSTRAINT TRIGGER refuse_notification AFTER INSERT ON notification
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            CREATE CONSTRAINT TRIGGER refuse_delivery AFTER INSERT ON delivery
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            """, database: url)
+        try await Self.refuseAtCommit(["INSERT ON installation", "INSERT ON notification", "INSERT ON delivery"], in: url)
         let put = HubMutation.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("i1"))
         // At the head of the log (`commit_put_at_head`), and with the full check
         // (`commit_put_installations`, which a batch without a resolution goes to).
@@ -252,16 +243,7 @@ import Testing
                 notification: HubStoreConformanceTests.notification("n2"),
                 deliveries: [Self.delivery(device: "ab", notification: "n2")])
         ])
-        _ = try await PostgresServer.shared().psql(
-            """
-            CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
-            CREATE CONSTRAINT TRIGGER refuse_cancel AFTER UPDATE ON notification
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            CREATE CONSTRAINT TRIGGER refuse_erase AFTER DELETE ON delivery
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            CREATE CONSTRAINT TRIGGER refuse_reservation AFTER UPDATE ON meta
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
-            """, database: url)
+        try await Self.refuseAtCommit(["UPDATE ON notification", "DELETE ON delivery", "UPDATE ON meta"], in: url)
         await Self.expectRefusedAtCommit { _ = try await store.cancelScheduled(hub: "news", id: "n1", at: Date()) }
         await Self.expectRefusedAtCommit { _ = try await store.deleteDeliveries(hub: "news", device: "ab") }
         await Self.expectRefusedAtCommit { try await store.reserveSequence(through: 1_000) }
@@ -271,6 +253,22 @@ import Testing
                 || ' ' || (SELECT value FROM meta WHERE key = 'seq_reserved')
             """, database: url)
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "Scheduled 1 0")
+    }
+
+    /// Triggers deferred to the commit that refuse it, for each event ("INSERT ON delivery"):
+    /// what a full NOTIFY queue or a failed WAL flush does in life.
+    static func refuseAtCommit(_ events: [String], in url: String) async throws {
+        let triggers = events.enumerated().map { n, event in
+            """
+            CREATE CONSTRAINT TRIGGER refuse_\(n) AFTER \(event)
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse();
+            """
+        }
+        _ = try await PostgresServer.shared().psql(
+            """
+            CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+            \(triggers.joined(separator: "\n"))
+            """, database: url)
     }
 
     /// The write failed with the deferred trigger's error, not with another one (a call
