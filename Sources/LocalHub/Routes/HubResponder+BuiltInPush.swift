@@ -203,6 +203,9 @@ extension HubResponder {
         }
     }
 
+    /// Deliveries a stream's backlog reads at a time.
+    static let backlogPage = 500
+
     /// Writes the stream's preamble and the backlog from the database; returns the newest
     /// delivery written. Live events, and those published before their commit, are the
     /// sink's to write (`ChannelStreamSink.goLive`).
@@ -210,11 +213,11 @@ extension HubResponder {
         to writer: inout any ResponseBodyWriter, log: DeliveryLog, hub: String, device: String, after since: Int64
     ) async throws -> Int64 {
         var last = since
-        let epoch = log.epoch
+        let (epoch, page) = (log.epoch, Self.backlogPage)
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
         // What retention removed before the device read it is said first, never skipped
         // silently; it comes with the first page.
-        let first = try await log.backlog(hub: hub, device: device, since: since, limit: 500)
+        let first = try await log.backlog(hub: hub, device: device, since: since, limit: page)
         if let gap = first.gap {
             try await writer.write(ByteBuffer(string: gap.serverSentEvent))
             last = max(last, gap.through)
@@ -228,8 +231,8 @@ extension HubResponder {
             }
             try await writer.write(frames)
             last = newest.seq
-            if backlog.count < 500 { break }
-            backlog = try await log.page(hub: hub, device: device, after: last, limit: 500)
+            if backlog.count < page { break }
+            backlog = try await log.page(hub: hub, device: device, after: last, limit: page)
         }
         return last
     }
