@@ -15,7 +15,7 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
     let sqlite = try await clusterFigures(
         sqliteHub, setup: ClusterSetup.sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
     sqliteHub.stop()
-    let (solo, three, pgbench) = try await PostgresServer.with { database in
+    let (solo, three, apart, pgbench) = try await PostgresServer.with { database in
         let soloHub = try await BenchHub.start(
             binary: binary, directory: output.appendingPathComponent("cluster-pg1"),
             arguments: ["--store", try await database.createDatabase(), "--node", "solo"])
@@ -36,13 +36,37 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
             return try await clusterFigures(
                 viaFront, setup: ClusterSetup.three, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
         }
+        for node in nodes { node.stop() }
+        nodes = []
+        // The same three nodes and front with nothing to coordinate: each node on a database
+        // of its own, holding the same keys (copied by `hub migrate`), so that any node
+        // answers any request. What this setup reaches is the most three nodes can do on this
+        // machine whatever the coordination costs; it is reported, not judged.
+        let first = try await database.createDatabase()
+        for n in 1...3 {
+            let store = n == 1 ? first : try await database.createDatabase()
+            if n > 1 {
+                let copy = try runProgram(binary, ["hub", "migrate", "--store", first, "--to", store])
+                if copy.status != 0 { throw BenchError(description: "hub migrate to \(store) exited \(copy.status)") }
+            }
+            nodes.append(
+                try await BenchHub.start(
+                    binary: binary, directory: output.appendingPathComponent("cluster-apart\(n)"),
+                    arguments: ["--store", store, "--node", "apart\(n)", "--trusted-proxy", "127.0.0.1"]))
+        }
+        let apart = try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
+            let viaFront = try nodes[0].behind(url: front.url, port: front.port)
+            return try await clusterFigures(
+                viaFront, setup: ClusterSetup.apart, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs,
+                fanout: false)
+        }
         // pgbench has the server to itself: the nodes are stopped first.
         for node in nodes { node.stop() }
         nodes = []
         let pgbench = try await PgbenchPeer.measure(server: database, runs: runs, seconds: pgbenchSeconds)
-        return (solo, three, pgbench)
+        return (solo, three, apart, pgbench)
     }
-    return clusterRows(sqlite: sqlite, solo: solo, three: three, pgbench: pgbench)
+    return clusterRows(sqlite: sqlite, solo: solo, three: three, apart: apart, pgbench: pgbench)
 }
 
 /// `--only pgbench`: the peer alone, on a server of its own: what PostgreSQL takes on this
@@ -55,6 +79,7 @@ enum ClusterSetup {
     static let sqlite = "1 node, SQLite"
     static let solo = "1 node, PostgreSQL"
     static let three = "3 nodes, PostgreSQL, nginx"
+    static let apart = "3 nodes, a database each, nginx (no coordination)"
     static let pgbenchSingle = "pgbench single-row upsert, 32 clients"
 }
 
@@ -100,7 +125,9 @@ enum ClusterMetric: CaseIterable {
 }
 
 /// The rows: medians with their targets, the spreads, and pgbench.
-func clusterRows(sqlite: ClusterFigures, solo: ClusterFigures, three: ClusterFigures, pgbench: PgbenchPeer) -> [BenchRow] {
+func clusterRows(
+    sqlite: ClusterFigures, solo: ClusterFigures, three: ClusterFigures, apart: ClusterFigures, pgbench: PgbenchPeer
+) -> [BenchRow] {
     /// A median against a peer's: `factor` × the peer's at least (a rate) or at most (a time).
     func judged(_ metric: ClusterMetric, _ setup: String, _ value: Double, peer: String, _ peerValue: Double, factor: Double)
         -> BenchRow
@@ -137,6 +164,14 @@ func clusterRows(sqlite: ClusterFigures, solo: ClusterFigures, three: ClusterFig
             fanout, ClusterSetup.three, median(three.fanoutLast), peer: ClusterSetup.solo, median(solo.fanoutLast),
             factor: 1.43),
     ]
+    // The ceiling without coordination, against the same peer as the three nodes' rows.
+    for metric in [ingest, sends] {
+        rows.append(
+            BenchRow(
+                scenario: "\(metric.scenario): \(ClusterSetup.apart)", value: median(metric.runs(apart)), unit: metric.unit,
+                target: "(reported)", met: true, peer: ClusterSetup.solo, peerValue: median(metric.runs(solo)),
+                ratio: median(metric.runs(apart)) / median(metric.runs(solo))))
+    }
     for metric in ClusterMetric.allCases {
         let base = metric.spread(metric.runs(sqlite))
         let count = metric.runs(sqlite).count
@@ -161,9 +196,10 @@ struct ClusterFigures {
     var fanoutLast: [Double] = []
 }
 
-func clusterFigures(_ hub: BenchHub, setup: String, loadgen: String, fanoutClient: String, runs: Int) async throws
-    -> ClusterFigures
-{
+/// - Parameter fanout: measure the fan-out too (it needs every node to see every send).
+func clusterFigures(
+    _ hub: BenchHub, setup: String, loadgen: String, fanoutClient: String, runs: Int, fanout: Bool = true
+) async throws -> ClusterFigures {
     var figures = ClusterFigures()
     for run in 0..<runs {
         let put = try load(
@@ -175,23 +211,27 @@ func clusterFigures(_ hub: BenchHub, setup: String, loadgen: String, fanoutClien
         if put.bad + send.bad > 0 { throw BenchError(description: "\(put.bad + send.bad) requests failed on \(hub.url)") }
         figures.ingest.append(put.rate)
         figures.sends.append(send.rate)
-        let subscribers = 500
-        let tag = "Cluster\(run)"
-        try await register(hub: hub, tag: tag, first: run * subscribers, count: subscribers)
-        let marker = "bench-marker-\(UUID().uuidString)"
-        let fanned = try runFanout(
-            fanoutClient, port: hub.port, subscribePath: "/_sandbox/apns/breakingnews/devices/%064x/stream",
-            subscribers: subscribers, header: "Authorization: \(hub.token(hub.listen))",
-            publishPath: "/breakingnews/messages?api-version=2015-01",
-            publishHeaders:
-                "Authorization: \(hub.token(hub.full))\r\nServiceBusNotification-Format: template\r\nServiceBusNotification-Tags: \(tag)\r\nContent-Type: application/json\r\n",
-            body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: run * subscribers, rounds: 1)
-        figures.fanoutLast += fanned.map(\.last)
+        var fanned: [Double] = []
+        if fanout {
+            let subscribers = 500
+            let tag = "Cluster\(run)"
+            try await register(hub: hub, tag: tag, first: run * subscribers, count: subscribers)
+            let marker = "bench-marker-\(UUID().uuidString)"
+            fanned = try runFanout(
+                fanoutClient, port: hub.port, subscribePath: "/_sandbox/apns/breakingnews/devices/%064x/stream",
+                subscribers: subscribers, header: "Authorization: \(hub.token(hub.listen))",
+                publishPath: "/breakingnews/messages?api-version=2015-01",
+                publishHeaders:
+                    "Authorization: \(hub.token(hub.full))\r\nServiceBusNotification-Format: template\r\nServiceBusNotification-Tags: \(tag)\r\nContent-Type: application/json\r\n",
+                body: "{\"messageParam\":\"\(marker)\"}", marker: marker, first: run * subscribers, rounds: 1
+            ).map(\.last)
+        }
+        figures.fanoutLast += fanned
         log(
-            "cluster \(setup) (\(hub.url)) run \(run + 1): ingest \(Int(put.rate)) req/s, sends \(Int(send.rate))/s, fan-out last "
-                + fanned.map { String(format: "%.1f", $0.last) }.joined(separator: ", ") + " ms")
+            "cluster \(setup) (\(hub.url)) run \(run + 1): ingest \(Int(put.rate)) req/s, sends \(Int(send.rate))/s"
+                + (fanout ? ", fan-out last " + fanned.map { String(format: "%.1f", $0) }.joined(separator: ", ") + " ms" : ""))
     }
-    for metric in ClusterMetric.allCases {
+    for metric in ClusterMetric.allCases where fanout || metric != .fanout {
         let values = metric.runs(figures)
         log(
             "cluster \(setup): \(metric.scenario): runs "
