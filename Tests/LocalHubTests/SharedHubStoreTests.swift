@@ -282,6 +282,63 @@ import Testing
         }
     }
 
+    /// The table keeps finished sends for their retention, and every node claims about once a
+    /// second. A claim looked for lapsed and due sends with one condition that PostgreSQL read
+    /// through the primary key: every row of the table at every claim, growing with the days
+    /// kept. It reads only the unfinished and the scheduled ones, however many are kept and
+    /// whatever the planner knows of the table.
+    @Test func aClaimReadsOnlyUnfinishedAndScheduledSendsHoweverManyAreKept() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let writer = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        var due = HubStoreConformanceTests.notification("due")
+        due.state = .scheduled
+        due.scheduledFor = Date().addingTimeInterval(-1)
+        try await writer.apply([.insertNotification(HubStoreConformanceTests.notification("lapsed")), .insertNotification(due)])
+        writer.shutdown()
+        // Statistics made during a burst, while most sends were unfinished (as in a cluster's
+        // first minutes), then the burst finished and the table grown past them: the
+        // planner's old picture was that nearly every row is to be claimed.
+        _ = try await PostgresServer.shared().psql(
+            """
+            INSERT INTO notification (hub, id, format, body, headers, test, enqueued, state, outcome)
+            SELECT 'news', 'burst' || g, 'template', '{}', '{}', false, 0, 'Enqueued', '{}' FROM generate_series(1, 2000) g;
+            ANALYZE notification;
+            UPDATE notification SET state = 'Completed', ended = 1 WHERE id LIKE 'burst%';
+            INSERT INTO notification (hub, id, format, body, headers, test, enqueued, state, outcome, ended)
+            SELECT 'news', 'done' || g, 'template', '{}', '{}', false, 0, 'Completed', '{}', 1 FROM generate_series(1, 20000) g;
+            """, database: url)
+        // Read once the claiming session has ended and sent its statistics (the rows it
+        // updated show that it has): rows read sequentially or through an index.
+        func read(onceUpdated updated: Int) async throws -> (scans: Int, rows: Int) {
+            try await RealDeliveryTests.eventually {
+                let row = try await PostgresServer.shared().psql(
+                    """
+                    SELECT seq_scan, seq_tup_read + COALESCE(idx_tup_fetch, 0), n_tup_upd,
+                        (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid())
+                    FROM pg_stat_user_tables WHERE relname = 'notification'
+                    """, database: url
+                ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
+                return row.count == 4 && row[2] >= updated && row[3] == 0 ? (row[0], row[1]) : nil
+            }
+        }
+        var updated = 0
+        // Claimed with the burst's statistics, then with the grown table's, each time by
+        // another node once the claims before have lapsed.
+        for (round, analyzed) in [false, true].enumerated() {
+            if analyzed { _ = try await PostgresServer.shared().psql("ANALYZE notification", database: url) }
+            let before = try await read(onceUpdated: updated)
+            let claimer = try await PostgresHubStore(url: url, node: "claimer\(round)", logger: TestHub.quietLogger)
+            let later = Date().addingTimeInterval(Double(round + 1) * (PostgresHubStore.leaseSeconds + 1))
+            let claimed = try await claimer.claimNotifications(now: later, limit: 10).map(\.id).sorted()
+            claimer.shutdown()
+            #expect(claimed == ["due", "lapsed"], "\(claimed)")
+            updated += claimed.count
+            let after = try await read(onceUpdated: updated)
+            #expect(after.scans == before.scans, "analyzed: \(analyzed)")
+            #expect(after.rows - before.rows < 1_000, "analyzed: \(analyzed); read \(after.rows - before.rows) rows")
+        }
+    }
+
     @Test func aClaimHoldsWhileRenewedAndIsTakenOverOnceItExpires() async throws {
         let stores = try await Self.nodes(2)
         defer { for store in stores { store.shutdown() } }

@@ -106,6 +106,12 @@ extension PostgresHubStore: SharedHubStore {
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
         let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
         return try await transaction { connection in
+            // The table keeps finished sends for their retention; both statements read only
+            // the unfinished and the scheduled ones, through their partial indexes. With
+            // statistics made while most sends were unfinished (a cluster's first minutes), the
+            // planner took the table for all unfinished and read it whole, twice a claim: no
+            // sequential scan, and each kind looked for apart (below).
+            try await connection.query("SET LOCAL enable_seqscan = off", logger: self.logger)
             // Rows another transaction of this node holds (a dispatch recording them) are
             // skipped, not waited for: waiting in another order than it would deadlock.
             try await connection.query(
@@ -115,15 +121,23 @@ extension PostgresHubStore: SharedHubStore {
                     SELECT seq FROM notification WHERE owner = \(self.node) AND state IN ('Enqueued', 'Processing')
                     FOR UPDATE SKIP LOCKED)
                 """, logger: self.logger)
+            // Each kind is looked for apart, through its own partial index: one condition with
+            // OR was read in the order of the primary key, every row of the table at every
+            // claim (26 ms at 50,000 sends). A row one kind locks and the limit leaves out is
+            // taken at a later claim.
             let claimed = try await connection.query(
                 """
+                WITH lapsed AS (
+                    SELECT seq FROM notification
+                    WHERE state IN ('Enqueued', 'Processing') AND lease_until < \(now)
+                    ORDER BY seq LIMIT \(limit) FOR UPDATE SKIP LOCKED),
+                due AS (
+                    SELECT seq FROM notification WHERE state = 'Scheduled' AND fire_at <= \(now)
+                    ORDER BY fire_at LIMIT \(limit) FOR UPDATE SKIP LOCKED),
+                taken AS (SELECT seq FROM lapsed UNION ALL SELECT seq FROM due ORDER BY seq LIMIT \(limit))
                 UPDATE notification SET owner = \(self.node), lease_until = \(until),
                     state = CASE WHEN state = 'Scheduled' THEN 'Enqueued' ELSE state END
-                WHERE seq IN (
-                    SELECT seq FROM notification
-                    WHERE (state IN ('Enqueued', 'Processing') AND lease_until < \(now))
-                        OR (state = 'Scheduled' AND fire_at <= \(now))
-                    ORDER BY seq LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                WHERE seq IN (SELECT seq FROM taken)
                 RETURNING *
                 """, logger: self.logger
             ).collect()
