@@ -105,22 +105,10 @@ extension PostgresHubStore: SharedHubStore {
 
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
         let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
-        return try await transaction { connection in
-            // The table keeps finished sends for their retention; both statements read only
-            // the unfinished and the scheduled ones, through their partial indexes. With
-            // statistics made while most sends were unfinished (a cluster's first minutes), the
-            // planner took the table for all unfinished and read it whole, twice a claim: no
-            // sequential scan, and each kind looked for apart (below).
-            try await connection.query("SET LOCAL enable_seqscan = off", logger: self.logger)
+        return try await transactionByIndex { connection in
             // Rows another transaction of this node holds (a dispatch recording them) are
             // skipped, not waited for: waiting in another order than it would deadlock.
-            try await connection.query(
-                """
-                UPDATE notification SET lease_until = \(until)
-                WHERE seq IN (
-                    SELECT seq FROM notification WHERE owner = \(self.node) AND state IN ('Enqueued', 'Processing')
-                    FOR UPDATE SKIP LOCKED)
-                """, logger: self.logger)
+            try await connection.query(self.renewal(until: until, returning: false), logger: self.logger)
             // Each kind is looked for apart, through its own partial index: one condition with
             // OR was read in the order of the primary key, every row of the table at every
             // claim (26 ms at 50,000 sends). A row one kind locks and the limit leaves out is
@@ -146,12 +134,39 @@ extension PostgresHubStore: SharedHubStore {
     }
 
     public func takeBackClaims(now: Date) async throws -> [StoredNotification] {
-        try await rows(
-            """
-            UPDATE notification SET lease_until = \(now.timeIntervalSince1970 + Self.leaseSeconds)
-            WHERE owner = \(node) AND state IN ('Enqueued', 'Processing') RETURNING *
-            """
-        ).compactMap(checkedNotification).sorted { $0.enqueued < $1.enqueued }
+        try await transactionByIndex { connection in
+            try await connection.query(
+                self.renewal(until: now.timeIntervalSince1970 + Self.leaseSeconds, returning: true), logger: self.logger
+            ).collect().compactMap { self.checkedNotification($0.makeRandomAccess()) }
+        }.sorted { $0.enqueued < $1.enqueued }
+    }
+
+    /// This node's unfinished sends, given a lease until `until`. They are found first,
+    /// through the partial index of unfinished sends, then updated by their keys: written as
+    /// a join, the renewal read the whole table through its primary key when the statistics
+    /// dated from a burst of this node's sends, or while many were in flight.
+    private func renewal(until: Double, returning: Bool) -> PostgresQuery {
+        """
+        UPDATE notification SET lease_until = \(until)
+        WHERE seq = ANY (ARRAY(
+            SELECT seq FROM notification WHERE owner = \(node) AND state IN ('Enqueued', 'Processing')
+            FOR UPDATE SKIP LOCKED))
+        \(unescaped: returning ? "RETURNING *" : "")
+        """
+    }
+
+    /// `body` in a transaction that reads nothing sequentially. For statements that look for
+    /// the few unfinished or scheduled sends among the many finished ones the table keeps for
+    /// their retention: with statistics made while most sends were unfinished or scheduled
+    /// (a cluster's first minutes, a burst), the planner took the table for mostly such rows
+    /// and read it whole, where the partial indexes hold only them.
+    private func transactionByIndex<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
+        try await transaction { connection in
+            try await connection.query("SET LOCAL enable_seqscan = off", logger: self.logger)
+            return try await body(connection)
+        }
     }
 
     public func cancelScheduled(hub: String, id: String, at: Date) async throws -> Bool {
@@ -165,8 +180,11 @@ extension PostgresHubStore: SharedHubStore {
 
     public func scheduledCount(hub: String) async throws -> Int {
         Int(
-            try await rows("SELECT COUNT(*) AS n FROM notification WHERE hub = \(hub) AND state = 'Scheduled'").first?["n"]
-                .decode(Int64.self) ?? 0)
+            try await transactionByIndex { connection in
+                try await connection.query(
+                    "SELECT COUNT(*) AS n FROM notification WHERE hub = \(hub) AND state = 'Scheduled'", logger: self.logger
+                ).collect().first?.decode(Int64.self)
+            } ?? 0)
     }
 
     public func sharedKeys(adding proposed: LocalHubKeyFile.Contents) async throws -> LocalHubKeyFile.Contents {
