@@ -22,47 +22,41 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
         let solo = try await clusterFigures(
             soloHub, setup: ClusterSetup.solo, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
         soloHub.stop()
-        let url = try await database.createDatabase()
-        var nodes: [BenchHub] = []
-        defer { for node in nodes { node.stop() } }
-        for n in 1...3 {
-            nodes.append(
-                try await BenchHub.start(
-                    binary: binary, directory: output.appendingPathComponent("cluster-node\(n)"),
-                    arguments: ["--store", url, "--node", "node\(n)", "--trusted-proxy", "127.0.0.1"]))
-        }
-        let three = try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
-            let viaFront = try nodes[0].behind(url: front.url, port: front.port)
-            return try await clusterFigures(
-                viaFront, setup: ClusterSetup.three, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
-        }
-        for node in nodes { node.stop() }
-        nodes = []
-        // The same three nodes and front with nothing to coordinate: each node on a database
-        // of its own, holding the same keys (copied by `hub migrate`), so that any node
-        // answers any request. What this setup reaches is the most three nodes can do on this
-        // machine whatever the coordination costs; it is reported, not judged.
-        let first = try await database.createDatabase()
-        for n in 1...3 {
-            let store = n == 1 ? first : try await database.createDatabase()
-            if n > 1 {
-                let copy = try runProgram(binary, ["hub", "migrate", "--store", first, "--to", store])
-                if copy.status != 0 { throw BenchError(description: "hub migrate to \(store) exited \(copy.status)") }
+        /// Three nodes, the nth on `store(n)` (asked once the nodes before it run), measured
+        /// through nginx, then stopped.
+        func threeBehindNginx(
+            name: String, setup: String, fanout: Bool, store: (Int) async throws -> String
+        ) async throws -> ClusterFigures {
+            var nodes: [BenchHub] = []
+            defer { for node in nodes { node.stop() } }
+            for n in 1...3 {
+                nodes.append(
+                    try await BenchHub.start(
+                        binary: binary, directory: output.appendingPathComponent("cluster-\(name)\(n)"),
+                        arguments: ["--store", try await store(n), "--node", "\(name)\(n)", "--trusted-proxy", "127.0.0.1"]))
             }
-            nodes.append(
-                try await BenchHub.start(
-                    binary: binary, directory: output.appendingPathComponent("cluster-apart\(n)"),
-                    arguments: ["--store", store, "--node", "apart\(n)", "--trusted-proxy", "127.0.0.1"]))
+            return try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
+                try await clusterFigures(
+                    try nodes[0].behind(url: front.url, port: front.port), setup: setup, loadgen: loadgen,
+                    fanoutClient: fanoutClient, runs: runs, fanout: fanout)
+            }
         }
-        let apart = try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
-            let viaFront = try nodes[0].behind(url: front.url, port: front.port)
-            return try await clusterFigures(
-                viaFront, setup: ClusterSetup.apart, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs,
-                fanout: false)
+        let shared = try await database.createDatabase()
+        let three = try await threeBehindNginx(name: "node", setup: ClusterSetup.three, fanout: true) { _ in shared }
+        // The same three nodes and front with nothing to coordinate: each node on a database
+        // of its own, holding the first node's keys (copied by `hub migrate` once it has made
+        // them), so that any node answers any request. What this setup reaches is the most
+        // three nodes can do on this machine whatever the coordination costs; it is reported,
+        // not judged.
+        let first = try await database.createDatabase()
+        let apart = try await threeBehindNginx(name: "apart", setup: ClusterSetup.apart, fanout: false) { n in
+            guard n > 1 else { return first }
+            let store = try await database.createDatabase()
+            let copy = try runProgram(binary, ["hub", "migrate", "--store", first, "--to", store])
+            if copy.status != 0 { throw BenchError(description: "hub migrate to \(store) exited \(copy.status)") }
+            return store
         }
         // pgbench has the server to itself: the nodes are stopped first.
-        for node in nodes { node.stop() }
-        nodes = []
         let pgbench = try await PgbenchPeer.measure(server: database, runs: runs, seconds: pgbenchSeconds)
         return (solo, three, apart, pgbench)
     }

@@ -18,6 +18,24 @@ import Testing
         return stores
     }
 
+    /// The scans of `table` and the rows read from it, sequentially or through an index, in
+    /// the database of `url`: read once every other session has ended and sent its statistics,
+    /// which `counter` (a column of `pg_stat_user_tables`) reaching `count` shows.
+    static func reads(of table: String, in url: String, once counter: String, reaches count: Int) async throws -> (
+        scans: Int, rows: Int
+    ) {
+        try await RealDeliveryTests.eventually {
+            let row = try await PostgresServer.shared().psql(
+                """
+                SELECT seq_scan, seq_tup_read + COALESCE(idx_tup_fetch, 0), \(counter),
+                    (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid())
+                FROM pg_stat_user_tables WHERE relname = '\(table)'
+                """, database: url
+            ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
+            return row.count == 4 && row[2] >= count && row[3] == 0 ? (row[0], row[1]) : nil
+        }
+    }
+
     static func delivery(device: String, notification: String, template: String = "t") -> Delivery {
         Delivery(
             seq: 0, hub: "news", device: device, notificationId: notification, template: template,
@@ -97,28 +115,13 @@ import Testing
                 #expect(try await store.record([DispatchRecord(notification: done, deliveries: deliveries)]).count == 500)
             }
         }
-        // Read once every session of the stores has ended and sent its statistics: the rows
-        // inserted show that they have. Tuples read, sequentially or through an index, show
-        // whether the log was read whole whatever the plan.
-        func statistics(once inserted: Int) async throws -> (scans: Int, read: Int) {
-            try await RealDeliveryTests.eventually {
-                let row = try await PostgresServer.shared().psql(
-                    """
-                    SELECT seq_scan, seq_tup_read + COALESCE(idx_tup_fetch, 0), n_tup_ins,
-                        (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid())
-                    FROM pg_stat_user_tables WHERE relname = 'delivery'
-                    """, database: url
-                ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
-                return row.count == 4 && row[2] >= inserted && row[3] == 0 ? (row[0], row[1]) : nil
-            }
-        }
         try await dispatch((0..<6).map { "old-\($0)" })
         _ = try await PostgresServer.shared().psql("ANALYZE delivery", database: url)
-        let before = try await statistics(once: 3_000)
+        let before = try await Self.reads(of: "delivery", in: url, once: "n_tup_ins", reaches: 3_000)
         try await dispatch(["new"])
-        let after = try await statistics(once: 3_500)
+        let after = try await Self.reads(of: "delivery", in: url, once: "n_tup_ins", reaches: 3_500)
         #expect(after.scans == before.scans)
-        #expect(after.read - before.read < 500, "read \(after.read - before.read) deliveries")
+        #expect(after.rows - before.rows < 500, "read \(after.rows - before.rows) deliveries")
     }
 
     /// A session keeps one plan for a function's statements after a few calls, made for the
@@ -332,21 +335,7 @@ import Testing
             setup += sends("done", count: 20_000, state: "Completed") + "ANALYZE notification;"
         }
         _ = try await PostgresServer.shared().psql(setup, database: url)
-        // Read once the claiming session has ended and sent its statistics (the rows it
-        // updated show that it has): rows read sequentially or through an index.
-        func read(onceUpdated updated: Int) async throws -> (scans: Int, rows: Int) {
-            try await RealDeliveryTests.eventually {
-                let row = try await PostgresServer.shared().psql(
-                    """
-                    SELECT seq_scan, seq_tup_read + COALESCE(idx_tup_fetch, 0), n_tup_upd,
-                        (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid())
-                    FROM pg_stat_user_tables WHERE relname = 'notification'
-                    """, database: url
-                ).trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").compactMap { Int($0) }
-                return row.count == 4 && row[2] >= updated && row[3] == 0 ? (row[0], row[1]) : nil
-            }
-        }
-        let before = try await read(onceUpdated: 0)
+        let before = try await Self.reads(of: "notification", in: url, once: "n_tup_upd", reaches: 0)
         let claimer = try await PostgresHubStore(url: url, node: "claimer", logger: TestHub.quietLogger)
         let takenBack = try await claimer.takeBackClaims(now: Date())
         let scheduled = try await claimer.scheduledCount(hub: "news")
@@ -355,7 +344,7 @@ import Testing
         claimer.shutdown()
         #expect(takenBack.count == 1 + inFlight && scheduled == 1 && claimed == ["due1", "lapsed1"], "\(scheduled) \(claimed)")
         // Taken back and renewed: this node's own; claimed: the two.
-        let after = try await read(onceUpdated: 2 * (1 + inFlight) + 2)
+        let after = try await Self.reads(of: "notification", in: url, once: "n_tup_upd", reaches: 2 * (1 + inFlight) + 2)
         #expect(after.scans == before.scans)
         // The unfinished ones are read a few times: found and updated to take them back and to
         // renew them, passed over to find lapsed ones.
