@@ -106,9 +106,7 @@ extension PostgresHubStore: SharedHubStore {
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
         let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
         return try await transactionByIndex { connection in
-            // Rows another transaction of this node holds (a dispatch recording them) are
-            // skipped, not waited for: waiting in another order than it would deadlock.
-            try await connection.query(self.renewal(until: until, returning: false), logger: self.logger)
+            try await connection.query(self.renewal(until: until, takingBack: false), logger: self.logger)
             // Each kind is looked for apart, through its own partial index: one condition with
             // OR was read in the order of the primary key, every row of the table at every
             // claim (26 ms at 50,000 sends). A row one kind locks and the limit leaves out is
@@ -136,7 +134,7 @@ extension PostgresHubStore: SharedHubStore {
     public func takeBackClaims(now: Date) async throws -> [StoredNotification] {
         try await transactionByIndex { connection in
             try await connection.query(
-                self.renewal(until: now.timeIntervalSince1970 + Self.leaseSeconds, returning: true), logger: self.logger
+                self.renewal(until: now.timeIntervalSince1970 + Self.leaseSeconds, takingBack: true), logger: self.logger
             ).collect().compactMap { self.checkedNotification($0.makeRandomAccess()) }
         }.sorted { $0.enqueued < $1.enqueued }
     }
@@ -145,13 +143,20 @@ extension PostgresHubStore: SharedHubStore {
     /// through the partial index of unfinished sends, then updated by their keys: written as
     /// a join, the renewal read the whole table through its primary key when the statistics
     /// dated from a burst of this node's sends, or while many were in flight.
-    private func renewal(until: Double, returning: Bool) -> PostgresQuery {
+    ///
+    /// Renewing, rows another transaction holds are skipped (a dispatch of this node records
+    /// them; waiting in another order than it would deadlock). Taking back, at start, before
+    /// this node dispatches anything, they are waited for and returned, unless the other
+    /// transaction (another node's claim) took them: skipped, a row that claim locked but left
+    /// to a later one would keep this node as its owner, renewed each second and dispatched by
+    /// no node.
+    private func renewal(until: Double, takingBack: Bool) -> PostgresQuery {
         """
         UPDATE notification SET lease_until = \(until)
         WHERE seq = ANY (ARRAY(
             SELECT seq FROM notification WHERE owner = \(node) AND state IN ('Enqueued', 'Processing')
-            FOR UPDATE SKIP LOCKED))
-        \(unescaped: returning ? "RETURNING *" : "")
+            FOR UPDATE \(unescaped: takingBack ? "" : "SKIP LOCKED")))
+        \(unescaped: takingBack ? "RETURNING *" : "")
         """
     }
 
