@@ -42,6 +42,8 @@ final class LogGrowth: Sendable {
 final class RetentionKeeper: Sendable {
     let policy: RetentionPolicy
     let growth: LogGrowth
+    /// Passes `run` has finished (what a test waits for before it times passes of its own).
+    let loopPasses = Atomic<Int>(0)
     /// Expired records removed at most in one pass (the next pass takes the rest).
     static let expiredPerPass = 10_000
 
@@ -83,6 +85,7 @@ final class RetentionKeeper: Sendable {
                 if Task.isCancelled { return }
                 logger.warning("retention could not run, trying again later: \(error)")
             }
+            loopPasses.add(1, ordering: .relaxed)
             // The interval, or the log growing fast, whichever comes first.
             let deadline = ContinuousClock.now + policy.interval
             while !Task.isCancelled, !growth.isDue, ContinuousClock.now < deadline {
