@@ -151,6 +151,21 @@ extension HubResponder {
         } catch {
             throw Self.streamRefusal(error, log: log, client: client)
         }
+        // The backlog's first page is read before the stream is answered. A 200 says the stream
+        // is established: what is published after it reaches the device at once (read after the
+        // answer, 500 streams opened together went live tens of milliseconds after their 200s).
+        // A database that cannot be read is a 503 the client can retry, not a 200 cut short.
+        let first: (gap: SandboxGap?, deliveries: [Delivery])?
+        if let stream {
+            do {
+                first = try await log.backlog(hub: hub, device: device, since: since, limit: Self.backlogPage)
+            } catch {
+                log.cancel(hub: hub, device: device, id: stream.id)
+                throw error
+            }
+        } else {
+            first = nil
+        }
         engine.streamOpened(hub: hub, device: device)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
@@ -158,14 +173,15 @@ extension HubResponder {
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         headers[HTTPField.Name("TrackingId")!] = trackingId
         let body = ResponseBody { writer in
-            guard let stream else {
+            guard let stream, let first else {
                 try await writer.finish(nil)
                 return
             }
             defer { log.cancel(hub: hub, device: device, id: stream.id) }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
-                let last = try await Self.writeBacklog(to: &writer, log: log, hub: hub, device: device, after: since)
+                let last = try await Self.writeBacklog(
+                    first, to: &writer, log: log, hub: hub, device: device, after: since)
                 await stream.sink.goLive(after: last, pending: stream.unrecorded)
                 await stream.sink.waitUntilEnded()
             }
@@ -206,18 +222,19 @@ extension HubResponder {
     /// Deliveries a stream's backlog reads at a time.
     static let backlogPage = 500
 
-    /// Writes the stream's preamble and the backlog from the database; returns the newest
-    /// delivery written. Live events, and those published before their commit, are the
-    /// sink's to write (`ChannelStreamSink.goLive`).
+    /// Writes the stream's preamble and its backlog: `first`, read before the answer, then
+    /// the pages after it from the database; returns the newest delivery written. Live
+    /// events, and those published before their commit, are the sink's to write
+    /// (`ChannelStreamSink.goLive`).
     private static func writeBacklog(
-        to writer: inout any ResponseBodyWriter, log: DeliveryLog, hub: String, device: String, after since: Int64
+        _ first: (gap: SandboxGap?, deliveries: [Delivery]), to writer: inout any ResponseBodyWriter, log: DeliveryLog,
+        hub: String, device: String, after since: Int64
     ) async throws -> Int64 {
         var last = since
         let (epoch, page) = (log.epoch, Self.backlogPage)
         try await writer.write(ByteBuffer(string: "retry: 1000\n: connected to \(hub)/\(device)\n\n"))
         // What retention removed before the device read it is said first, never skipped
         // silently; it comes with the first page.
-        let first = try await log.backlog(hub: hub, device: device, since: since, limit: page)
         if let gap = first.gap {
             try await writer.write(ByteBuffer(string: gap.serverSentEvent))
             last = max(last, gap.through)
