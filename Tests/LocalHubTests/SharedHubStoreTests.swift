@@ -97,6 +97,34 @@ import Testing
         #expect(try await stores[1].deliveries(hub: "news", device: "a", after: 0, limit: 10).count == 2)
     }
 
+    /// Retention by age cuts the numbers before the first delivery as young as the horizon.
+    /// A node whose clock is behind dates a later delivery older; cut through the highest
+    /// number dated older, a younger delivery numbered before it went too.
+    @Test func retentionByAgeKeepsEveryDeliveryFromTheFirstYoungOne() async throws {
+        let stores = try await Self.nodes(2)
+        defer { for store in stores { store.shutdown() } }
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        func dated(_ device: String, _ notification: String, at offset: Double) -> Delivery {
+            var delivery = Self.delivery(device: device, notification: notification)
+            delivery.delivered = t0.addingTimeInterval(offset)
+            return delivery
+        }
+        // The third send is dated by a node whose clock is behind.
+        let sends: [(node: Int, offset: Double)] = [(0, 1), (1, 101), (1, 1)]
+        for (n, send) in sends.enumerated() {
+            let notification = HubStoreConformanceTests.notification("n\(n)")
+            try await stores[send.node].apply([.insertNotification(notification)])
+            _ = try await stores[send.node].record([
+                DispatchRecord(notification: notification, deliveries: [dated("a", "n\(n)", at: send.offset)])
+            ])
+        }
+        let report = try await stores[0].prune(before: t0.addingTimeInterval(50), maximumLogBytes: 1 << 30)
+        #expect(report.deliveries == 1)
+        #expect(
+            try await stores[1].deliveries(hub: "news", device: "a", after: 0, limit: 10).map(\.notificationId) == ["n1", "n2"])
+        #expect(try await stores[1].gap(hub: "news", device: "a") == DeliveryGap(from: 1, through: 1, count: 1))
+    }
+
     /// Whether a repeated dispatch already wrote a delivery is looked up among the deliveries
     /// of the batch's own notifications. Checked row by row against the whole log,
     /// PostgreSQL read and hashed every delivery in it at each dispatch (12 ms at 15,000), so

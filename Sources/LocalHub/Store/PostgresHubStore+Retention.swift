@@ -7,8 +7,18 @@ extension PostgresHubStore {
     public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
         try await transaction { connection in
             var report = PruneReport()
+            // By age: the numbers before the first delivery as young as the horizon, found in
+            // the primary key's order (reading what this pass removes, and one more), as the
+            // memory store cuts. A delivery numbered after it keeps its place even when a node's
+            // clock dated it older.
             let byAge = try await connection.query(
-                "SELECT MAX(seq) FROM delivery WHERE delivered < \(horizon.timeIntervalSince1970)", logger: self.logger
+                """
+                WITH young AS (
+                    SELECT seq FROM delivery WHERE delivered >= \(horizon.timeIntervalSince1970) ORDER BY seq LIMIT 1)
+                SELECT CASE WHEN EXISTS (SELECT 1 FROM young)
+                    THEN (SELECT MAX(seq) FROM delivery WHERE seq < (SELECT seq FROM young))
+                    ELSE (SELECT MAX(seq) FROM delivery) END
+                """, logger: self.logger
             ).collect().first?.decode(Int64?.self)
             if let seq = byAge { report.merge(try await self.removeLog(through: seq, on: connection)) }
             // Over the cap: the newest deliveries that fit are kept, by the average size.
