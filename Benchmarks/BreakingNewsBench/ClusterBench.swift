@@ -16,6 +16,7 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
         sqliteHub, setup: ClusterSetup.sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
     sqliteHub.stop()
     let (solo, three, apart, pgbench) = try await PostgresServer.with { database in
+        try await recycleWAL(database, segments: walSegments)
         let soloHub = try await BenchHub.start(
             binary: binary, directory: output.appendingPathComponent("cluster-pg1"),
             arguments: ["--store", try await database.createDatabase(), "--node", "solo"])
@@ -63,10 +64,31 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
     return clusterRows(sqlite: sqlite, solo: solo, three: three, apart: apart, pgbench: pgbench)
 }
 
+/// WAL segments (16 MB each) the PostgreSQL setups write in one `make bench-cluster`, and some.
+let walSegments = 56
+
+/// Has a fresh server make `segments` WAL files and recycle them, as a server in service has
+/// them: a checkpoint renames the files behind it for the WAL to come. A fresh server writes a
+/// new 16 MB file of zeros each time its WAL reaches the next one (`wal_init_zero`), and the
+/// commit that crosses there waits for it. That was about every three seconds here, and it
+/// fell on one node's second fan-out of five: 28–34 ms, against 13–18 for the other four (three
+/// runs; 13–21 ms with the files recycled, three runs alternating).
+func recycleWAL(_ server: PostgresServer, segments: Int) async throws {
+    try await server.psql("ALTER SYSTEM SET min_wal_size = '\((segments + 4) * 16)MB'")
+    try await server.psql("SELECT pg_reload_conf()")
+    try await server.psql("CREATE TABLE wal_files (n int)")
+    for n in 0..<segments { try await server.psql("INSERT INTO wal_files VALUES (\(n)); SELECT pg_switch_wal()") }
+    try await server.psql("DROP TABLE wal_files")
+    try await server.psql("CHECKPOINT")
+}
+
 /// `--only pgbench`: the peer alone, on a server of its own: what PostgreSQL takes on this
 /// machine, without the nodes' runs before it.
 func pgbenchBench(runs: Int, seconds: Int) async throws -> [BenchRow] {
-    try await PostgresServer.with { try await PgbenchPeer.measure(server: $0, runs: runs, seconds: seconds) }.rows
+    try await PostgresServer.with { server in
+        try await recycleWAL(server, segments: walSegments)
+        return try await PgbenchPeer.measure(server: server, runs: runs, seconds: seconds)
+    }.rows
 }
 
 enum ClusterSetup {
