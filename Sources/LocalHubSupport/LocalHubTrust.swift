@@ -55,7 +55,10 @@ public enum LocalHubTrust {
         else {
             throw Distrust(kind: .silent, description: "the hub at \(state.url) did not answer")
         }
-        guard answer.status == 200, answer.header == LocalHubProof.answer(challenge: challenge, secret: secret) else {
+        // The proof says whose hub it is; the status how it is. A hub whose database does not
+        // answer says 503 with its proof: still this folder's hub, which must not be started again.
+        guard [200, 503].contains(answer.status), answer.header == LocalHubProof.answer(challenge: challenge, secret: secret)
+        else {
             throw Distrust(
                 kind: .impostor,
                 description: "what answers at \(state.url) cannot prove it is the hub of this data folder")
