@@ -4,6 +4,10 @@ import LocalHubSupport
 import TestTiers
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Two homes on one port: the second says at once who holds it and what to do, instead of
 /// waiting for a hub that cannot listen there, or printing keys that hub would refuse.
 @Suite(.tags(.live), .fullSuiteOnly, .serialized) struct TakenPortTests {
@@ -42,5 +46,35 @@ import Testing
         elsewhere.environment["BREAKING_NEWS_HUB_PORT"] = "0"
         let own = try await elsewhere.run(["subscribe", "World"])
         #expect(own.status == 0, "\(own.stderr)")
+    }
+
+    /// A port that a connection of this machine holds as its own end: nothing listens there,
+    /// so there is no one to name. The default port lies in the range the kernel gives such
+    /// ends out from; the hub says what holds it and what to do, where it said only "in use".
+    @Test func aPortAConnectionHoldsAsItsOwnEndIsSaidSo() async throws {
+        try await SilentListeners.with(count: 1) { ports in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(ports[0]).bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let connected = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    connect(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                }
+            }
+            #expect(connected)
+            // The port the kernel gave this connection's own end.
+            let held = Int(UInt16(bigEndian: address.sin_port))
+            let home = Command.freshHome()
+            let served = try await home.run(["hub", "serve", "--port", String(held)], timeout: 30)
+            #expect(served.status != 0, "\(served.stdout)")
+            #expect(
+                served.stderr.contains("port \(held) on 127.0.0.1 is in use though nothing listens there"), "\(served.stderr)")
+            #expect(served.stderr.contains("ip_local_reserved_ports=\(held)"), "\(served.stderr)")
+        }
     }
 }
