@@ -84,15 +84,29 @@ public enum LocalProcess {
 
     /// The inodes of sockets listening on `port` in one of the kernel's `/proc/net/tcp` tables.
     public static func listeningInodes(in table: String, port: Int) -> [String] {
+        sockets(in: table, port: port).filter { $0.state == "0A" }.map(\.inode)
+    }
+
+    /// Whether a socket of this machine that does not listen (a connection's own end, in any
+    /// state) has `port` as its local port, as far as `/proc/net/tcp` and `tcp6` show.
+    public static func connectionHolds(port: Int) -> Bool {
+        ["/proc/net/tcp", "/proc/net/tcp6"].contains { table in
+            readWhole(table).map { sockets(in: $0, port: port).contains { $0.state != "0A" } } ?? false
+        }
+    }
+
+    /// The sockets of a `/proc/net/tcp` table whose local port is `port`: their state (`0A`
+    /// listens) and inode.
+    static func sockets(in table: String, port: Int) -> [(state: Substring, inode: String)] {
         let wanted = String(port, radix: 16, uppercase: true)
-        var inodes: [String] = []
+        var found: [(state: Substring, inode: String)] = []
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-            guard fields.count > 9, fields[3] == "0A", let colon = fields[1].lastIndex(of: ":") else { continue }
+            guard fields.count > 9, let colon = fields[1].lastIndex(of: ":") else { continue }
             let localPort = fields[1][fields[1].index(after: colon)...]
-            if localPort.drop(while: { $0 == "0" }) == wanted[...] { inodes.append(String(fields[9])) }
+            if localPort.drop(while: { $0 == "0" }) == wanted[...] { found.append((fields[3], String(fields[9]))) }
         }
-        return inodes
+        return found
     }
 }

@@ -43,6 +43,12 @@ struct HubCommand: AsyncParsableCommand {
                     "the local hub is not running (it starts by itself when a command needs it)", exitCode: .hubUnreachable)
             }
             say("running: pid \(state.pid), \(state.url), hubs \(state.hubs.joined(separator: ", ")), since \(state.started)")
+            // Its own, and running, but no use while its database does not answer (a node on PostgreSQL).
+            if await HubClient.health(baseURL: state.url, query: "", header: LocalHubProof.header)?.status == 503 {
+                throw CommandFailure(
+                    "the local hub runs but its database does not answer now: requests get 503 until it is back",
+                    exitCode: .hubUnreachable)
+            }
             // What it keeps: read from its own database beside it (a cluster node's is elsewhere).
             let policy = RetentionPolicy(
                 age: state.retention ?? RetentionPolicy.standard.age,

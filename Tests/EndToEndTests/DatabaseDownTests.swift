@@ -56,7 +56,10 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func theHubOfAHomeIsStillItsHubWhileItsDatabaseIsDown() async throws {
         try await PostgresServer.with { server in
             let database = try await server.createDatabase()
-            let directory = TestHub.temporaryDirectory()
+            // The hub of a home, as its commands find it.
+            let home = Command.freshHome()
+            let directory = home.home.appendingPathComponent("data/hub")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let node = try await HubProcess.start(directory: directory, arguments: ["--store", database, "--node", "n0"])
             defer { node.process.signal(SIGKILL) }
             let state = try #require(LocalHubState.read(directory.appendingPathComponent(LocalHubState.fileName)))
@@ -68,9 +71,12 @@ import Testing
                 try await Task.sleep(for: .milliseconds(200))
                 health = await HubClient.health(baseURL: state.url, query: "", header: LocalHubProof.header)
             }
-            #expect(health?.status == 503, "\(String(describing: health?.status))")
+            try #require(health?.status == 503, "\(String(describing: health?.status))")
             // Busy cores can make the hub miss the probe's 2 s; that is asked again, never trusted less.
             #expect(try await verifyAllowingBusyCores(state) == state)
+            let status = try await home.run(["hub", "status"])
+            #expect(status.status == 3 && status.stdout.hasPrefix("running: pid \(state.pid)"), "\(status.stdout)")
+            #expect(status.stderr.contains("its database does not answer now"), "\(status.stderr)")
             try await server.resume()
         }
     }

@@ -157,12 +157,11 @@ public enum LocalHubServer {
         }
     }
 
-    /// Why the hub cannot listen on `port`. When nothing listens there, a connection this
-    /// machine opened to elsewhere holds it as its own end: the kernel hands such ports out
-    /// from a range (`ip_local_port_range`, 32768–60999 by default), and the default port lies
-    /// in it.
+    /// Why the hub cannot listen on `port`. When nothing listens there but a connection of
+    /// this machine has it as its own end: the kernel hands such ports out from a range
+    /// (`ip_local_port_range`, 32768–60999 by default), and the default port lies in it.
     static func portInUse(_ port: Int, host: String) -> String {
-        guard port > 0, PortHolder.find(port: port) == nil else {
+        guard port > 0, PortHolder.find(port: port) == nil, LocalProcess.connectionHolds(port: port) else {
             return "port \(port) on \(host) is already in use; pick another with --port"
         }
         let bounds = ((try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? "")
@@ -171,8 +170,8 @@ public enum LocalHubServer {
             bounds.count == 2 && bounds[0] <= port && port <= bounds[1]
             ? " (the system gives out ports \(bounds[0])–\(bounds[1]) for them)" : ""
         return "port \(port) on \(host) is in use though nothing listens there: a connection this machine opened holds it as "
-            + "its own end\(given), until that connection closes; try again later, pick another port with --port, or keep "
-            + "the system from giving it out (sysctl net.ipv4.ip_local_reserved_ports=\(port))"
+            + "its own end\(given), until it closes and about a minute after; try again later, pick another port with "
+            + "--port, or, as root, add \(port) to net.ipv4.ip_local_reserved_ports so that the system keeps it"
     }
 }
 
