@@ -13,11 +13,9 @@ extension PostgresHubStore {
             // clock dated it older.
             let byAge = try await connection.query(
                 """
-                WITH young AS (
-                    SELECT seq FROM delivery WHERE delivered >= \(horizon.timeIntervalSince1970) ORDER BY seq LIMIT 1)
-                SELECT CASE WHEN EXISTS (SELECT 1 FROM young)
-                    THEN (SELECT MAX(seq) FROM delivery WHERE seq < (SELECT seq FROM young))
-                    ELSE (SELECT MAX(seq) FROM delivery) END
+                SELECT MAX(seq) FROM delivery WHERE seq < COALESCE(
+                    (SELECT seq FROM delivery WHERE delivered >= \(horizon.timeIntervalSince1970) ORDER BY seq LIMIT 1),
+                    \(Int64.max))
                 """, logger: self.logger
             ).collect().first?.decode(Int64?.self)
             if let seq = byAge { report.merge(try await self.removeLog(through: seq, on: connection)) }
