@@ -137,6 +137,21 @@ import Testing
         }
     }
 
+    /// A refusal names what it refused, but never echoes a header of any length back.
+    @Test func aResumePointThatIsNoNumberIsRefusedWithoutEchoingItWhole() async throws {
+        try await RouterHub.with { hub in
+            let device = String(repeating: "ab", count: 32)
+            let path = hub.baseURL + "/_sandbox/apns/news/devices/\(device)"
+            let listen = ("Authorization", hub.token(hub.listen))
+            #expect(try await hub.raw(.PUT, path, headers: [listen]).status < 300)
+            let refused = try await hub.raw(
+                .GET, path + "/stream", headers: [listen, ("Last-Event-ID", String(repeating: "9", count: 10_000))])
+            #expect(refused.status == 400)
+            #expect(refused.body.contains("'\(String(repeating: "9", count: 40))'"), "\(refused.body.prefix(300))")
+            #expect(refused.body.count < 1_000, "\(refused.body.count) bytes")
+        }
+    }
+
     @Test func garbageRequestsNeverTakeTheHubDown() async throws {
         try await RouterHub.with { hub in
             let token = hub.token(hub.full)

@@ -105,7 +105,7 @@ extension HubResponder {
         }
         guard let text = r.header("Last-Event-ID") ?? r.query["since"] ?? r.query["lasteventid"], !text.isEmpty else { return 0 }
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-            throw HubRefusal.badRequest("The resume point '\(text)' is not a delivery sequence number")
+            throw HubRefusal.badRequest("The resume point '\(text.prefix(40))' is not a delivery sequence number")
         }
         return value
     }
