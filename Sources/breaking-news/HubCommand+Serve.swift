@@ -284,6 +284,9 @@ extension HubCommand {
             // Everything the hub writes (database, journal, keys, state, certificate) is the
             // owner's alone.
             umask(0o077)
+            // A reader of its output that went away (a pipe closed, a terminal gone) must not end
+            // the hub at its next log line: the write fails, and the hub serves on.
+            signal(SIGPIPE, SIG_IGN)
             if let logFile { try Self.logToFile(logFile, maximumBytes: logFileSize.bytes) }
             var logger = Logger(label: "local-hub")
             logger.logLevel = configuration.logLevel

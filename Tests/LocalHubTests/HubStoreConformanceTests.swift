@@ -253,6 +253,43 @@ import Testing
         #expect(try await reopen().sequenceHighWater() == 10_000)
     }
 
+    /// Numbers never go back: a log that retention emptied keeps its high-water mark, so what
+    /// is recorded next is numbered above everything given before (a shared store numbers it
+    /// itself; a store of its own is numbered from its mark, as `SingleNode` does), and a
+    /// device that resumes after its last number reads it, also after a reopen.
+    @Test(arguments: Kind.inThisTier)
+    func numbersGoOnAboveALogThatRetentionEmptied(kind: Kind) async throws {
+        let (store, reopen) = try await kind.make()
+        func send(_ id: String, on store: any HubStore, count: Int) async throws -> [Int64] {
+            try await store.apply([.insertNotification(Self.notification(id))])
+            var deliveries = (0..<count).map { _ in Self.delivery(0, notification: id) }
+            if !(store is any SharedHubStore) {
+                let high = try await store.sequenceHighWater()
+                try await store.reserveSequence(through: high + Int64(count))
+                for d in deliveries.indices { deliveries[d].seq = high + 1 + Int64(d) }
+            }
+            var done = Self.notification(id)
+            done.state = .completed
+            done.ended = Self.t0
+            return try await store.record([DispatchRecord(notification: done, deliveries: deliveries)]).map(\.seq)
+        }
+        let first = try await send("n1", on: store, count: 3)
+        let last = try #require(first.max())
+        // Retention empties the log (over its cap of one byte).
+        _ = try await store.prune(before: Self.t0, maximumLogBytes: 1)
+        #expect(try await store.usage().deliveries == 0)
+        #expect(try await store.sequenceHighWater() >= last)
+        let reopened = try await reopen()
+        #expect(try await reopened.sequenceHighWater() >= last, "the mark survives a reopen with the log empty")
+        let second = try await send("n2", on: reopened, count: 2)
+        #expect(second.count == 2 && second.allSatisfy { $0 > last }, "numbered \(second) after \(last)")
+        for current in [reopened, try await reopen()] {
+            #expect(try await current.deliveries(hub: "news", device: "ab12", after: last, limit: 10).map(\.seq) == second)
+            let backlog = try await current.backlog(hub: "news", device: "ab12", after: last, limit: 10)
+            #expect(backlog.deliveries.map(\.seq) == second)
+        }
+    }
+
     /// A claim counts from its last renewal; released, it is gone, also after a reopen.
     @Test(arguments: Kind.inThisTier)
     func claimsAreRenewedReleasedAndFoundByAge(kind: Kind) async throws {

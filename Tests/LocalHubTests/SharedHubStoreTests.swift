@@ -342,7 +342,7 @@ import Testing
         {
             """
             INSERT INTO notification (hub, id, format, body, headers, test, enqueued, state, outcome, owner, lease_until, fire_at)
-            SELECT 'news', '\(id)' || g, 'template', '{}', '{}', false, 0, '\(state)', '{}', \(owner), \(lease), \(fireAt)
+            SELECT 'news', '\(id)' || g, 'template', '{}', '{}', false, 1e9, '\(state)', '{}', \(owner), \(lease), \(fireAt)
             FROM generate_series(1, \(count)) g;
             """
         }
@@ -350,7 +350,7 @@ import Testing
         var setup =
             "ALTER TABLE notification SET (autovacuum_enabled = false);"
             + sends("lapsed", count: 1, state: "Enqueued", owner: "'node1'", lease: "1")
-            + sends("due", count: 1, state: "Scheduled", fireAt: "1")
+            + sends("due", count: 1, state: "Scheduled", fireAt: "1e9")
             + sends("held", count: 1 + inFlight, state: "Enqueued", owner: "'claimer'", lease: "4e9")
         switch state {
         case .afterABurstOfUnfinished, .afterABurstOfScheduled:
@@ -358,7 +358,7 @@ import Testing
                 (state == .afterABurstOfUnfinished
                     ? sends("burst", count: 2_000, state: "Enqueued", owner: "'claimer'", lease: "4e9")
                     : sends("burst", count: 2_000, state: "Scheduled", fireAt: "4e9 + random() * 1e6"))
-                + "ANALYZE notification; UPDATE notification SET state = 'Completed', ended = 1 WHERE id LIKE 'burst%';"
+                + "ANALYZE notification; UPDATE notification SET state = 'Completed', ended = 1e9 WHERE id LIKE 'burst%';"
                 + sends("done", count: 20_000, state: "Completed")
         case .manyInFlight:
             setup += sends("done", count: 20_000, state: "Completed") + "ANALYZE notification;"

@@ -6,8 +6,18 @@ import NotificationHubs
 public struct DeliveryLog: Sendable {
     let store: any HubStore
     let streams: DeviceStreams
+    let coordination: any NodeCoordination
     /// The delivery log's epoch: sequence numbers compare only within it.
     public let epoch: String
+
+    /// Where a device that read through `seq` of this epoch resumes: after `seq`, or from the
+    /// start when `seq` is past every number this log has given. No hub gives such a point,
+    /// but one whose log was numbered again from below it did (a PostgreSQL hub of an
+    /// earlier version, after retention emptied its log): its terminals would wait after
+    /// their old number for ever, so they read the log again, as in a new epoch, and dedupe.
+    public func resumePoint(after seq: Int64) async throws -> Int64 {
+        try await coordination.hasNumbered(through: seq) ? seq : 0
+    }
 
     /// Deliveries to a device after `seq`, oldest first, at most `limit`.
     public func page(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {

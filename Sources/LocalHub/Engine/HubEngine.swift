@@ -101,6 +101,20 @@ public final class HubEngine: Sendable {
         dispatcher.accept(claimed: try await coordination.resume())
     }
 
+    /// The store's delivery high-water mark, read at start. One out of range (a doctored
+    /// database) is logged and taken as 2^62, past which nothing is numbered: the hub serves
+    /// everything else, and each send is abandoned with the reason (`explain` shows it).
+    static func sequenceHighWater(of store: any HubStore, logger: Logger) async throws -> Int64 {
+        do {
+            return try await store.sequenceHighWater()
+        } catch  where StoreFailure.isPermanent(error) {
+            logger.error(
+                "\(error): sends will be abandoned until the hub is restored from a backup (breaking-news hub backup, then hub restore), which numbers its log afresh"
+            )
+            return StoredRange.sequence.upperBound
+        }
+    }
+
     /// Logs each record a load set aside, and counts them in `/metrics`.
     static func report(quarantineOf snapshot: HubSnapshot, metrics: HubMetrics, logger: Logger) {
         for record in snapshot.quarantined {
@@ -173,7 +187,9 @@ public final class HubEngine: Sendable {
     public var epoch: String { loadedEpoch.withLock { $0 } }
 
     /// What the hub delivered, as the routes read it.
-    public var deliveries: DeliveryLog { DeliveryLog(store: store, streams: streams, epoch: epoch) }
+    public var deliveries: DeliveryLog {
+        DeliveryLog(store: store, streams: streams, coordination: coordination, epoch: epoch)
+    }
 
     /// Streams open now, for `/metrics`.
     public var openStreams: Int { streams.count }

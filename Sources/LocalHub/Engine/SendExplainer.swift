@@ -104,6 +104,9 @@ struct SendExplainer {
             return ["It was cancelled before its time; nothing was sent."]
         case .enqueued, .processing:
             return ["It is accepted and being dispatched; ask again in a moment."]
+        case .abandoned:
+            let reason = n.report.first { $0.outcome == NotificationDetails.State.abandoned.rawValue }?.text
+            return ["It was abandoned\(reason.map { ": \($0)" } ?? ""). Nothing more is sent of it."]
         default:
             break
         }

@@ -29,6 +29,9 @@ final class WorkQueue<Item: Sendable>: Sendable {
         return accepted
     }
 
+    /// Whether the queue was closed: its consumer is to finish what it holds and stop.
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Takes up to `limit` waiting items, oldest first.
     func take(limit: Int) -> [Item] {
         state.withLock { state in

@@ -39,7 +39,7 @@ extension HubResponder {
         listen.get("stream") { request, context in
             let r = HubRequest(request, context)
             return try await self.stream(
-                hub: context.hub, device: try context.deviceParameter(), after: try self.resumePoint(r), r: r,
+                hub: context.hub, device: try context.deviceParameter(), after: try await self.resumePoint(r), r: r,
                 channel: context.channel, credential: context.credential)
         }
         listen.get("inbox") { request, context in try await self.page(HubRequest(request, context), context) }
@@ -81,7 +81,7 @@ extension HubResponder {
 
     /// A page of a device's deliveries: its inbox (Listen) or, for an operator, its deliveries.
     func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
-        let since = try resumePoint(r)
+        let since = try await resumePoint(r)
         let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
         let device = try context.deviceParameter()
         let (gap, deliveries) = try await engine.deliveries.backlog(hub: context.hub, device: device, since: since, limit: limit)
@@ -97,9 +97,11 @@ extension HubResponder {
     /// Most deliveries one inbox or deliveries page holds: at most 1,000 × 4 KB payloads.
     static let pageLimit = 1000
 
-    /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything, and for a
-    /// resume point of another epoch (the log it counted in is gone).
-    func resumePoint(_ r: HubRequest) throws -> Int64 {
+    /// `Last-Event-ID`, or `since` / `lastEventId` in the query; 0 for everything, for a
+    /// resume point of another epoch (the log it counted in is gone), and for one past every
+    /// number this log has given (`DeliveryLog.resumePoint`): the device reads the log again
+    /// from its start, and dedupes.
+    func resumePoint(_ r: HubRequest) async throws -> Int64 {
         if let epoch = r.query[SandboxDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
             return 0
         }
@@ -107,7 +109,7 @@ extension HubResponder {
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
             throw HubRefusal.badRequest("The resume point '\(text.prefix(40))' is not a delivery sequence number")
         }
-        return value
+        return try await engine.deliveries.resumePoint(after: value)
     }
 
     /// The device stream: the backlog after `since`, then live deliveries as they become

@@ -21,6 +21,9 @@ public enum HubMutation: Sendable {
     case fireScheduled(hub: String, id: String)
     /// A scheduled notification will not be sent.
     case cancelScheduled(hub: String, id: String, at: Date)
+    /// A start of the hub begins the dispatch of a notification left unfinished: its count of
+    /// starts (`StoredNotification.dispatchStarts`) grows by one.
+    case beginDispatch(hub: String, id: String)
 }
 
 extension HubMutation {
@@ -30,7 +33,7 @@ extension HubMutation {
         case .upsertInstallation, .deleteInstallation, .upsertRegistration, .deleteRegistration, .claimDevice,
             .releaseDevice:
             return true
-        case .insertNotification, .forgetDevice, .fireScheduled, .cancelScheduled:
+        case .insertNotification, .forgetDevice, .fireScheduled, .cancelScheduled, .beginDispatch:
             return false
         }
     }

@@ -13,7 +13,7 @@ public actor MemoryHubStore: HubStore {
     private var deliverySeqs: Set<Int64> = []
     private var claimedDevices: [(hub: String, device: String, at: Date)] = []
 
-    private let madeEpoch = UUID().uuidString.lowercased()
+    private let madeEpoch = HubEpoch.make()
 
     public init() {}
 
@@ -21,9 +21,20 @@ public actor MemoryHubStore: HubStore {
 
     private var reserved: Int64 = 0
 
-    public func sequenceHighWater() -> Int64 { max(reserved, deliveryLog.map(\.seq).max() ?? 0) }
+    public func sequenceHighWater() throws -> Int64 {
+        let mark = max(reserved, deliveryLog.map(\.seq).max() ?? 0, gaps.values.map(\.through).max() ?? 0)
+        guard StoredRange.sequence.contains(mark) else {
+            throw StoreFailure(description: "the delivery log's numbers reach \(mark), past 2^62", permanent: true)
+        }
+        return mark
+    }
 
-    public func reserveSequence(through seq: Int64) { reserved = max(reserved, seq) }
+    public func reserveSequence(through seq: Int64) throws {
+        guard StoredRange.sequence.contains(seq) else {
+            throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
+        }
+        reserved = max(reserved, seq)
+    }
 
     private func key(_ hub: String, _ id: String) -> String { "\(hub)\u{0}\(id)" }
 
@@ -63,6 +74,8 @@ public actor MemoryHubStore: HubStore {
                     notifications[id]!.state = .cancelled
                     notifications[id]!.ended = at
                 }
+            case .beginDispatch(let hub, let id):
+                if notifications[id]?.hub == hub { notifications[id]!.dispatchStarts += 1 }
             case .claimDevice(let hub, let device, let at):
                 if let i = claimedDevices.firstIndex(where: { $0.hub == hub && $0.device == device }) {
                     claimedDevices[i].at = at
@@ -135,6 +148,7 @@ public actor MemoryHubStore: HubStore {
         report.deliveries = removed.count
         report.devices = devices.count
         report.payloads = Set(removed.map { "\($0.notificationId)\u{0}\($0.template)\u{0}\($0.payload)" }).count
+        deliverySeqs.subtract(removed.map(\.seq))
         deliveryLog.removeFirst(cut)
         let before = notificationOrder.count
         notificationOrder.removeAll { id in

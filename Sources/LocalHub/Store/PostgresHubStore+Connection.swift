@@ -14,8 +14,10 @@ extension PostgresHubStore {
             throw StoreFailure(error)
         } catch let error as PostgresTransactionError {
             let inner = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
-            if let inner = inner as? PSQLError, let unavailable = StoreUnavailable(inner) { throw unavailable }
+            if let inner = inner as? PSQLError { throw StoreUnavailable(inner) ?? StoreFailure(inner) }
             if let inner = inner as? StoreUnavailable { throw inner }
+            if let inner = inner as? StoreFailure { throw inner }
+            if let inner = inner as? QuarantineReason { throw inner }
             throw StoreFailure(description: String(reflecting: inner ?? error))
         }
     }
@@ -183,8 +185,13 @@ extension StoreUnavailable {
 }
 
 extension StoreFailure {
+    /// A refusal of the server: permanent for a data exception (a value out of range, a
+    /// text that is no number: SQLSTATE class 22) or a constraint the write breaks (23).
     init(_ error: PSQLError) {
         let message = error.serverInfo?[.message] ?? "\(error.code)"
-        self.init(description: "the database refused a statement: \(message)")
+        let state = error.serverInfo?[.sqlState] ?? ""
+        self.init(
+            description: "the database refused a statement: \(message)",
+            permanent: state.hasPrefix("22") || state.hasPrefix("23"))
     }
 }

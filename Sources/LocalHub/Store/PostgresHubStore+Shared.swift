@@ -122,6 +122,7 @@ extension PostgresHubStore: SharedHubStore {
                     ORDER BY fire_at LIMIT \(limit) FOR UPDATE SKIP LOCKED),
                 taken AS (SELECT seq FROM lapsed UNION ALL SELECT seq FROM due ORDER BY seq LIMIT \(limit))
                 UPDATE notification SET owner = \(self.node), lease_until = \(until),
+                    starts = starts + CASE WHEN state = 'Scheduled' THEN 0 ELSE 1 END,
                     state = CASE WHEN state = 'Scheduled' THEN 'Enqueued' ELSE state END
                 WHERE seq IN (SELECT seq FROM taken)
                 RETURNING *
@@ -139,7 +140,8 @@ extension PostgresHubStore: SharedHubStore {
         }.sorted { $0.enqueued < $1.enqueued }
     }
 
-    /// This node's unfinished sends, given a lease until `until`. They are found first,
+    /// This node's unfinished sends, given a lease until `until` (taken back at a start, each
+    /// counted as begun once more: `StoredNotification.dispatchStarts`). They are found first,
     /// through the partial index of unfinished sends, then updated by their keys: written as
     /// a join, the renewal read the whole table through its primary key when the statistics
     /// dated from a burst of this node's sends, or while many were in flight.
@@ -152,7 +154,7 @@ extension PostgresHubStore: SharedHubStore {
     /// no node.
     private func renewal(until: Double, takingBack: Bool) -> PostgresQuery {
         """
-        UPDATE notification SET lease_until = \(until)
+        UPDATE notification SET lease_until = \(until)\(unescaped: takingBack ? ", starts = starts + 1" : "")
         WHERE seq = ANY (ARRAY(
             SELECT seq FROM notification WHERE owner = \(node) AND state IN ('Enqueued', 'Processing')
             FOR UPDATE \(unescaped: takingBack ? "" : "SKIP LOCKED")))

@@ -139,7 +139,7 @@ extension PostgresHubStore {
     /// Removes every hub the database holds, keys and change log included, and starts a new
     /// delivery-log epoch: what a hub moved in with `--force` replaces. Nodes must be stopped.
     func erase() async throws {
-        let epoch = UUID().uuidString.lowercased()
+        let epoch = HubEpoch.make()
         try await transaction { connection in
             try await connection.query(
                 """
@@ -148,7 +148,8 @@ extension PostgresHubStore {
                 """, logger: self.logger)
             try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
             try await connection.query(
-                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'change_pruned', 'change_seq')", logger: self.logger)
+                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'delivery_high', 'change_pruned', 'change_seq')",
+                logger: self.logger)
             try await connection.query(
                 "INSERT INTO meta (key, value) VALUES ('epoch', \(epoch)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 logger: self.logger)

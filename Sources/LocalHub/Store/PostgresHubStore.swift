@@ -96,19 +96,48 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
+    /// The epoch; one missing or unreadable is replaced by a new one (as on SQLite).
     public func epoch() async throws -> String {
-        try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self) ?? ""
+        if let kept = try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self),
+            HubEpoch.isValid(kept)
+        {
+            return kept
+        }
+        let made = HubEpoch.make()
+        _ = try await written(
+            "INSERT INTO meta (key, value) VALUES ('epoch', \(made)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        SkippedRows.shared.skip(
+            "the epoch in meta", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"),
+            logger: logger)
+        return made
     }
 
+    /// The highest number given: the durable mark, the last delivery written, the last one
+    /// retention told a device it lost, and the reservation (each checked: a value that is no
+    /// number in range throws, and nothing is numbered past it).
     public func sequenceHighWater() async throws -> Int64 {
-        try await rows(PostgresQuery(unsafeSQL: Self.highWater)).first?[0].decode(Int64.self) ?? 0
+        let mark = try await rows(PostgresQuery(unsafeSQL: Self.highWater)).first?[0].decode(Int64?.self)
+        guard let mark, StoredRange.sequence.contains(mark) else {
+            throw StoreFailure(
+                description:
+                    "the delivery log's numbers reach \(mark.map(String.init) ?? "a value that is no number"), past 2^62: no delivery can be numbered after it",
+                permanent: true)
+        }
+        return mark
     }
 
-    /// The larger of the last reservation and the last delivery written.
-    static let highWater =
-        "SELECT GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT COALESCE(MAX(seq), 0) FROM delivery))"
+    /// The highest number given (`sequenceHighWater`), in one statement. A counter that holds
+    /// no number fails its cast (a data exception: permanent).
+    static let highWater = """
+        SELECT GREATEST(
+            (SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT value::bigint FROM meta WHERE key = 'delivery_high'),
+            (SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap))
+        """
 
     public func reserveSequence(through seq: Int64) async throws {
+        guard StoredRange.sequence.contains(seq) else {
+            throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
+        }
         _ = try await written(
             "UPDATE meta SET value = \(String(seq)) WHERE key = 'seq_reserved' AND value::bigint < \(seq) RETURNING key")
     }
@@ -276,6 +305,9 @@ public final class PostgresHubStore: HubStore, Sendable {
                     try await connection.query(
                         "UPDATE notification SET state = 'Enqueued' WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'",
                         logger: self.logger)
+                case .beginDispatch(let hub, let id):
+                    try await connection.query(
+                        "UPDATE notification SET starts = starts + 1 WHERE hub = \(hub) AND id = \(id)", logger: self.logger)
                 case .cancelScheduled(let hub, let id, let at):
                     try await connection.query(
                         """
@@ -379,10 +411,10 @@ public final class PostgresHubStore: HubStore, Sendable {
         let handles = run.map { n in n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text } }
         var binds = Self.binds(
             run.map(\.hub), run.map(\.id), run.map(\.format.rawValue), run.map { $0.tagExpression ?? "" },
-            run.map { $0.tagExpression == nil }, run.map(\.body), run.map { SQLiteHubStore.encode($0.headers) },
+            run.map { $0.tagExpression == nil }, run.map(\.body), run.map { StoredCodec.encode($0.headers) },
             run.map { $0.directHandle ?? "" }, run.map { $0.directHandle == nil }, run.map(\.isTest),
             run.map(\.enqueued.timeIntervalSince1970), run.map(\.state.rawValue), run.map { time($0.started) },
-            run.map { time($0.ended) }, run.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) },
+            run.map { time($0.ended) }, run.map { StoredCodec.encode($0.outcomeCounts.mapValues(String.init)) },
             run.map { time($0.scheduledFor) }, handles.map { $0 ?? "" }, handles.map { $0 == nil })
         binds.append(node)
         binds.append(now + Self.leaseSeconds)
@@ -434,7 +466,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// unnumbered ones are numbered after the highest number yet, and skipped when the device
     /// already has that notification from that template (a dispatch another node repeated).
     func record(_ deliveries: [Delivery], states: [StoredNotification]) async throws -> [Delivery] {
-        let reports = states.map { SQLiteHubStore.encode($0.report) }
+        let reports = states.map { StoredCodec.encode($0.report) }
         let query: PostgresQuery = """
             CALL commit_dispatches(
                 \(deliveries.map(\.seq)), \(deliveries.map(\.hub)), \(deliveries.map(\.device)),
@@ -443,7 +475,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                 \(deliveries.map { $0.tags == nil }),
                 \(states.map(\.id)), \(states.map(\.state.rawValue)),
                 \(states.map { $0.started?.timeIntervalSince1970 ?? .nan }), \(states.map { $0.ended?.timeIntervalSince1970 ?? .nan }),
-                \(states.map { SQLiteHubStore.encode($0.outcomeCounts.mapValues(String.init)) }),
+                \(states.map { StoredCodec.encode($0.outcomeCounts.mapValues(String.init)) }),
                 \(reports.map { $0 ?? "" }), \(reports.map { $0 == nil }), \(StoreWakeup.deliveries.payload(from: self.node)),
                 NULL, NULL)
             """
@@ -464,24 +496,20 @@ public final class PostgresHubStore: HubStore, Sendable {
         return written
     }
 
+    /// A notification row decoded and checked (`StoredNotification.stored`).
     static func notification(from row: PostgresRandomAccessRow) throws -> StoredNotification {
-        var n = StoredNotification(
-            hub: try row["hub"].decode(String.self), id: try row["id"].decode(String.self),
-            format: NotificationFormat(wireValue: try row["format"].decode(String.self)) ?? .template,
-            tagExpression: try row["tags"].decode(String?.self), body: try row["body"].decode(String.self),
-            headers: SQLiteHubStore.decode(try row["headers"].decode(String.self)),
-            directHandle: try row["direct_handle"].decode(String?.self), isTest: try row["test"].decode(Bool.self),
-            enqueued: Date(timeIntervalSince1970: try row["enqueued"].decode(Double.self)))
-        n.state = NotificationDetails.State(rawValue: try row["state"].decode(String.self)) ?? .unknown
-        n.started = try row["started"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
-        n.ended = try row["ended"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
-        n.outcomeCounts = SQLiteHubStore.decode(try row["outcome"].decode(String.self)).compactMapValues(Int.init)
-        n.scheduledFor = try row["fire_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:))
-        n.report = SQLiteHubStore.decodeReport(try row["report"].decode(String?.self))
-        n.batchHandles = try row["direct_handles"].decode(String?.self).map {
-            ((try? JSONValue(parsing: $0))?.arrayValue ?? []).compactMap(\.stringValue)
+        func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T? where T._DecodableType == T {
+            guard row.contains(column) else { return nil }
+            return try row[column].decode(T?.self)
         }
-        return n
+        return try StoredNotification.stored(
+            NotificationColumns(
+                hub: try value("hub"), id: try value("id"), format: try value("format"), tags: try value("tags"),
+                body: try value("body"), headers: try value("headers"), directHandle: try value("direct_handle"),
+                test: try value("test"), enqueued: try value("enqueued"), state: try value("state"),
+                started: try value("started"), ended: try value("ended"), outcome: try value("outcome"),
+                fireAt: try value("fire_at"), directHandles: try value("direct_handles"), report: try value("report"),
+                starts: try value("starts", as: Int32.self).map(Int64.init)))
     }
 
     /// A notification row, or nil (logged once) when it is not one a node could have written.

@@ -17,7 +17,7 @@ extension SQLiteHubStore {
             try finish.execute(
                 arguments: [
                     n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-                    Self.encode(n.outcomeCounts.mapValues(String.init)), Self.encode(n.report), n.id,
+                    StoredCodec.encode(n.outcomeCounts.mapValues(String.init)), StoredCodec.encode(n.report), n.id,
                 ])
         }
         return written
@@ -73,7 +73,12 @@ extension SQLiteHubStore {
                     SELECT r.device, COUNT(*) AS n FROM delivery d JOIN device_ref r ON r.id = d.device
                     WHERE r.hub = ? GROUP BY r.device ORDER BY r.device
                     """, arguments: [hub]
-            ).map { ($0["device"], $0["n"]) }
+            ).compactMap { row in
+                guard let device: String = try? row.required("device"), let count: Int = try? row.required("n") else {
+                    return nil
+                }
+                return (device, count)
+            }
         }
     }
 }
@@ -156,10 +161,17 @@ enum DeliveryLogCopy {
         var batch: [Delivery] = []
         var notification = ""
         while let row = try rows.next() {
-            let delivery = Delivery(
-                seq: row["seq"], hub: row["hub"], device: row["device"], notificationId: row["notification_id"],
-                template: row["template"], payload: row["payload"], delivered: Date(timeIntervalSince1970: row["delivered"]),
-                tags: row["tags"])
+            // A row that does not read as the hub wrote it is left behind (and logged).
+            let delivery: Delivery
+            do {
+                delivery = try Delivery.stored(
+                    seq: try row.stored("seq"), hub: try row.stored("hub"), device: try row.required("device"),
+                    notificationId: try row.stored("notification_id"), template: try row.stored("template"),
+                    payload: try row.stored("payload"), delivered: try row.stored("delivered"), tags: try row.stored("tags"))
+            } catch {
+                SkippedRows.shared.skip("delivery row of \(table)", error)
+                continue
+            }
             // One notification's deliveries at a time: its payloads are shared within it.
             if delivery.notificationId != notification, !batch.isEmpty {
                 _ = try writer.write(batch)

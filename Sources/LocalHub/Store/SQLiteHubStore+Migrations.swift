@@ -55,7 +55,7 @@ extension SQLiteHubStore {
         }
         migrator.registerMigration("v2: epoch of the delivery log") { db in
             try db.execute(sql: "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID")
-            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [UUID().uuidString.lowercased()])
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?)", arguments: [HubEpoch.make()])
         }
         migrator.registerMigration("v3: sequence reservations") { db in
             try db.execute(sql: "INSERT OR IGNORE INTO meta (key, value) VALUES ('seq_reserved', '0')")
@@ -164,6 +164,12 @@ extension SQLiteHubStore {
                     CREATE INDEX payload_delivered ON payload(delivered);
                     CREATE INDEX notification_ended ON notification(ended) WHERE ended IS NOT NULL;
                     """)
+        }
+        // How many starts of the hub began a send's dispatch without finishing it: one begun
+        // at three is abandoned, never begun again (a send that stops the hub would otherwise
+        // stop it at every start).
+        migrator.registerMigration("v10: dispatch starts") { db in
+            try db.execute(sql: "ALTER TABLE notification ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }

@@ -86,7 +86,13 @@ extension SQLiteHubStore {
         let deliveries: Int64 = total?["n"] ?? 0
         var excess = bytes + deliveries * deliveryRowBytes - maximum
         guard excess > 0 else { return nil }
-        let payloads = try Row.fetchCursor(db, sql: "SELECT id, length(body) AS size, last_seq FROM payload ORDER BY id")
+        // A `last_seq` that is no number (written by hand) counts as the payload before's.
+        let payloads = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT id, length(body) AS size, CASE WHEN typeof(last_seq) = 'integer' THEN last_seq ELSE 0 END AS last_seq
+                FROM payload ORDER BY id
+                """)
         var previous: Int64 = try Int64.fetchOne(db, sql: "SELECT MIN(seq) - 1 FROM delivery") ?? 0
         var cut: (Int64, Int64)?
         while excess > 0, let row = try payloads.next() {
@@ -106,9 +112,11 @@ extension SQLiteHubStore {
                     db.cachedStatement(
                         sql: "SELECT gap_from, gap_through, gap_count FROM device_ref WHERE hub = ? AND device = ?"),
                     arguments: [hub, device]),
-                let from: Int64 = row["gap_from"], let through: Int64 = row["gap_through"]
+                let from: Int64 = try? row.required("gap_from"), let through: Int64 = try? row.required("gap_through"),
+                let count: Int64 = try? row.required("gap_count"), StoredRange.sequence.contains(from),
+                StoredRange.sequence.contains(through), StoredRange.count.contains(count)
             else { return nil }
-            return DeliveryGap(from: from, through: through, count: row["gap_count"])
+            return DeliveryGap(from: from, through: through, count: Int(count))
         }
     }
 
@@ -134,7 +142,8 @@ extension SQLiteHubStore {
             return StoreUsage(
                 usedBytes: (pages - free) * size, fileBytes: fileBytes,
                 deliveryLogBytes: (log?["bytes"] ?? 0) + deliveries * deliveryRowBytes, deliveries: deliveries,
-                oldestDelivery: (log?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                oldestDelivery: (log.flatMap { try? $0.stored("oldest", as: Double.self) }).map(
+                    Date.init(timeIntervalSince1970:)),
                 notifications: log?["notifications"] ?? 0)
         }
     }

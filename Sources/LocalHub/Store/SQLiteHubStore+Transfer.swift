@@ -28,7 +28,7 @@ extension SQLiteHubStore {
                     skipped += 1
                 }
             }
-            return (notifications, rows.last.map { $0["seq"] as Int64 }, skipped)
+            return (notifications, rows.last.flatMap { try? $0.stored("seq", as: Int64.self) }, skipped)
         }
     }
 
@@ -63,10 +63,12 @@ extension SQLiteHubStore {
                     WHERE gap_from IS NOT NULL AND gap_through IS NOT NULL
                     """
             ).compactMap { row in
-                guard let hub: String = row["hub"], let device: String = row["device"], DeviceToken.isValid(device) else {
-                    return nil
-                }
-                return (hub, device, DeliveryGap(from: row["gap_from"], through: row["gap_through"], count: row["gap_count"]))
+                guard let hub: String = try? row.required("hub"), let device: String = try? row.required("device"),
+                    DeviceToken.isValid(device), let from: Int64 = try? row.required("gap_from"),
+                    let through: Int64 = try? row.required("gap_through"), let count: Int64 = try? row.required("gap_count"),
+                    StoredRange.sequence.contains(from), StoredRange.sequence.contains(through), StoredRange.count.contains(count)
+                else { return nil }
+                return (hub, device, DeliveryGap(from: from, through: through, count: Int(count)))
             }
         }
     }
@@ -76,7 +78,8 @@ extension SQLiteHubStore {
         try await pool.read { db in
             var times: [String: Date] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT hub, device, claimed FROM sandbox_device") {
-                guard let hub: String = row["hub"], let device: String = row["device"], let claimed: Double = row["claimed"]
+                guard let hub: String = try? row.required("hub"), let device: String = try? row.required("device"),
+                    let claimed: Double = try? row.required("claimed"), StoredRange.time.contains(claimed)
                 else { continue }
                 times[Self.claimKey(hub: hub, device: device.lowercased())] = Date(timeIntervalSince1970: claimed)
             }

@@ -21,27 +21,55 @@ public final class SQLiteHubStore: HubStore {
         try Self.migrator.migrate(pool)
     }
 
+    /// The highest number that may have been handed out: the reservation, the last delivery
+    /// written, and the last one retention told a device it lost (a log emptied by retention
+    /// keeps its reservation, so numbering goes on above it). Out of range, it throws: nothing
+    /// may be numbered past it.
     public func sequenceHighWater() async throws -> Int64 {
         try await pool.read { db in
-            let reserved = try Int64(String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seq_reserved'") ?? "0") ?? 0
+            let reserved = try Self.counter("seq_reserved", in: db) ?? 0
             let written = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM delivery") ?? 0
-            return max(reserved, written)
+            let told =
+                try Int64.fetchOne(
+                    db, sql: "SELECT MAX(gap_through) FROM device_ref WHERE typeof(gap_through) = 'integer'") ?? 0
+            let mark = max(reserved, written, told)
+            guard StoredRange.sequence.contains(mark) else {
+                throw StoreFailure(
+                    description: "the delivery log's numbers reach \(mark), past 2^62: no delivery can be numbered after it",
+                    permanent: true)
+            }
+            return mark
         }
     }
 
     public func reserveSequence(through seq: Int64) async throws {
+        guard StoredRange.sequence.contains(seq) else {
+            throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
+        }
         try await pool.write { db in
             // Never lowered: numbers below an earlier reservation may have been handed out.
-            let reserved = try Int64(String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'seq_reserved'") ?? "0") ?? 0
+            let reserved = try Self.counter("seq_reserved", in: db) ?? 0
             guard seq > reserved else { return }
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_reserved', ?)", arguments: [String(seq)])
         }
     }
 
+    /// The epoch; one that is missing or unreadable is replaced by a new one (logged): a
+    /// receiver then reads the log from its start again and dedupes.
     public func epoch() async throws -> String {
-        try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'") ?? ""
+        let kept = try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'").flatMap { row -> String? in
+                try? row.stored("value", as: String.self)
+            }
         }
+        if let kept, HubEpoch.isValid(kept) { return kept }
+        let made = HubEpoch.make()
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('epoch', ?)", arguments: [made])
+        }
+        SkippedRows.shared.skip(
+            "the epoch in meta", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"))
+        return made
     }
 
     /// Loads every installation and registration. A row that cannot be read (cut short,
@@ -58,8 +86,7 @@ public final class SQLiteHubStore: HubStore {
             let installations = try Row.fetchCursor(
                 db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(id AS BLOB) AS id, CAST(json AS BLOB) AS json FROM installation")
             while let row = try installations.next() {
-                let hub: Data = row["hub"]
-                let id: Data = row["id"]
+                let (hub, id) = (Self.bytes(row, "hub"), Self.bytes(row, "id"))
                 do {
                     guard let hubName = String(validating: hub, as: UTF8.self), let json = text(row["json"]) else {
                         throw QuarantineReason(description: "the row is not UTF-8 text")
@@ -79,8 +106,7 @@ public final class SQLiteHubStore: HubStore {
                     "SELECT CAST(hub AS BLOB) AS hub, CAST(id AS BLOB) AS id, CAST(xml AS BLOB) AS xml, created, updated FROM registration"
             )
             while let row = try registrations.next() {
-                let hub: Data = row["hub"]
-                let id: Data = row["id"]
+                let (hub, id) = (Self.bytes(row, "hub"), Self.bytes(row, "id"))
                 do {
                     guard let hubName = String(validating: hub, as: UTF8.self), let xml = text(row["xml"]),
                         let created = Double.fromDatabaseValue(row["created"]),
@@ -100,9 +126,8 @@ public final class SQLiteHubStore: HubStore {
             let claims = try Row.fetchCursor(
                 db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(device AS BLOB) AS device FROM sandbox_device")
             while let row = try claims.next() {
-                let hub: Data = row["hub"]
-                let device: Data = row["device"]
-                guard let hubName = String(validating: hub, as: UTF8.self), let token = String(validating: device, as: UTF8.self),
+                guard let hub = try? row.required("hub", as: Data.self), let device = try? row.required("device", as: Data.self),
+                    let hubName = String(validating: hub, as: UTF8.self), let token = String(validating: device, as: UTF8.self),
                     DeviceToken.isValid(token)
                 else { continue }
                 snapshot.claimedDevices.append((hubName, token.lowercased()))
@@ -125,6 +150,11 @@ public final class SQLiteHubStore: HubStore {
             snapshot.quarantinedTotal = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM quarantine") ?? 0
             return snapshot
         }
+    }
+
+    /// A column read as bytes, whatever kind of value it holds (the query casts it to a BLOB).
+    static func bytes(_ row: Row, _ column: String) -> Data {
+        (try? row.stored(column, as: Data.self)) ?? Data()
     }
 
     @discardableResult
@@ -158,6 +188,9 @@ public final class SQLiteHubStore: HubStore {
                     try db.cachedStatement(
                         sql: "UPDATE notification SET state = ?, ended = ? WHERE hub = ? AND id = ? AND state = 'Scheduled'"
                     ).execute(arguments: [NotificationDetails.State.cancelled.rawValue, at.timeIntervalSince1970, hub, id])
+                case .beginDispatch(let hub, let id):
+                    try db.cachedStatement(sql: "UPDATE notification SET starts = starts + 1 WHERE hub = ? AND id = ?")
+                        .execute(arguments: [hub, id])
                 case .claimDevice(let hub, let device, let at):
                     try db.cachedStatement(
                         sql: """
@@ -179,8 +212,8 @@ public final class SQLiteHubStore: HubStore {
                 case .insertNotification(let n):
                     try db.execute(
                         sql: """
-                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome, fire_at, direct_handles)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state, started, ended, outcome, fire_at, direct_handles, starts)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             """,
                         arguments: Self.notificationArguments(n))
                 }
@@ -190,40 +223,11 @@ public final class SQLiteHubStore: HubStore {
     }
 
     static func notificationArguments(_ n: StoredNotification) -> StatementArguments {
-        [
-            n.hub, n.id, n.format.rawValue, n.tagExpression, n.body, Self.encode(n.headers), n.directHandle, n.isTest,
-            n.enqueued.timeIntervalSince1970, n.state.rawValue, n.started?.timeIntervalSince1970, n.ended?.timeIntervalSince1970,
-            Self.encode(n.outcomeCounts.mapValues(String.init)), n.scheduledFor?.timeIntervalSince1970,
-            n.batchHandles.map { JSONValue.array($0.map(JSONValue.string)).text },
+        let c = n.columns
+        return [
+            c.hub, c.id, c.format, c.tags, c.body, c.headers, c.directHandle, c.test, c.enqueued, c.state, c.started, c.ended,
+            c.outcome, c.fireAt, c.directHandles, c.starts,
         ]
-    }
-
-    static func encode(_ map: [String: String]) -> String {
-        JSONValue.object(map.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).text
-    }
-
-    /// A send's report as stored: what `SendExplanation` writes of its lines.
-    static func encode(_ report: [SendExplanation.Line]) -> String? {
-        guard !report.isEmpty else { return nil }
-        let partial = SendExplanation(
-            notificationId: "", hub: "", format: "", tagExpression: nil, state: "", enqueued: "", scheduledFor: nil, counts: [:],
-            matches: [], matchCount: 0, nearMisses: [], renderings: [], lines: report, findings: [])
-        return JSONValue.array(partial.json["lines"]?.arrayValue ?? []).text
-    }
-
-    static func decodeReport(_ text: String?) -> [SendExplanation.Line] {
-        guard let text, let lines = try? JSONValue(parsing: text) else { return [] }
-        return
-            (try? SendExplanation(
-                json: .object([
-                    ("notificationId", .string("")), ("hub", .string("")), ("format", .string("")), ("state", .string("")),
-                    ("lines", lines),
-                ])))?.lines ?? []
-    }
-
-    static func decode(_ text: String) -> [String: String] {
-        guard let members = (try? JSONValue(parsing: text))?.objectMembers else { return [:] }
-        return Dictionary(members.compactMap { key, value in value.stringValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
     }
 
     /// Committed without waiting for the disk (`synchronous = NORMAL` for this transaction):
@@ -245,55 +249,34 @@ public final class SQLiteHubStore: HubStore {
         }
     }
 
-    static func notification(from row: Row) -> StoredNotification {
-        var n = StoredNotification(
-            hub: row["hub"], id: row["id"], format: NotificationFormat(wireValue: row["format"]) ?? .template,
-            tagExpression: row["tags"],
-            body: row["body"], headers: decode(row["headers"]), directHandle: row["direct_handle"], isTest: row["test"],
-            enqueued: Date(timeIntervalSince1970: row["enqueued"]))
-        n.state = NotificationDetails.State(rawValue: row["state"]) ?? .unknown
-        n.started = (row["started"] as Double?).map(Date.init(timeIntervalSince1970:))
-        n.ended = (row["ended"] as Double?).map(Date.init(timeIntervalSince1970:))
-        n.outcomeCounts = decode(row["outcome"]).compactMapValues(Int.init)
-        n.scheduledFor = (row["fire_at"] as Double?).map(Date.init(timeIntervalSince1970:))
-        n.report = decodeReport(row["report"])
-        // A batch whose handles cannot be read reaches no one (never everyone, as a send
-        // without handles and tags would).
-        n.batchHandles = (row["direct_handles"] as String?).map {
-            ((try? JSONValue(parsing: $0))?.arrayValue ?? []).compactMap(\.stringValue)
-        }
-        return n
-    }
-
     public func unfinishedNotifications() async throws -> [StoredNotification] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
-                .map(Self.notification(from:))
-        }
+        try await notifications("SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
     }
 
     public func scheduledNotifications() async throws -> [StoredNotification] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at")
-                .map(Self.notification(from:))
-        }
+        try await notifications("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at")
     }
 
     public func notification(hub: String, id: String) async throws -> StoredNotification? {
-        try await pool.read { db in
-            try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT * FROM notification WHERE hub = ? AND id = ?"), arguments: [hub, id]
-            )
-            .map(Self.notification(from:))
-        }
+        try await notifications("SELECT * FROM notification WHERE hub = ? AND id = ?", arguments: [hub, id]).first
     }
 
     public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
         try await pool.read { db in
+            // A claim whose time is not a number (SQLite sorts text after every number) is stale too.
             try Row.fetchAll(
-                db, sql: "SELECT hub, device FROM sandbox_device WHERE claimed < ? ORDER BY claimed LIMIT ?",
+                db,
+                sql: """
+                    SELECT hub, device FROM sandbox_device
+                    WHERE claimed < ? OR typeof(claimed) NOT IN ('integer', 'real') ORDER BY claimed LIMIT ?
+                    """,
                 arguments: [before.timeIntervalSince1970, limit]
-            ).map { ($0["hub"], $0["device"]) }
+            ).compactMap { row in
+                guard let hub: String = try? row.required("hub"), let device: String = try? row.required("device") else {
+                    return nil
+                }
+                return (hub, device)
+            }
         }
     }
 }

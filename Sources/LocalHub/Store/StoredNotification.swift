@@ -26,6 +26,9 @@ public struct StoredNotification: Sendable, Hashable {
     public var report: [SendExplanation.Line] = []
     /// When a scheduled notification is due (its state is `scheduled` until then).
     public var scheduledFor: Date?
+    /// How many starts of a hub (or takeovers by a node) began its dispatch without finishing
+    /// it: one begun at `HubDispatcher.mostStarts` is abandoned, never begun again.
+    public var dispatchStarts = 0
 
     public init(
         hub: String, id: String, format: NotificationFormat, tagExpression: String?, body: String,

@@ -7,6 +7,41 @@ import Synchronization
 /// could make (a stored row is its body plus what the hub adds).
 let largestStoredRow = 256 << 10
 
+/// What a stored number or time may be. A value outside is one no hub wrote: the row that
+/// holds it is set aside, and numbering that would pass it stops (`StoredValueOutOfRange`).
+enum StoredRange {
+    /// Delivery numbers and their reservations: 0 through 2^62, which no log reaches (a
+    /// million deliveries a second for a hundred thousand years), so that arithmetic on them
+    /// never overflows.
+    static let sequence: ClosedRange<Int64> = 0...(1 << 62)
+    /// Times, in seconds since 1970: from 2000 to the end of 9999.
+    static let time: ClosedRange<Double> = 946_684_800...253_402_300_799
+    /// Counts kept in rows (a gap's deliveries, a send's starts).
+    static let count: ClosedRange<Int64> = 0...(1 << 62)
+
+    /// `value` when it is a delivery number, else the reason naming `what`.
+    static func sequence(_ value: Int64, _ what: String) throws(QuarantineReason) -> Int64 {
+        guard sequence.contains(value) else {
+            throw QuarantineReason(description: "\(what) \(value) is not a delivery number (0 to 2^62)")
+        }
+        return value
+    }
+
+    /// `seconds` as a date when it is a time from 2000 to 9999, else the reason naming `what`.
+    static func time(_ seconds: Double, _ what: String) throws(QuarantineReason) -> Date {
+        guard time.contains(seconds) else {
+            throw QuarantineReason(description: "\(what) \(seconds) is not a time from 2000 to 9999")
+        }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// `value` when it is a count, else the reason naming `what`.
+    static func count(_ value: Int64, _ what: String) throws(QuarantineReason) -> Int {
+        guard count.contains(value) else { throw QuarantineReason(description: "\(what) \(value) is not a count") }
+        return Int(value)
+    }
+}
+
 extension Installation {
     /// An installation read from its stored row: its JSON, which must carry the row's id and
     /// pass every check a request's installation passes (a row written by hand gets no
@@ -38,8 +73,8 @@ extension StoredRegistration {
         }
         _ = try registration.validatedForStorage()
         return StoredRegistration(
-            hub: hub, registration: registration, created: Date(timeIntervalSince1970: created),
-            updated: Date(timeIntervalSince1970: updated))
+            hub: hub, registration: registration, created: try StoredRange.time(created, "its creation time"),
+            updated: try StoredRange.time(updated, "its update time"))
     }
 }
 
@@ -51,9 +86,11 @@ extension Delivery {
         seq: Int64?, hub: String?, device: String, notificationId: String?, template: String?, payload: String?,
         delivered: Double?, tags: String?
     ) throws(QuarantineReason) -> Delivery {
-        guard let seq, let hub, let notificationId, let template, let payload, let delivered, delivered.isFinite else {
+        guard let seq, let hub, let notificationId, let template, let payload, let delivered else {
             throw QuarantineReason(description: "a field the hub always writes is missing")
         }
+        let number = try StoredRange.sequence(seq, "its number")
+        let at = try StoredRange.time(delivered, "its time")
         let bytes = Array(payload.utf8)
         guard !bytes.contains(where: { $0 == 0x0A || $0 == 0x0D }), APNsPayloadRules.check(bytes) == nil else {
             throw QuarantineReason(description: "the payload is not compact APNs JSON of at most 4096 bytes")
@@ -65,8 +102,8 @@ extension Delivery {
             tags.map({ printable($0, most: 8192) }) ?? true
         else { throw QuarantineReason(description: "its id, template, hub or tags are not what a send writes") }
         return Delivery(
-            seq: seq, hub: hub, device: device, notificationId: notificationId, template: template, payload: payload,
-            delivered: Date(timeIntervalSince1970: delivered), tags: tags)
+            seq: number, hub: hub, device: device, notificationId: notificationId, template: template, payload: payload,
+            delivered: at, tags: tags)
     }
 }
 
@@ -105,5 +142,20 @@ final class SkippedRows: Sendable {
             return seen.insert(what).inserted
         }
         if first { (logger ?? self.logger).error("skipped \(what) read from the store: \(reason)") }
+    }
+}
+
+/// A delivery log's epoch: made when a store is created (and by a restore or a move), so
+/// that numbers of one log are never compared with another's.
+enum HubEpoch {
+    static func make() -> String { UUID().uuidString.lowercased() }
+
+    /// Whether `text` can be an epoch: 1 to 64 letters, digits and `-`, as every hub made them.
+    static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-")
+            }
     }
 }

@@ -2,18 +2,23 @@ import NotificationHubs
 
 extension Backoff {
     /// Runs `operation` until it succeeds, waiting the backoff between failures (each told
-    /// to `failed`); nil when a try failed once the task was cancelled (it is always tried
-    /// once). What the engine does with a store that failed to write: the write is retried,
-    /// never half done, until the hub stops.
-    mutating func retrying<T>(_ operation: () async throws -> T, failed: (any Error) -> Void) async -> T? {
+    /// to `failed`): what the engine does with a store that failed to write, so that a write
+    /// is retried, never half done. Nil once the task is cancelled or `stopping` says the
+    /// engine stops (it is always tried once), so that a store failing for good never holds
+    /// a shutdown. An error no retry mends (`StoreFailure.isPermanent`) is thrown at once.
+    mutating func retrying<T>(
+        _ operation: () async throws -> T, failed: (any Error) -> Void, stopping: () -> Bool = { false }
+    ) async throws -> T? {
         while true {
             do {
                 return try await operation()
+            } catch  where StoreFailure.isPermanent(error) {
+                throw error
             } catch {
                 failed(error)
-                if Task.isCancelled { return nil }
+                if Task.isCancelled || stopping() { return nil }
                 try? await Task.sleep(for: .seconds(fail()))
-                if Task.isCancelled { return nil }
+                if Task.isCancelled || stopping() { return nil }
             }
         }
     }

@@ -60,8 +60,11 @@ protocol NodeCoordination: Sendable {
     func cancelScheduled(hub: String, id: String, writes: WriteQueue) async throws
 
     /// Numbers the messages of the services that keep the delivery log (`logged`), in plan
-    /// and message order; false when the engine stopped while waiting.
-    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool
+    /// and message order; false when the engine stopped (`stopping`) while waiting; throws
+    /// what no retry mends (numbers past 2^62).
+    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind], stopping: () -> Bool) async throws -> Bool
+    /// Whether delivery number `seq` has been given in this epoch (by any node).
+    func hasNumbered(through seq: Int64) async throws -> Bool
     /// A dispatch's deliveries are committed: `published`, those handed to streams before the
     /// commit (alone); `written`, those the store wrote, numbered (a shared store numbers them).
     func recorded(published: [Delivery], written: [Delivery])

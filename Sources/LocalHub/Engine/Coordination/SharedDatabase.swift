@@ -146,7 +146,7 @@ final class SharedDatabase: NodeCoordination {
     /// older ones from the store when they open).
     func prepare() async throws {
         changeCursor.position = try await store.changeHead()
-        feedCursor.position = try await store.sequenceHighWater()
+        feedCursor.position = try await HubEngine.sequenceHighWater(of: store, logger: logger)
         try await store.noteChangePosition(changeCursor.position, now: Date())
     }
 
@@ -281,7 +281,20 @@ final class SharedDatabase: NodeCoordination {
     }
 
     /// The store numbers deliveries as it commits them (`seq` 0 until then).
-    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool { true }
+    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind], stopping: () -> Bool) async throws -> Bool {
+        true
+    }
+
+    /// Numbers this node has read from the feed were given; one past them may have been, by
+    /// another node a moment ago: the store says.
+    func hasNumbered(through seq: Int64) async throws -> Bool {
+        if seq <= feedCursor.position { return true }
+        do {
+            return seq <= (try await store.sequenceHighWater())
+        } catch  where StoreFailure.isPermanent(error) {
+            return true
+        }
+    }
 
     /// The deliveries the store wrote go to this node's streams at once when their numbers
     /// come next in the feed (the store numbered them under its lock, so none of another

@@ -44,15 +44,20 @@ final class SingleNode: NodeCoordination {
     }
 
     func prepare() async throws {
-        let highWater = try await store.sequenceHighWater()
+        let highWater = try await HubEngine.sequenceHighWater(of: store, logger: logger)
         sequence.withLock { $0 = (highWater + 1, highWater) }
     }
 
+    /// The notifications left unfinished, each counted as begun once more (durably, before
+    /// any is dispatched: `HubDispatcher.accept(claimed:)` abandons one begun too often).
     func resume() async throws -> [StoredNotification] {
         let scheduled = try await store.scheduledNotifications()
         book.withLock { book in for notification in scheduled { book.add(notification) } }
-        let unfinished = try await store.unfinishedNotifications()
-        if !unfinished.isEmpty { logger.info("resuming \(unfinished.count) undispatched notifications") }
+        var unfinished = try await store.unfinishedNotifications()
+        guard !unfinished.isEmpty else { return [] }
+        logger.info("resuming \(unfinished.count) undispatched notifications")
+        try await store.apply(unfinished.map { .beginDispatch(hub: $0.hub, id: $0.id) })
+        for n in unfinished.indices { unfinished[n].dispatchStarts += 1 }
         return unfinished
     }
 
@@ -103,18 +108,27 @@ final class SingleNode: NodeCoordination {
     }
 
     /// Gives every message a number, reserving a new block durably first when the current
-    /// one is used up: numbers handed out before a crash are never reused.
-    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind]) async -> Bool {
+    /// one is used up: numbers handed out before a crash are never reused. Numbers past
+    /// 2^62 are refused for good (`StoreFailure`, permanent), never wrapped.
+    func number(_ plans: inout [DispatchPlan], logged: [PushServiceKind], stopping: () -> Bool) async throws -> Bool {
         let count = Int64(plans.reduce(0) { total, plan in total + logged.reduce(0) { $0 + (plan.messages[$1]?.count ?? 0) } })
         guard count > 0 else { return true }
         var (next, reserved) = sequence.withLock { ($0.next, $0.reserved) }
-        if next + count - 1 > reserved {
-            let target = max(next + count - 1, reserved + Self.reservationBlock)
+        let (last, overflow) = next.addingReportingOverflow(count - 1)
+        guard !overflow, StoredRange.sequence.contains(last) else {
+            throw StoreFailure(
+                description: "its \(count) deliveries would be numbered past 2^62 (the log's numbers reach \(next - 1))",
+                permanent: true)
+        }
+        if last > reserved {
+            let target = min(max(last, reserved + Self.reservationBlock), StoredRange.sequence.upperBound)
             var backoff = HubEngine.storeBackoff
-            let reservedNow: Void? = await backoff.retrying {
+            let reservedNow: Void? = try await backoff.retrying {
                 try await store.reserveSequence(through: target)
             } failed: { error in
                 logger.error("reserving delivery numbers failed, retrying: \(error)")
+            } stopping: {
+                stopping()
             }
             guard reservedNow != nil else { return false }
             reserved = target
@@ -135,4 +149,7 @@ final class SingleNode: NodeCoordination {
     }
 
     func recorded(published: [Delivery], written: [Delivery]) { streams.markRecorded(published) }
+
+    /// Alone, every number given was given here: below the next one.
+    func hasNumbered(through seq: Int64) async throws -> Bool { seq < sequence.withLock { $0.next } }
 }

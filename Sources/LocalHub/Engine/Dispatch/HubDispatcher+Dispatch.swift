@@ -6,8 +6,17 @@ extension HubDispatcher {
     static let storeBackoff = Backoff(base: 0.05, maximum: 5)
 
     /// Plans a batch, numbers what the delivery log keeps, hands it to the built-in push
-    /// service and commits; returns the batch's part still waiting on external services.
-    func dispatch(_ batch: [Job]) async -> (jobs: [Job], plans: [DispatchPlan])? {
+    /// service and commits; returns the batch's part still waiting on external services. A
+    /// batch whose numbering or commit no retry mends is abandoned (`abandon`), each send
+    /// with the reason.
+    func dispatch(_ jobs: [Job]) async -> (jobs: [Job], plans: [DispatchPlan])? {
+        let worn = jobs.filter { $0.notification.dispatchStarts > Self.mostStarts }
+        await abandon(
+            worn.map {
+                ($0, "its dispatch was begun at \(Self.mostStarts) starts of the hub without finishing; it is not begun again")
+            })
+        let batch = worn.isEmpty ? jobs : jobs.filter { $0.notification.dispatchStarts <= Self.mostStarts }
+        guard !batch.isEmpty else { return nil }
         // On a shared store, installations acknowledged on other nodes are planned for too.
         do {
             try await coordination.catchUp()
@@ -19,8 +28,13 @@ extension HubDispatcher {
             batch.map { planner.plan($0.notification, tables: directory[$0.notification.hub], now: now) }
         }
         let logged = services.filter(\.keepsDeliveryLog)
-        guard await coordination.number(&plans, logged: logged.map(\.kind)) else {
-            Self.unanswered(batch)
+        do {
+            guard try await coordination.number(&plans, logged: logged.map(\.kind), stopping: { self.isStopping }) else {
+                Self.unanswered(batch)
+                return nil
+            }
+        } catch {
+            await abandon(batch, reason: "its deliveries could not be numbered: \(error)")
             return nil
         }
         // What services that keep the delivery log were handed: published to live streams
@@ -29,13 +43,16 @@ extension HubDispatcher {
         var gone: [ChannelGone] = []
         for service in logged { published += await push(&plans, through: service, gone: &gone) }
         let waiting = plans.map { plan in services.contains { !$0.keepsDeliveryLog && plan.messages[$0.kind]?.isEmpty == false } }
-        guard let written = await record(plans, waiting: waiting) else {
+        guard let recorded = await record(plans, waiting: waiting) else {
+            coordination.recorded(published: published, written: [])
             Self.unanswered(batch)
             return nil
         }
-        coordination.recorded(published: published, written: written)
-        finish(batch, plans, gone: gone, waiting: waiting)
-        let later = plans.indices.filter { waiting[$0] }
+        coordination.recorded(published: published, written: recorded.written)
+        let kept = plans.indices.filter { recorded.refused[$0] == nil }
+        await abandon(recorded.refused.sorted { $0.key < $1.key }.map { (batch[$0.key], $0.value) })
+        finish(kept.map { batch[$0] }, kept.map { plans[$0] }, gone: gone, waiting: kept.map { waiting[$0] })
+        let later = kept.filter { waiting[$0] }
         guard !later.isEmpty else { return nil }
         return (later.map { batch[$0] }, later.map { plans[$0] })
     }
@@ -51,18 +68,28 @@ extension HubDispatcher {
         let done = Array(repeating: false, count: plans.count)
         // Deliveries of the built-in service were written in the first commit.
         for p in plans.indices { plans[p].recorded = [] }
-        guard await record(plans, waiting: done) != nil else { return Self.unanswered(batch) }
-        finish(batch, plans, gone: gone, waiting: done)
+        guard let recorded = await record(plans, waiting: done) else { return Self.unanswered(batch) }
+        let kept = plans.indices.filter { recorded.refused[$0] == nil }
+        await abandon(recorded.refused.sorted { $0.key < $1.key }.map { (batch[$0.key], $0.value) })
+        finish(kept.map { batch[$0] }, kept.map { plans[$0] }, gone: gone, waiting: kept.map { _ in false })
     }
 
     /// Devices that got a send kept in its report for `explain`: the report is kept as long as
     /// the send, and a line per device was most of what a delivery cost (258 of 295 bytes).
     static let successLinesKept = 5
 
+    /// What recording a batch came to: the deliveries written, and the plans (by index) whose
+    /// record no retry would write, with the reason.
+    struct Recorded {
+        var written: [Delivery] = []
+        var refused: [Int: String] = [:]
+    }
+
     /// Writes the plans' deliveries and states: `Processing` for those still `waiting` on an
-    /// external service, final otherwise. Retried until it is written; returns the deliveries
-    /// written, or nil when the engine stopped meanwhile.
-    private func record(_ plans: [DispatchPlan], waiting: [Bool]) async -> [Delivery]? {
+    /// external service, final otherwise. Retried until it is written; a batch refused for
+    /// good is written one plan at a time, so that only a plan refused alone is left out.
+    /// Nil when the engine stopped meanwhile.
+    private func record(_ plans: [DispatchPlan], waiting: [Bool]) async -> Recorded? {
         let records = zip(plans, waiting).map { plan, waiting -> DispatchRecord in
             var n = plan.notification
             n.outcomeCounts = plan.counts
@@ -85,19 +112,80 @@ extension HubDispatcher {
             }
             return DispatchRecord(notification: n, deliveries: plan.recorded)
         }
-        var backoff = Self.storeBackoff
-        let written = await backoff.retrying {
-            try await store.record(records)
-        } failed: { error in
-            logger.error("recording \(records.count) dispatches failed, retrying: \(error)")
+        var recorded = Recorded()
+        do {
+            guard let written = try await write(records) else { return nil }
+            recorded.written = written
+        } catch {
+            guard records.count > 1 else {
+                recorded.refused[0] = "its dispatch could not be recorded: \(error)"
+                return recorded
+            }
+            for (index, record) in records.enumerated() {
+                do {
+                    guard let written = try await write([record]) else { return nil }
+                    recorded.written += written
+                } catch {
+                    recorded.refused[index] = "its dispatch could not be recorded: \(error)"
+                }
+            }
         }
         for record in records where !record.deliveries.isEmpty {
             var payloads: Set<String> = []
             for delivery in record.deliveries { payloads.insert(delivery.payload) }
             logGrowth.add(count: record.deliveries.count, payloadBytes: payloads.reduce(0) { $0 + $1.utf8.count })
         }
-        return written
+        return recorded
     }
+
+    /// Records `records`, retried while a retry may mend it and the engine runs: nil once it
+    /// stops; throws what no retry mends.
+    private func write(_ records: [DispatchRecord]) async throws -> [Delivery]? {
+        var backoff = Self.storeBackoff
+        return try await backoff.retrying {
+            try await store.record(records)
+        } failed: { error in
+            logger.error("recording \(records.count) dispatches failed, retrying: \(error)")
+        } stopping: {
+            isStopping
+        }
+    }
+
+    /// Dispatches begun at this many starts of the hub (or takeovers by nodes) without
+    /// finishing: the next is not begun, the send is abandoned. A send that stops the hub
+    /// (or its node) would otherwise stop it at every start.
+    static let mostStarts = 3
+
+    /// Ends sends as `Abandoned`, each with its reason kept in its report (`explain` shows
+    /// it), and answers test sends: what a dispatch no retry mends comes to, so that one send
+    /// never holds back those after it.
+    func abandon(_ jobs: [(job: Job, reason: String)]) async {
+        guard !jobs.isEmpty else { return }
+        let now = Date()
+        let records = jobs.map { job, reason in
+            var n = job.notification
+            n.state = .abandoned
+            n.started = n.started ?? now
+            n.ended = now
+            n.report = [
+                SendExplanation.Line(
+                    platform: "", handle: "", registrationId: "", outcome: NotificationDetails.State.abandoned.rawValue,
+                    text: reason)
+            ]
+            return DispatchRecord(notification: n, deliveries: [])
+        }
+        for (job, reason) in jobs {
+            logger.error("abandoned the notification \(job.notification.id) of hub '\(job.notification.hub)': \(reason)")
+        }
+        do {
+            _ = try await write(records)
+        } catch {
+            logger.error("recording \(records.count) abandoned notifications failed: \(error)")
+        }
+        Self.unanswered(jobs.map(\.job))
+    }
+
+    func abandon(_ jobs: [Job], reason: String) async { await abandon(jobs.map { ($0, reason) }) }
 
     /// What follows a notification's final commit: its metrics, a test send's answer, and the
     /// channels its services said are gone.

@@ -83,6 +83,10 @@ final class HubDispatcher: Sendable {
         for notification in notifications { jobs.push(Job(notification: notification, outcome: nil)) }
     }
 
+    /// Whether `close` was called: retries of the store end, so that a shutdown is never held
+    /// by a store that keeps failing (what was not recorded is dispatched again at restart).
+    var isStopping: Bool { jobs.isClosed }
+
     /// Takes no more; test sends waiting get no outcome.
     func close() {
         Self.unanswered(jobs.close())
