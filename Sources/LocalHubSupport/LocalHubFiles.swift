@@ -169,6 +169,7 @@ public enum LocalHubKeyFile {
         public func problems() -> [String] {
             var problems: [String] = []
             for (hub, rules) in hubs.sorted(by: { $0.key < $1.key }) {
+                if let problem = LocalHubKeyFile.hubNameProblem(hub) { problems.append(problem) }
                 if rules.count > maximumRules {
                     problems.append("hub '\(hub)' has \(rules.count) rules; at most \(maximumRules) are allowed")
                 }
@@ -178,6 +179,11 @@ public enum LocalHubKeyFile {
                     }
                     if let problem = LocalHubKeyFile.rightsProblem(rule.rights) {
                         problems.append("hub '\(hub)', rule '\(rule.name)': \(problem)")
+                    } else if rule.name == AuthorizationRule.listenRuleName, rule.rights != .listen {
+                        problems.append(
+                            "hub '\(hub)', rule '\(rule.name)' grants \(rule.rights): the default Listen rule is the key "
+                                + "every app ships, and must grant Listen only; set its rights to \"Listen\" in the key file "
+                                + "(or add a rule of its own for what needs more: 'breaking-news hub keys add')")
                     }
                     for (slot, key) in [("primary", rule.primaryKey), ("secondary", rule.secondaryKey)] {
                         guard let key, let problem = LocalHubKeyFile.keyProblem(key) else { continue }
@@ -189,6 +195,20 @@ public enum LocalHubKeyFile {
             }
             return problems
         }
+    }
+
+    /// Why `name` cannot name a hub (1 to 256 ASCII letters, digits, `-`, `_` and `.`: what
+    /// `hub serve --hub` takes, and what a path and a log line carry as it is), or nil.
+    public static func hubNameProblem(_ name: String) -> String? {
+        let allowed = name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        guard !name.isEmpty, name.utf8.count <= 256, allowed else {
+            let shown = String(name.unicodeScalars.prefix(60).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" })
+            return "the hub name '\(shown)' is not 1 to 256 letters, digits, '-', '_' or '.'"
+        }
+        return nil
     }
 
     /// Why `name` cannot name a rule (Azure's rule: 1–256 letters, digits, `.`, `-`, `_`), or nil.

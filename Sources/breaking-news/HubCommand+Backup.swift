@@ -101,22 +101,25 @@ extension HubCommand {
 
         func run() async throws {
             let source = URL(fileURLWithPath: file)
-            let info: HubBackupInfo
+            // Checked before anything is locked or changed: a file that is no backup, or whose
+            // keys no hub may serve, changes nothing.
             do {
-                (info, _) = try HubBackup.open(source)
+                _ = try HubBackup.open(source)
             } catch {
                 throw CommandFailure(error.description, exitCode: .inputRejected)
             }
-            let counts: HubBackupCounts
+            let (info, counts): (HubBackupInfo, HubBackupCounts)
             let restored: String
             if let url = place.storeURL {
                 let postgres = try await HubStoreAccess.openPostgres(url, purpose: "restore")
                 defer { postgres.shutdown() }
                 do {
-                    counts = try await HubTransfer.copy(
+                    (info, counts) = try await HubTransfer.copy(
                         backup: source, to: .postgres(postgres), deliveries: true, replacing: force)
                 } catch let refusal as HubTransferRefusal {
                     throw CommandFailure("\(refusal)", exitCode: .failure)
+                } catch let refusal as HubBackupError {
+                    throw CommandFailure(refusal.description, exitCode: .inputRejected)
                 } catch {
                     throw CommandFailure("restore failed: \(error)", exitCode: .failure)
                 }
@@ -134,7 +137,9 @@ extension HubCommand {
                         exitCode: .failure)
                 }
                 do {
-                    (_, counts) = try await HubBackup.restore(source, into: folder)
+                    (info, counts) = try await HubBackup.restore(source, into: folder)
+                } catch let refusal as HubBackupError {
+                    throw CommandFailure(refusal.description, exitCode: .inputRejected)
                 } catch {
                     throw CommandFailure("restore failed: \(error)", exitCode: .failure)
                 }
@@ -265,7 +270,7 @@ extension HubCommand {
             let place: String
             if let destination = destinationStore {
                 do {
-                    counts = try await HubTransfer.copy(
+                    (_, counts) = try await HubTransfer.copy(
                         backup: snapshot, to: .postgres(destination), deliveries: deliveries, replacing: force)
                 } catch let refusal as HubTransferRefusal {
                     throw CommandFailure("\(refusal)", exitCode: .failure)
@@ -275,7 +280,7 @@ extension HubCommand {
                 place = PostgresHubStore.redacted(to)
             } else {
                 do {
-                    counts = try await HubTransfer.copy(
+                    (_, counts) = try await HubTransfer.copy(
                         backup: snapshot, to: .sqlite(sqliteFile), deliveries: deliveries, replacing: force)
                 } catch {
                     throw CommandFailure("migrate failed: \(error)", exitCode: .failure)

@@ -185,8 +185,8 @@ extension HubCommand {
             guard (1...1_048_576).contains(maximumHubMegabytes) else {
                 throw ValidationError("--max-hub-megabytes must be 1 to 1048576")
             }
-            for hub in hubs where hub.isEmpty || !hub.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
-                throw ValidationError("hub names use letters, digits, '-', '_' and '.': '\(hub)'")
+            for hub in hubs {
+                if let problem = LocalHubKeyFile.hubNameProblem(hub) { throw ValidationError(problem) }
             }
             guard newDevicesPerHour >= 0, (0...1_048_576).contains(megabytesPerHour), clientStreams >= 0,
                 clientConnections >= 0

@@ -239,9 +239,28 @@ import Testing
         let garbage = backup.deletingLastPathComponent().appendingPathComponent("garbage")
         try Data((0..<8192).map { _ in UInt8.random(in: 0...255) }).write(to: garbage)
         let fresh = TestHub.temporaryDirectory().appendingPathComponent("fresh")
+        // Keys no hub may serve (garbage; the Listen key every app ships given every right),
+        // and a FIFO, which a read would wait on for ever.
+        let scratch = TestHub.temporaryDirectory()
+        let widened = scratch.appendingPathComponent("widened.backup")
+        var rules = try LocalHubKeyFile.read(folder.appendingPathComponent(LocalHubKeyFile.fileName))
+        rules.hubs["news"] = rules.hubs["news"]?.map { rule in
+            var rule = rule
+            if rule.name == AuthorizationRule.listenRuleName { rule.rights = .full }
+            return rule
+        }
+        let copyOfDatabase = scratch.appendingPathComponent("hub.sqlite")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("hub.sqlite"), to: copyOfDatabase)
+        _ = try await HubBackup.backUp(sqlite: copyOfDatabase, keys: LocalHubKeyFile.encode(rules), to: widened)
+        let garbageKeys = scratch.appendingPathComponent("garbage-keys.backup")
+        _ = try await HubBackup.backUp(sqlite: copyOfDatabase, keys: "{\"not\": \"keys\"}", to: garbageKeys)
+        let fifo = scratch.appendingPathComponent("fifo.backup")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
         let cases: [(URL, String)] = [
             (truncated, "is not a whole hub backup"), (garbage, "is not a hub backup: it is not a SQLite database"),
             (folder.appendingPathComponent("hub.sqlite"), "it is a database in WAL mode"),
+            (widened, "must grant Listen only"), (garbageKeys, "holds keys that are not a key file"),
+            (fifo, "it is not a regular file"),
         ]
         for (file, reason) in cases {
             for target in [folder, fresh] {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HubTestSupport
+import LocalHubSupport
 import NotificationHubs
 import TestTiers
 import Testing
@@ -11,8 +12,9 @@ import Testing
 /// holds, what a restore and a move keep, and the new epoch each starts.
 struct BackupTests {
     static let hub = "news"
-    /// Not a key file at all: the backup keeps the key file's text without reading it.
-    static let keys = "whatever the key file holds, as it is\n"
+    /// A key file's text, as a hub writes it: what a restore checks and writes back.
+    static let keys = LocalHubKeyFile.encode(
+        LocalHubKeyFile.Contents(generation: 3, hubs: [hub: HubKeys.defaultRules()]))
 
     /// A hub database with a little of everything: an installation, a registration, a claim,
     /// a scheduled, an unfinished and a finished send with its deliveries to two devices, a gap.
@@ -114,7 +116,7 @@ struct BackupTests {
 
         // Moved into a new SQLite file through the store's writes, with the delivery log.
         let moved = TestHub.temporaryDirectory().appendingPathComponent("moved/hub.sqlite")
-        let copied = try await HubTransfer.copy(backup: backup, to: .sqlite(moved), deliveries: true, replacing: false)
+        let (_, copied) = try await HubTransfer.copy(backup: backup, to: .sqlite(moved), deliveries: true, replacing: false)
         #expect(
             copied.installations == 1 && copied.registrations == 1 && copied.claims == 1 && copied.scheduled == 1
                 && copied.notifications == 3 && copied.deliveries == 2 && copied.skipped == 0)
@@ -126,7 +128,8 @@ struct BackupTests {
 
         // Without --deliveries, the log stays behind.
         let bare = TestHub.temporaryDirectory().appendingPathComponent("bare/hub.sqlite")
-        let withoutLog = try await HubTransfer.copy(backup: backup, to: .sqlite(bare), deliveries: false, replacing: false)
+        let (_, withoutLog) = try await HubTransfer.copy(
+            backup: backup, to: .sqlite(bare), deliveries: false, replacing: false)
         #expect(withoutLog.deliveries == 0)
         let bareStore = try SQLiteHubStore(path: bare.path)
         #expect(
@@ -169,5 +172,156 @@ struct BackupTests {
         _ = try await HubBackup.restore(again, into: restoredFolder)
         let restored = try SQLiteHubStore(path: restoredFolder.appendingPathComponent("hub.sqlite").path)
         #expect(try await Self.contents(restored, devices: devices) == original)
+    }
+}
+
+/// A restore trusts nothing of the file but its data (issue 44): no trigger, view, index or
+/// table of the file's survives, keys are checked where they enter, and only a regular file
+/// is read.
+struct HostileBackupTests {
+    /// A backup of a populated hub, then doctored as someone who can write the file would.
+    static func doctoredBackup(_ sql: String, keys: String = BackupTests.keys) async throws -> (URL, [String]) {
+        let folder = TestHub.temporaryDirectory()
+        let (_, devices) = try await BackupTests.populated(at: folder.appendingPathComponent("hub.sqlite").path)
+        let backup = folder.appendingPathComponent("news.backup")
+        _ = try await HubBackup.backUp(sqlite: folder.appendingPathComponent("hub.sqlite"), keys: keys, to: backup)
+        let queue = try DatabaseQueue(path: backup.path)
+        try await queue.write { db in try db.execute(sql: sql) }
+        try queue.close()
+        return (backup, devices)
+    }
+
+    /// Every schema object a database holds, as SQLite keeps them.
+    static func schema(_ path: String) async throws -> Set<String> {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return Set(
+            try await queue.read { db in
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT type || ' ' || name || ' ' || COALESCE(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+                )
+            })
+    }
+
+    @Test func aRestoreRebuildsTheHubAndKeepsNothingOfTheFilesSchema() async throws {
+        let attacker = String(repeating: "ee", count: 32)
+        // Every delivery the restored hub wrote would be copied to the attacker's token, which
+        // the Listen key reads; a view, an index and a table of the author's own beside.
+        let (backup, devices) = try await Self.doctoredBackup(
+            """
+            INSERT INTO device_ref (hub, device) VALUES ('news', '\(attacker)');
+            CREATE TRIGGER spy AFTER INSERT ON delivery BEGIN
+                INSERT INTO delivery (seq, device, payload)
+                VALUES (NEW.seq + 1000000, (SELECT id FROM device_ref WHERE device = '\(attacker)'), NEW.payload);
+            END;
+            CREATE VIEW everything AS SELECT * FROM installation;
+            CREATE INDEX by_json ON installation (json);
+            CREATE TABLE extra (secret TEXT);
+            """)
+        for restoring in [false, true] {
+            let folder = TestHub.temporaryDirectory()
+            let database = folder.appendingPathComponent("hub.sqlite")
+            if restoring {
+                _ = try await HubBackup.restore(backup, into: folder)
+            } else {
+                _ = try await HubTransfer.copy(backup: backup, to: .sqlite(database), deliveries: true, replacing: false)
+            }
+            let fresh = TestHub.temporaryDirectory().appendingPathComponent("fresh.sqlite")
+            try SQLiteHubStore(path: fresh.path).close()
+            #expect(try await Self.schema(database.path) == Self.schema(fresh.path), "only this version's schema")
+            let store = try SQLiteHubStore(path: database.path)
+            var n = StoredNotification(hub: "news", id: "after", format: .template, tagExpression: "World", body: "{}")
+            try await store.apply([.insertNotification(n)])
+            n.state = .completed
+            let next = try await store.sequenceHighWater() + 1
+            _ = try await store.record([
+                DispatchRecord(
+                    notification: n,
+                    deliveries: [
+                        Delivery(
+                            seq: next, hub: "news", device: devices[0], notificationId: "after", template: "t",
+                            payload: #"{"aps":{"alert":"after"}}"#, delivered: Date(), tags: "World")
+                    ])
+            ])
+            #expect(try await store.deliveries(hub: "news", device: attacker, after: 0, limit: 10).isEmpty)
+            #expect(try await store.deliveries(hub: "news", device: devices[0], after: 0, limit: 10).count == 2)
+            try store.close()
+        }
+    }
+
+    /// Keys no hub may serve: refused with the reason, and the folder, holding a hub, is left
+    /// exactly as it was.
+    @Test(arguments: [
+        ("not a key file at all", "holds keys that are not a key file"),
+        (
+            LocalHubKeyFile.encode(
+                LocalHubKeyFile.Contents(
+                    hubs: [
+                        "news": HubKeys.defaultRules().map { rule in
+                            var rule = rule
+                            if rule.name == AuthorizationRule.listenRuleName { rule.rights = .full }
+                            return rule
+                        }
+                    ])), "must grant Listen only"
+        ),
+        (
+            LocalHubKeyFile.encode(
+                LocalHubKeyFile.Contents(
+                    hubs: ["news": [AuthorizationRule(name: "short", primaryKey: "abc", secondaryKey: "abc", rights: .send)]])),
+            "shorter than the 32 a key must have"
+        ),
+    ])
+    func aBackupWhoseKeysNoHubMayServeIsRefusedChangingNothing(keys: String, reason: String) async throws {
+        let (backup, _) = try await Self.doctoredBackup("SELECT 1", keys: keys)
+        let folder = TestHub.temporaryDirectory()
+        _ = try await BackupTests.populated(at: folder.appendingPathComponent("hub.sqlite").path)
+        try Data(BackupTests.keys.utf8).write(to: folder.appendingPathComponent(LocalHubKeyFile.fileName))
+        func files() throws -> [String: Data] {
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+                files[name] = try Data(contentsOf: folder.appendingPathComponent(name))
+            }
+            return files
+        }
+        let before = try files()
+        for attempt in 0..<2 {
+            do {
+                if attempt == 0 { _ = try HubBackup.open(backup) } else { _ = try await HubBackup.restore(backup, into: folder) }
+                Issue.record("keys '\(keys.prefix(40))' were taken")
+            } catch let error as HubBackupError {
+                #expect(error.description.contains(reason), "\(error)")
+            }
+        }
+        #expect(try files() == before)
+    }
+
+    /// A FIFO named as the backup is refused at once; reading it would wait for a writer for
+    /// ever.
+    @Test func onlyARegularFileIsRead() async throws {
+        let fifo = TestHub.temporaryDirectory().appendingPathComponent("news.backup")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                do {
+                    _ = try HubBackup.open(fifo)
+                    return "opened"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                // Unblocks a reader waiting for a writer, so that the test ends either way.
+                let writer = open(fifo.path, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+                return "waited"
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        #expect(outcome.contains("is not a regular file"), "\(outcome)")
     }
 }

@@ -18,6 +18,32 @@ import Testing
         return url
     }
 
+    /// The key every app ships may only listen: a key file (or a database's keys) whose
+    /// default Listen rule grants more, or that names a hub no path carries, is refused at
+    /// start, naming the rule; the file is left as it is.
+    @Test func aListenRuleThatGrantsMoreOrABadHubNameIsRefusedAtStart() throws {
+        for (hub, rights, named) in [
+            ("news", AccessRights.full, Self.listen), ("news", [.listen, .send], Self.listen),
+            ("new\u{1B}[2Jsws", .listen, "the hub name"),
+        ] {
+            let directory = try folder()
+            let url = directory.appendingPathComponent(HubKeys.fileName)
+            let rules = HubKeys.defaultRules().map { rule in
+                var rule = rule
+                if rule.name == Self.listen { rule.rights = rights }
+                return rule
+            }
+            let text = LocalHubKeyFile.encode(LocalHubKeyFile.Contents(hubs: [hub: rules]))
+            try Data(text.utf8).write(to: url)
+            #expect {
+                _ = try HubKeys.loadOrCreate(in: directory, hubs: [hub])
+            } throws: { error in
+                "\(error)".contains(named) && "\(error)".contains(url.path)
+            }
+            #expect(try String(contentsOf: url, encoding: .utf8) == text)
+        }
+    }
+
     /// A version-1 file keeps its keys as the primaries, gains secondaries, and is written
     /// back as version 2, mode 0600.
     @Test func aVersionOneFileIsUpgradedKeepingItsKeys() throws {

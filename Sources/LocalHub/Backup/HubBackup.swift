@@ -23,6 +23,37 @@ public struct HubBackupInfo: Sendable, Equatable {
     public var source: String
 }
 
+/// A `backup_info` row's columns as read, before any check.
+struct BackupInfoColumns: Sendable, Hashable {
+    var format: Int64?
+    var keys: String?
+    var sourceEpoch: String?
+    var highestSequence: Int64?
+    var created: String?
+    var source: String?
+}
+
+extension HubBackupInfo {
+    /// The info of the backup `file` from its row: a format this program reads, keys, a
+    /// highest number in range (0 for one that is not: the restored log is numbered from its
+    /// own rows), the store it came from.
+    static func stored(_ row: BackupInfoColumns, file: String) throws(HubBackupError) -> HubBackupInfo {
+        guard let format = row.format else { throw HubBackupError("\(file) is not a hub backup: its backup_info has no format") }
+        guard format == Int64(currentFormat) else {
+            throw HubBackupError(
+                "\(file) is a backup of format \(format), which this program does not read (it reads \(currentFormat))")
+        }
+        guard let keys = row.keys, !keys.isEmpty else {
+            throw HubBackupError("\(file) holds no keys: a hub restored from it could not serve its apps")
+        }
+        let highest = row.highestSequence.flatMap { StoredRange.sequence.contains($0) ? $0 : nil } ?? 0
+        return HubBackupInfo(
+            format: Int(format), keys: keys, sourceEpoch: String((row.sourceEpoch ?? "").prefix(64)), highestSequence: highest,
+            created: row.created.flatMap(W3CDate.parse) ?? Date(timeIntervalSince1970: 0),
+            source: ["sqlite", "postgres"].contains(row.source ?? "") ? row.source! : "unknown")
+    }
+}
+
 /// What a backup holds, or what a move copied.
 public struct HubBackupCounts: Sendable, Equatable {
     public var installations = 0
@@ -120,11 +151,16 @@ public enum HubBackup {
         }
     }
 
-    /// Reads and checks a backup file: a whole SQLite database that passes SQLite's own
-    /// check, with a `backup_info` this program knows and keys in it.
+    /// Reads and checks a backup file, as a restore would before writing anything: a regular
+    /// file, a whole SQLite database that passes SQLite's own check, with a `backup_info` this
+    /// program knows and a key set fit to serve (`checkedKeys`). Read from a private copy.
     public static func open(_ file: URL) throws(HubBackupError) -> (HubBackupInfo, HubBackupCounts) {
         do {
-            return try check(file)
+            return try withPrivateCopy(of: file) { copy in
+                let (info, counts) = try check(copy, shownAs: file.path)
+                _ = try checkedKeys(info, file: file)
+                return (info, counts)
+            }
         } catch let error as HubBackupError {
             throw error
         } catch {
@@ -132,46 +168,81 @@ public enum HubBackup {
         }
     }
 
-    /// Writes the hub of the backup `file` into the stopped hub's `folder` as its
-    /// `hub.sqlite` and `keys.json` (mode 0600), replacing those there, with a new
-    /// delivery-log epoch: a receiver that resumes from a point of the hub backed up is given
-    /// everything again, and dedupes. The file is checked first; nothing in the folder changes
-    /// unless it is a backup. The caller holds the folder's `hub.lock`.
+    /// Restores the backup `file` into the stopped hub's `folder` as its `hub.sqlite` and
+    /// `keys.json` (mode 0600), replacing those there. The hub is rebuilt, never copied: a
+    /// new database of this version's schema, every record written through the store as a
+    /// move writes it (`HubTransfer`), so nothing of the file but its data survives (no
+    /// trigger, view, index or function of it), and a new delivery-log epoch: a receiver that
+    /// resumes from a point of the hub backed up is given everything again, and dedupes.
+    /// The file is checked first; nothing in the folder changes unless it is a backup with
+    /// keys fit to serve. The caller holds the folder's `hub.lock`.
     public static func restore(_ file: URL, into folder: URL) async throws -> (HubBackupInfo, HubBackupCounts) {
-        let (info, counts) = try open(file)
-        let database = folder.appendingPathComponent("hub.sqlite")
-        // A name the hub's start removes when it is left behind (`DataFolder.removeLeftovers`).
-        let temporary = folder.appendingPathComponent(".hub.sqlite.\(ProcessInfo.processInfo.processIdentifier).tmp")
-        try? FileManager.default.removeItem(at: temporary)
-        do {
-            try copyPrivately(file, to: temporary)
-            let queue = try DatabaseQueue(path: temporary.path)
-            try await queue.write { db in try db.execute(sql: "DROP TABLE backup_info") }
-            try queue.close()
-            // Brought to this version's schema (a backup of an earlier one), then a new epoch.
-            let store = try SQLiteHubStore(path: temporary.path)
-            try await store.setEpoch(UUID().uuidString.lowercased())
-            try store.close()
-            // Every commit in the one file (the hub opens it in WAL mode again).
-            let checkpointed = try DatabaseQueue(path: temporary.path)
-            try await checkpointed.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = DELETE") }
-            try checkpointed.close()
-            try sync(temporary)
-            // A WAL or journal left by the database replaced belongs to it, not to this one.
-            for suffix in ["-wal", "-shm", "-journal"] {
-                try? FileManager.default.removeItem(atPath: database.path + suffix)
-            }
-            guard rename(temporary.path, database.path) == 0 else {
-                throw HubBackupError("cannot write \(database.path): \(String(cString: strerror(errno)))")
-            }
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) }
-            throw error
+        try await HubTransfer.copy(
+            backup: file, to: .sqlite(folder.appendingPathComponent("hub.sqlite")), deliveries: true, replacing: true)
+    }
+
+    /// The backup's key set, checked where it enters as a start checks `keys.json`
+    /// (`LocalHubKeyFile.Contents.problems`: key lengths, names, rights, the default Listen
+    /// rule granting Listen only), upgraded as a hub reads it.
+    static func checkedKeys(_ info: HubBackupInfo, file: URL) throws(HubBackupError) -> LocalHubKeyFile.Contents {
+        guard var keys = LocalHubKeyFile.decode(info.keys.utf8).map(HubKeys.init(contents:)) else {
+            throw HubBackupError("\(file.path) holds keys that are not a key file: a hub restored from it could not start")
         }
-        try AtomicFile.write(
-            Data(info.keys.utf8), to: folder.appendingPathComponent(LocalHubKeyFile.fileName), permissions: 0o600)
-        return (info, counts)
+        _ = keys.completed(hubs: [])
+        let problems = keys.contents.problems()
+        guard problems.isEmpty else {
+            throw HubBackupError("\(file.path) holds keys no hub may serve: " + problems.joined(separator: "; "))
+        }
+        return keys.contents
+    }
+
+    /// Runs `body` with a private copy of `file` (`copyRegularFile`) in a folder of its own,
+    /// removed after.
+    static func withPrivateCopy<T>(of file: URL, _ body: (URL) async throws -> T) async throws -> T {
+        let scratch = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let copy = scratch.appendingPathComponent("backup.sqlite")
+        try copyRegularFile(file, to: copy)
+        return try await body(copy)
+    }
+
+    static func withPrivateCopy<T>(of file: URL, _ body: (URL) throws -> T) throws -> T {
+        let scratch = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let copy = scratch.appendingPathComponent("backup.sqlite")
+        try copyRegularFile(file, to: copy)
+        return try body(copy)
+    }
+
+    /// A new folder only this user may enter, under the temporary folder.
+    static func scratchFolder() throws -> URL {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hub-backup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return scratch
+    }
+
+    /// Removes what a backup's schema holds besides its tables, from a private copy read as
+    /// data: triggers (which would fire as the copy is read and migrated) and views, and the
+    /// backup's own table. Reading it then runs nothing the file's author wrote.
+    static func strip(_ copy: URL) throws {
+        let queue = try DatabaseQueue(path: copy.path)
+        defer { try? queue.close() }
+        try queue.writeWithoutTransaction { db in
+            // SQL functions in what is left run as data only.
+            try db.execute(sql: "PRAGMA trusted_schema = OFF")
+            try db.inTransaction {
+                let objects = try Row.fetchAll(
+                    db, sql: "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY type")
+                for object in objects {
+                    let (type, name): (String, String) = (try object.required("type"), try object.required("name"))
+                    let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                    try db.execute(sql: "DROP \(type == "trigger" ? "TRIGGER" : "VIEW") IF EXISTS \(quoted)")
+                }
+                try db.execute(sql: "DROP TABLE IF EXISTS backup_info")
+                return .commit
+            }
+        }
     }
 
     // MARK: - The file
@@ -191,9 +262,10 @@ public enum HubBackup {
             ])
     }
 
-    private static func check(_ file: URL) throws -> (HubBackupInfo, HubBackupCounts) {
-        let path = file.path
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+    /// Checks the backup at `file`, naming it `path` in what it says.
+    static func check(_ file: URL, shownAs path: String? = nil) throws -> (HubBackupInfo, HubBackupCounts) {
+        let path = path ?? file.path
+        guard let handle = FileHandle(forReadingAtPath: file.path) else {
             throw HubBackupError("cannot read \(path): \(String(cString: strerror(errno)))")
         }
         let header = (try? handle.read(upToCount: 100)) ?? Data()
@@ -220,7 +292,7 @@ public enum HubBackup {
         }
         var configuration = Configuration()
         configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let queue = try DatabaseQueue(path: file.path, configuration: configuration)
         defer { try? queue.close() }
         return try queue.read { db in
             let verdict = try String.fetchAll(db, sql: "PRAGMA quick_check")
@@ -230,26 +302,20 @@ public enum HubBackup {
             guard try db.tableExists("backup_info") else {
                 throw HubBackupError("\(path) is not a hub backup: it is a SQLite database without backup_info")
             }
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM backup_info"), let format: Int = row["format"] else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM backup_info") else {
                 throw HubBackupError("\(path) is not a hub backup: its backup_info is empty")
-            }
-            guard format == HubBackupInfo.currentFormat else {
-                throw HubBackupError(
-                    "\(path) is a backup of format \(format), which this program does not read (it reads "
-                        + "\(HubBackupInfo.currentFormat))")
-            }
-            guard let keys: String = row["keys"], !keys.isEmpty else {
-                throw HubBackupError("\(path) holds no keys: a hub restored from it could not serve its apps")
             }
             for table in ["installation", "registration", "notification", "delivery", "meta", "sandbox_device"] {
                 guard try db.tableExists(table) else {
                     throw HubBackupError("\(path) is not a hub backup: it has no \(table) table")
                 }
             }
-            let info = HubBackupInfo(
-                format: format, keys: keys, sourceEpoch: row["source_epoch"] ?? "", highestSequence: row["highest_seq"] ?? 0,
-                created: (row["created"] as String?).flatMap(W3CDate.parse) ?? Date(timeIntervalSince1970: 0),
-                source: row["source"] ?? "")
+            func value<T: DatabaseValueConvertible>(_ column: String) -> T? { try? row.stored(column, as: T.self) }
+            let info = try HubBackupInfo.stored(
+                BackupInfoColumns(
+                    format: value("format"), keys: value("keys"), sourceEpoch: value("source_epoch"),
+                    highestSequence: value("highest_seq"), created: value("created"), source: value("source")),
+                file: path)
             var counts = HubBackupCounts()
             func count(_ sql: String) throws -> Int { try Int.fetchOne(db, sql: sql) ?? 0 }
             counts.installations = try count("SELECT COUNT(*) FROM installation")
@@ -299,18 +365,33 @@ public enum HubBackup {
         }
     }
 
-    /// Copies `file` to `destination`, made 0600 before anything is written into it.
-    static func copyPrivately(_ file: URL, to destination: URL) throws {
+    /// Copies `file` to `destination`, made 0600 before anything is written into it, reading
+    /// it once through one descriptor opened without waiting: only a regular file is read (a
+    /// FIFO, a device or a folder is refused at once, never waited on), and what is read is
+    /// the file checked, whatever its name points to meanwhile.
+    static func copyRegularFile(_ file: URL, to destination: URL) throws {
+        let input = Foundation.open(file.path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard input >= 0 else {
+            throw HubBackupError("cannot read \(file.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(input) }
+        var status = stat()
+        guard fstat(input, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw HubBackupError("\(file.path) is not a hub backup: it is not a regular file")
+        }
         guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600])
         else {
             throw HubBackupError("cannot write \(destination.path): \(String(cString: strerror(errno)))")
         }
-        let input = try FileHandle(forReadingFrom: file)
-        defer { try? input.close() }
         let output = try FileHandle(forWritingTo: destination)
         defer { try? output.close() }
-        while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
-            try output.write(contentsOf: chunk)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw HubBackupError("cannot read \(file.path): \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            try output.write(contentsOf: buffer[..<count])
         }
         try output.synchronize()
     }

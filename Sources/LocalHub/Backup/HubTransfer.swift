@@ -40,21 +40,38 @@ extension PostgresHubStore: HubImportTarget {}
 public enum HubTransfer {
     /// Copies the hub of backup `file` (installations, registrations, claims, every
     /// notification with the scheduled and unfinished ones, the keys; the delivery log and
-    /// its gaps with `deliveries`) into `destination`. A PostgreSQL database that holds a hub
-    /// is refused unless `replacing`, which erases it first (its nodes stopped).
+    /// its gaps with `deliveries`) into `destination`; returns the file's info and what was
+    /// copied. The file is read once, into a private copy (a regular file only), checked as
+    /// `HubBackup.open` checks it, keys included, and stripped of everything but its tables
+    /// (`HubBackup.strip`) before it is read as data; the destination is made by this version
+    /// and written through its store, numbering on above the backup's highest delivery (in a
+    /// new epoch all the same). A PostgreSQL database that holds a hub is refused unless
+    /// `replacing`, which erases it first (its nodes stopped). Nothing is written before
+    /// every check passed.
     public static func copy(backup file: URL, to destination: HubTransferDestination, deliveries: Bool, replacing: Bool)
-        async throws -> HubBackupCounts
+        async throws -> (HubBackupInfo, HubBackupCounts)
     {
-        let (info, _) = try HubBackup.open(file)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hub-move-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(
-            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let snapshotFile = scratch.appendingPathComponent("snapshot.sqlite")
-        try HubBackup.copyPrivately(file, to: snapshotFile)
-        let source = try SQLiteHubStore(path: snapshotFile.path)
-        defer { try? source.close() }
+        try await HubBackup.withPrivateCopy(of: file) { snapshotFile in
+            let (info, _) = try HubBackup.check(snapshotFile, shownAs: file.path)
+            let keys = try HubBackup.checkedKeys(info, file: file)
+            try HubBackup.strip(snapshotFile)
+            let source = try SQLiteHubStore(path: snapshotFile.path)
+            defer { try? source.close() }
+            // Whichever says more, each read as data (a value out of range counts for nothing).
+            let highest = max(info.highestSequence, (try? await source.sequenceHighWater()) ?? 0)
+            let counts = try await write(
+                source, to: destination, keys: LocalHubKeyFile.encode(keys), highest: highest, deliveries: deliveries,
+                replacing: replacing)
+            return (info, counts)
+        }
+    }
 
+    /// Writes the hub `source` holds into `destination` with the key file's text `keyText`,
+    /// its delivery numbers reserved through `highest`.
+    private static func write(
+        _ source: SQLiteHubStore, to destination: HubTransferDestination, keys keyText: String, highest: Int64,
+        deliveries: Bool, replacing: Bool
+    ) async throws -> HubBackupCounts {
         switch destination {
         case .postgres(let store):
             if try await store.holdsHub() {
@@ -67,7 +84,8 @@ public enum HubTransfer {
                 try await store.erase()
             }
             let counts = try await copy(from: source, to: store, deliveries: deliveries)
-            try await store.importKeys(info.keys)
+            try await store.reserveSequence(through: highest)
+            try await store.importKeys(keyText)
             return counts
         case .sqlite(let url):
             let folder = url.deletingLastPathComponent()
@@ -91,6 +109,7 @@ public enum HubTransfer {
                 let counts: HubBackupCounts
                 do {
                     counts = try await copy(from: source, to: store, deliveries: deliveries)
+                    try await store.reserveSequence(through: highest)
                     try store.close()
                 } catch {
                     try? store.close()
@@ -105,7 +124,7 @@ public enum HubTransfer {
                     throw HubTransferRefusal(description: "cannot write \(url.path): \(String(cString: strerror(errno)))")
                 }
                 try AtomicFile.write(
-                    Data(info.keys.utf8), to: folder.appendingPathComponent(LocalHubKeyFile.fileName), permissions: 0o600)
+                    Data(keyText.utf8), to: folder.appendingPathComponent(LocalHubKeyFile.fileName), permissions: 0o600)
                 return counts
             } catch {
                 clean()
