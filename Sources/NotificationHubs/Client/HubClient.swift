@@ -127,7 +127,7 @@ public struct HubClient: Sendable {
 
     /// A current `Authorization` header value (cached; renewed before it expires).
     public func authorizationHeader() async -> String {
-        await tokens.token(now: Date())
+        await tokens.token(now: Date()).token
     }
 
     // MARK: Installations
