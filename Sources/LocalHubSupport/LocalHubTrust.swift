@@ -30,6 +30,16 @@ public enum LocalHubTrust {
         return LocalProcess.listens(state.pid, port: port) == true
     }
 
+    /// Whether the process a state file names holds the hub lock of `directory` and runs
+    /// `program` (by name): enough to signal it, as `holdsPort` is, when it no longer listens
+    /// (a hub whose shutdown hangs). No other process can hold that lock while a hub does,
+    /// and a pid reused by anything else holds none.
+    public static func holdsLock(_ state: LocalHubState, of directory: URL, program: String) -> Bool {
+        guard LocalProcess.isAlive(state.pid), LocalProcess.programName(state.pid) == program else { return false }
+        return LocalProcess.holdsExclusiveLock(
+            state.pid, on: directory.appendingPathComponent(LocalHubDefaults.lockFileName).path)
+    }
+
     /// The state, when every check passes.
     public static func verify(_ state: LocalHubState) async throws(Distrust) -> LocalHubState {
         guard LocalProcess.isAlive(state.pid) else {

@@ -44,6 +44,49 @@ public enum LocalProcess {
         return false
     }
 
+    /// Whether `pid` holds the exclusive `flock` on the file at `path`: one of its descriptors
+    /// is open on that very file (the same device and inode) and the kernel lists a write lock
+    /// of `flock`'s taken through that descriptor (`/proc/PID/fdinfo/N`). False when this user
+    /// may not look into the process, or the file is gone.
+    public static func holdsExclusiveLock(_ pid: Int32, on path: String) -> Bool {
+        var file = stat()
+        guard pid > 0, stat(path, &file) == 0 else { return false }
+        let fdFolder = "/proc/\(pid)/fd"
+        guard let folder = opendir(fdFolder) else { return false }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = entryName(entry)
+            guard name.first?.isNumber == true else { continue }
+            var open = stat()
+            guard stat("\(fdFolder)/\(name)", &open) == 0, open.st_dev == file.st_dev, open.st_ino == file.st_ino,
+                let info = readWhole("/proc/\(pid)/fdinfo/\(name)")
+            else { continue }
+            if isExclusiveFlock(fdinfo: info, inode: UInt64(file.st_ino)) { return true }
+        }
+        return false
+    }
+
+    /// Whether a descriptor's `fdinfo` lists an exclusive `flock` on `inode`, in the kernel's
+    /// words: `lock:\t1: FLOCK  ADVISORY  WRITE 1234 fe:00:16220718 0 EOF`.
+    public static func isExclusiveFlock(fdinfo: String, inode: UInt64) -> Bool {
+        fdinfo.split(separator: "\n").contains { line in
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 7, fields[0] == "lock:" else { return false }
+            return fields[2] == "FLOCK" && fields[4] == "WRITE" && fields[6].split(separator: ":").last == "\(inode)"
+        }
+    }
+
+    /// The file name of the program `pid` runs (`/proc/PID/exe`); a program replaced since it
+    /// started (an upgrade) still counts by its name. Nil when this user may not look.
+    public static func programName(_ pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        var path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if path.hasSuffix(" (deleted)") { path.removeLast(" (deleted)".count) }
+        return URL(fileURLWithPath: path).lastPathComponent
+    }
+
     /// The descriptors this process has open now.
     public static func openDescriptors() -> [Int32] {
         guard let folder = opendir("/proc/self/fd") else { return [] }

@@ -68,15 +68,15 @@ struct HubCommand: AsyncParsableCommand {
 
         func run() async throws {
             let hub = EmbeddedHub(paths: Paths())
+            let stopped: StoppedHub?
             do {
-                if let state = try await hub.stop() {
-                    say("stopped the local hub (pid \(state.pid))")
-                } else {
-                    say("the local hub was not running")
-                }
+                stopped = try await hub.stop()
             } catch {
                 throw CommandFailure("not stopping anything: \(error)", exitCode: .hubUnreachable)
             }
+            guard let stopped else { return say("the local hub was not running") }
+            guard stopped.ending != .survived else { throw CommandFailure(stopped.line, exitCode: .failure) }
+            say(stopped.line)
         }
     }
 

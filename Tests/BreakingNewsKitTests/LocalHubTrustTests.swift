@@ -96,6 +96,106 @@ import Testing
         }
     }
 
+    /// A child that holds `lock` exclusively (`flock`) and ignores SIGTERM, as a hub whose
+    /// shutdown hangs, and listens on nothing: `sleep`, once it holds the lock.
+    func lockHolder(_ lock: URL) throws -> ChildProcess.Running {
+        let child = try ChildProcess.start([
+            "/bin/sh", "-c", #"trap "" TERM; exec 9>>"$0"; /usr/bin/flock 9 && echo ready && exec /bin/sleep 600"#, lock.path,
+        ])
+        close(child.standardError)
+        var byte: UInt8 = 0
+        var said = ""
+        while !said.hasSuffix("ready\n"), read(child.standardOutput, &byte, 1) == 1 {
+            said.append(Character(UnicodeScalar(byte)))
+        }
+        close(child.standardOutput)
+        return child
+    }
+
+    /// Issue 44: a hub that holds its folder's lock but no longer listens (its shutdown
+    /// hung) was "not ours" to `hub stop`. The lock and the program prove it is: SIGTERM,
+    /// then SIGKILL when it has not gone within the timeout, said in one line.
+    @Test(.tags(.live), .fullSuiteOnly) func aHubHoldingItsLockButNotListeningIsStopped() async throws {
+        let (paths, _) = try home(
+            state: LocalHubState(pid: 0, url: "http://127.0.0.1:1", hubs: [], tls: false, started: "", secret: nil))
+        let holder = try lockHolder(paths.hubDirectory.appendingPathComponent(LocalHubDefaults.lockFileName))
+        defer {
+            holder.signal(SIGKILL)
+            holder.waitUntilExit()
+        }
+        let stateFile = paths.hubDirectory.appendingPathComponent(LocalHubState.fileName)
+        try LocalHubState(
+            pid: holder.pid, url: "http://127.0.0.1:1", hubs: ["breakingnews"], tls: false, started: "",
+            secret: LocalHubProof.makeSecret()
+        ).write(to: stateFile)
+        let embedded = EmbeddedHub(paths: paths, port: 1, executable: "/bin/sleep")
+        let stopped = try #require(try await embedded.stop(timeout: 1))
+        #expect(stopped.ending == .killed)
+        #expect(stopped.unproven == "no longer listening but holding this data folder's lock")
+        #expect(stopped.line.hasPrefix("stopped the local hub (pid \(holder.pid), no longer listening"), "\(stopped.line)")
+        #expect(stopped.line.hasSuffix("did not end within 1 s of SIGTERM and was killed (SIGKILL)"), "\(stopped.line)")
+        holder.waitUntilExit()
+        #expect(holder.exitStatus == SIGKILL)
+        #expect(!FileManager.default.fileExists(atPath: stateFile.path))
+    }
+
+    /// What `hub.json` names is signalled only when it holds this folder's lock and runs this
+    /// program: not a lock holder of another program, of another folder, or a bystander.
+    @Test(.tags(.live), .fullSuiteOnly) func aPidThatIsNotThisFoldersHubIsNeverSignalled() async throws {
+        let (paths, _) = try home(
+            state: LocalHubState(pid: 0, url: "http://127.0.0.1:1", hubs: [], tls: false, started: "", secret: nil))
+        let (otherPaths, _) = try home(
+            state: LocalHubState(pid: 0, url: "http://127.0.0.1:1", hubs: [], tls: false, started: "", secret: nil))
+        let ours = try lockHolder(paths.hubDirectory.appendingPathComponent(LocalHubDefaults.lockFileName))
+        let another = try lockHolder(otherPaths.hubDirectory.appendingPathComponent(LocalHubDefaults.lockFileName))
+        let bystander = try ChildProcess.start(["/bin/sleep", "600"])
+        close(bystander.standardOutput)
+        close(bystander.standardError)
+        defer {
+            for child in [ours, another, bystander] {
+                child.signal(SIGKILL)
+                child.waitUntilExit()
+            }
+        }
+        for (pid, program) in [(ours.pid, "/usr/bin/breaking-news"), (another.pid, "/bin/sleep"), (bystander.pid, "/bin/sleep")] {
+            try LocalHubState(
+                pid: pid, url: "http://127.0.0.1:1", hubs: ["breakingnews"], tls: false, started: "",
+                secret: LocalHubProof.makeSecret()
+            ).write(to: paths.hubDirectory.appendingPathComponent(LocalHubState.fileName))
+            let embedded = EmbeddedHub(paths: paths, port: 1, executable: program)
+            await #expect(throws: LocalHubTrust.Distrust.self, "pid \(pid) as \(program)") {
+                try await embedded.stop(timeout: 1)
+            }
+        }
+        #expect(ours.isRunning && another.isRunning && bystander.isRunning)
+    }
+
+    @Test func aLockIsHeldOnlyThroughTheDescriptorThatTookIt() throws {
+        let folder = temporaryFolder()
+        let lock = folder.appendingPathComponent(LocalHubDefaults.lockFileName).path
+        let other = folder.appendingPathComponent("other.lock").path
+        let fd = open(lock, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let otherFd = open(other, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        defer {
+            close(fd)
+            close(otherFd)
+        }
+        #expect(!LocalProcess.holdsExclusiveLock(getpid(), on: lock), "open, not locked")
+        #expect(flock(fd, LOCK_SH) == 0)
+        #expect(!LocalProcess.holdsExclusiveLock(getpid(), on: lock), "shared, not exclusive")
+        #expect(flock(fd, LOCK_EX) == 0)
+        #expect(LocalProcess.holdsExclusiveLock(getpid(), on: lock))
+        #expect(!LocalProcess.holdsExclusiveLock(getpid(), on: other))
+        #expect(!LocalProcess.holdsExclusiveLock(1, on: lock))
+        #expect(flock(fd, LOCK_UN) == 0)
+        #expect(!LocalProcess.holdsExclusiveLock(getpid(), on: lock))
+        let info = "pos:\t0\nflags:\t0100000\nlock:\t1: FLOCK  ADVISORY  WRITE 20045 fe:00:16220718 0 EOF\n"
+        #expect(LocalProcess.isExclusiveFlock(fdinfo: info, inode: 16_220_718))
+        #expect(!LocalProcess.isExclusiveFlock(fdinfo: info, inode: 1_622_071))
+        #expect(!LocalProcess.isExclusiveFlock(fdinfo: "lock:\t1: -> FLOCK  ADVISORY  WRITE 2 fe:00:7 0 EOF", inode: 7))
+        #expect(!LocalProcess.isExclusiveFlock(fdinfo: "lock:\t1: POSIX  ADVISORY  WRITE 2 fe:00:7 0 EOF", inode: 7))
+    }
+
     @Test func processTablesAreReadForTheListeningPort() throws {
         let table = """
               sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

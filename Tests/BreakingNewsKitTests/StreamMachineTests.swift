@@ -126,6 +126,30 @@ struct StreamMachineTests {
         }
     }
 
+    /// Issue 44: the hub ends a stream when its token expires, and the receiver ends it
+    /// before, when the token is due for renewal. Either way it is opened again at once, from
+    /// the resume point, saying nothing and backing off not at all: the window stays online.
+    @Test func aStreamThatEndsIsOpenedAgainQuietlyAtOnce() {
+        var machine = Self.live()
+        _ = machine.handle(.received([Self.delivery(7)]))
+        _ = machine.handle(.appended([Self.delivery(7)]))
+        let backoff = machine.backoff
+        #expect(machine.handle(.ended) == [.close, .open(lastEventId: 7, epoch: "e1", startingHub: false)])
+        #expect(machine.state == .connecting)
+        #expect(machine.backoff == backoff, "no backoff")
+        #expect(machine.handle(.opened) == [.read], "still online: nothing to say")
+        // Again and again, as each token comes due: never a word.
+        for _ in 0..<3 {
+            #expect(machine.handle(.ended) == [.close, .open(lastEventId: 7, epoch: "e1", startingHub: false)])
+            #expect(machine.handle(.opened) == [.read])
+        }
+        // A hub that stops as it ends the stream: one quiet try more, then what it is.
+        _ = machine.handle(.ended)
+        #expect(machine.handle(.failed(.unreachable("refused"))) == [.close, .wait(seconds: 1)])
+        #expect(machine.handle(.retryTimerFired) == [.open(lastEventId: 7, epoch: "e1", startingHub: false)])
+        #expect(machine.handle(.failed(.hubStopped)) == [.close, .report(.offline(.hubStopped)), .wait(seconds: 1)])
+    }
+
     /// A stopped local hub is said once and looked for each second, quietly; `r` starts it.
     /// The stream it cut is tried again at once, and that try says the hub stopped — not
     /// "reconnecting".

@@ -149,4 +149,47 @@ import Testing
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(!LocalProcess.isAlive(state.pid))
     }
+
+    /// Issue 44: a hub that holds its data folder's lock but no longer listens where
+    /// `hub.json` says (as one whose shutdown hung) is stopped by `hub stop`, which says so in
+    /// one line; it was "not stopping anything" before.
+    @Test func item44_aHubThatStoppedListeningIsStillStopped() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let stateFile = user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")
+        var state = try #require(LocalHubState.read(stateFile))
+        // Where it listens no more: a port nothing of its holds.
+        state.url = "http://127.0.0.1:9"
+        try state.write(to: stateFile)
+        let stopped = try await user.run(["hub", "stop"], timeout: 90)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stdout.split(separator: "\n").count == 1, "\(stopped.stdout)")
+        #expect(
+            stopped.stdout.contains(
+                "stopped the local hub (pid \(state.pid), no longer listening but holding this data folder's lock)"),
+            "\(stopped.stdout)")
+        #expect(!LocalProcess.isAlive(state.pid))
+        #expect(!FileManager.default.fileExists(atPath: stateFile.path))
+    }
+
+    /// The hub of another home, named in this home's `hub.json`, is a breaking-news process
+    /// that holds a lock, but not this folder's: `hub stop` leaves it alone.
+    @Test func item44_anotherHomesHubIsNeverSignalled() async throws {
+        let other = Command.freshHome()
+        defer { _ = try? other.start(["hub", "stop"]) }
+        #expect(try await other.run(["subscribe", "World"]).status == 0)
+        let otherState = try #require(
+            LocalHubState.read(other.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")))
+        let user = Command.freshHome()
+        let folder = user.home.appendingPathComponent("data/hub")
+        try DataFolder.prepare(folder, files: LocalHubDefaults.dataFiles)
+        var named = otherState
+        named.url = "http://127.0.0.1:9"
+        try named.write(to: folder.appendingPathComponent(LocalHubState.fileName))
+        let stop = try await user.run(["hub", "stop"])
+        #expect(stop.status == 3, "\(stop.stdout)")
+        #expect(stop.stderr.contains("not stopping"))
+        #expect(LocalProcess.isAlive(otherState.pid))
+    }
 }

@@ -60,6 +60,59 @@ import Testing
         }
     }
 
+    /// Issue 44: a Send-only rule read any notification's telemetry, its body included. It
+    /// needs Manage (wire spec §3.4): 403 saying so, and 401 with the same words for a request
+    /// that names an api-version before 2020-06 (§3.5), as every right missing does there.
+    @Test func telemetryNeedsManage() async throws {
+        try await RouterHub.with(rules: [("backend", [.send])]) { hub in
+            let sender = hub.token(try hub.connectionString(rule: "backend"))
+            let sent = try await hub.raw(
+                .POST, hub.baseURL + "/news/messages?api-version=2020-06",
+                headers: [
+                    ("Authorization", sender), ("ServiceBusNotification-Format", "template"),
+                    ("Content-Type", "application/json"),
+                ],
+                body: #"{"messageParam":"secret"}"#)
+            #expect(sent.status == 201, "\(sent.body)")
+            let location = try #require(sent.headers.first(name: "Location"))
+            let id = try #require(location.split(separator: "?").first?.split(separator: "/").last)
+            func details(_ token: String, version: String?) async throws -> RawResponse {
+                try await hub.raw(
+                    .GET, hub.baseURL + "/news/messages/\(id)" + (version.map { "?api-version=\($0)" } ?? ""),
+                    headers: [("Authorization", token)])
+            }
+            for (version, status) in [("2020-06", 403), (nil, 403), ("2016-07", 401), ("2015-01", 401)] {
+                let refused = try await details(sender, version: version)
+                #expect(refused.status == status, "api-version \(version ?? "none")")
+                #expect(
+                    refused.errorDetail?.hasPrefix("Manage claim is required for this operation.") == true, "\(refused.body)")
+                #expect(!refused.body.contains("secret"))
+            }
+            let listen = try await details(hub.token(hub.listen), version: "2020-06")
+            #expect(listen.status == 403)
+            let full = try await details(hub.token(hub.full), version: "2020-06")
+            #expect(full.status == 200)
+            #expect(full.body.contains("secret"))
+        }
+    }
+
+    /// Below api-version 2020-06 every missing right is 401 with the claim's words.
+    @Test func aMissingRightIs401BeforeApiVersion2020_06() async throws {
+        try await RouterHub.with { hub in
+            for (version, status) in [("2015-01", 401), ("2020-05", 401), ("2020-06", 403)] {
+                let send = try await hub.raw(
+                    .POST, hub.baseURL + "/news/messages?api-version=\(version)",
+                    headers: [
+                        ("Authorization", hub.token(hub.listen)), ("ServiceBusNotification-Format", "template"),
+                        ("Content-Type", "application/json"),
+                    ],
+                    body: #"{"a":"b"}"#)
+                #expect(send.status == status, "\(version)")
+                #expect(send.errorDetail?.hasPrefix("Send claim is required for this operation.") == true, "\(send.body)")
+            }
+        }
+    }
+
     @Test func keysOfOneHubDoNotOpenAnother() async throws {
         try await RouterHub.with(hubs: ["news", "sport"]) { hub in
             let namespaceToken = hub.token(hub.full, resource: hub.baseURL + "/")

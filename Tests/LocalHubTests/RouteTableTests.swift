@@ -99,4 +99,19 @@ import Testing
             #expect("89ab".contains(parts[3].first!))
         }
     }
+
+    /// Issue 44: ids were a base and a counter, so two ids told how many requests came
+    /// between. Every one of the 122 free bits now changes, and consecutive ids differ by
+    /// no common step.
+    @Test func idsTellNothingOfEachOtherOrOfTheRequestRate() {
+        let values = (0..<2_000).map { _ in
+            UInt128(HubRequest.newTrackingId().filter { $0 != "-" }, radix: 16)!
+        }
+        #expect(Set(values).count == values.count)
+        let steps = zip(values.dropFirst(), values).map { $0 &- $1 }
+        #expect(Set(steps).count > steps.count / 2, "consecutive ids differ by a common step")
+        let fixed: UInt128 = 0xf000 << 64 | 0xc000 << 48
+        let changed = values.reduce(UInt128(0)) { $0 | ($1 ^ values[0]) }
+        #expect(changed.nonzeroBitCount == 122, "bits that never change: \(String(~changed & ~fixed, radix: 16))")
+    }
 }

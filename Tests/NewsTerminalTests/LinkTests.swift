@@ -34,6 +34,27 @@ struct WebLinkTests {
         #expect(WebLinks.find(in: text) == links)
     }
 
+    /// Issue 44: a link of closing brackets cost the message view seconds a keystroke, since
+    /// each bracket taken off the end counted the brackets before it again.
+    @Test(arguments: [
+        "https://" + String(repeating: ")", count: 3_950),
+        "see https://a.io/" + String(repeating: "(", count: 2_000) + String(repeating: ")", count: 3_950),
+        String(repeating: "https://a.io/]]]. ", count: 300),
+        String(repeating: "https:///", count: 500),
+    ])
+    func scanningVisitsEachCharacterAFewTimes(text: String) {
+        var visits = 0
+        _ = WebLinks.ranges(in: text, visits: &visits)
+        #expect(visits <= 4 * text.count, "\(visits) visits for \(text.count) characters")
+    }
+
+    @Test func closingBracketsAreKeptWhereTheLinkOpenedThem() {
+        #expect(WebLinks.find(in: "https://" + String(repeating: ")", count: 3_950)) == [])
+        #expect(WebLinks.find(in: "https://a.io/((x)))]") == ["https://a.io/((x))"])
+        #expect(WebLinks.find(in: "[https://a.io/[a]]].") == ["https://a.io/[a]"])
+        #expect(WebLinks.find(in: "https://a.io/)(") == ["https://a.io/)("])
+    }
+
     @Test func onlyHttpAndHttpsWithAHostAreWebLinks() {
         #expect(WebLinks.isWebLink("https://a.io/x;$(touch x)") == false, "no spaces")
         #expect(WebLinks.isWebLink("https://a.io/x;$(touch${IFS}x)"))

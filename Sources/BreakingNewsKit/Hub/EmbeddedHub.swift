@@ -183,38 +183,50 @@ public struct EmbeddedHub: Sendable {
         )
     }
 
-    /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go.
-    /// Returns the state of the hub that was stopped, or nil when none was running. Only a
-    /// hub that proves it is ours is signalled: a stale file names a pid that may be anything
-    /// by now. A hub that holds its recorded port but does not answer (hung), or one of an
-    /// earlier version, is stopped too: holding the port proves it is the process of this
-    /// folder's file.
-    public func stop(timeout: Double = 10) async throws(LocalHubTrust.Distrust) -> LocalHubState? {
+    /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go,
+    /// then kills it (SIGKILL). Returns what was stopped and how, or nil when none was
+    /// running. Only a hub that proves it is ours is signalled: a stale file names a pid that
+    /// may be anything by now. A hub that holds its recorded port but does not answer (hung),
+    /// one of an earlier version, and one that holds this folder's lock and runs this program
+    /// but no longer listens (its shutdown hung) are stopped too: the port, or the lock, proves
+    /// it is the process of this folder's file.
+    public func stop(timeout: Double = 10) async throws(LocalHubTrust.Distrust) -> StoppedHub? {
         guard let state = state() else { return nil }
+        var unproven: String?
         do {
             _ = try await LocalHubTrust.verify(state)
         } catch  where error.kind == .stale {
             // A crashed hub's file: gone, an open window takes the hub for stopped, not crashed.
             if self.state()?.pid == state.pid { try? FileManager.default.removeItem(at: stateFile) }
             return nil
-        } catch  where error.kind == .legacy || (error.kind == .silent && LocalHubTrust.holdsPort(state)) {
-            // Ours by the port it holds.
+        } catch  where error.kind == .legacy {
+            unproven = "of an earlier version"
+        } catch  where error.kind == .silent && LocalHubTrust.holdsPort(state) {
+            unproven = "not answering"
+        } catch
+            where LocalHubTrust.holdsLock(state, of: directory, program: URL(fileURLWithPath: executable).lastPathComponent)
+        {
+            let listening = state.port.flatMap { LocalProcess.listens(state.pid, port: $0) } ?? false
+            unproven =
+                (listening ? "not answering as this folder's hub" : "no longer listening")
+                + " but holding this data folder's lock"
         }
-        await Self.terminate(state, timeout: timeout)
+        let ending = await Self.terminate(state, timeout: timeout)
         // A hub that had to be killed left its state file: gone, it would read as a crash.
         if self.state()?.pid == state.pid, !LocalProcess.isAlive(state.pid) { try? FileManager.default.removeItem(at: stateFile) }
-        return state
+        return StoppedHub(state: state, unproven: unproven, ending: ending, timeout: timeout)
     }
 
     /// SIGTERM (and SIGCONT, so a stopped hub can act on it), then SIGKILL if it is still
     /// there after `timeout` seconds; returns once the process is gone, or after 5 more
-    /// seconds.
-    static func terminate(_ state: LocalHubState, timeout: Double = 10) async {
+    /// seconds, saying which.
+    @discardableResult
+    static func terminate(_ state: LocalHubState, timeout: Double = 10) async -> StoppedHub.Ending {
         kill(state.pid, SIGTERM)
         kill(state.pid, SIGCONT)
-        if await gone(state.pid, within: timeout) { return }
+        if await gone(state.pid, within: timeout) { return .exited }
         kill(state.pid, SIGKILL)
-        _ = await gone(state.pid, within: 5)
+        return await gone(state.pid, within: 5) ? .killed : .survived
     }
 
     private static func gone(_ pid: Int32, within seconds: Double) async -> Bool {
@@ -224,6 +236,37 @@ public struct EmbeddedHub: Sendable {
             try? await Task.sleep(nanoseconds: 50_000_000)
         }
         return !LocalProcess.isAlive(pid)
+    }
+}
+
+/// A hub `hub stop` signalled: which, why it was taken for this folder's without its proof,
+/// and how it ended.
+public struct StoppedHub: Sendable, Equatable {
+    public enum Ending: Sendable, Equatable {
+        /// Gone after SIGTERM.
+        case exited
+        /// Still there `timeout` seconds after SIGTERM, gone after SIGKILL.
+        case killed
+        /// Still there after SIGKILL too.
+        case survived
+    }
+
+    public let state: LocalHubState
+    /// Why it was stopped without proving itself (hung, of an earlier version, no longer
+    /// listening); nil when it answered as this folder's hub.
+    public let unproven: String?
+    public let ending: Ending
+    /// The seconds it had after SIGTERM.
+    public let timeout: Double
+
+    /// What was done, in one line.
+    public var line: String {
+        let which = "the local hub (pid \(state.pid)" + (unproven.map { ", \($0)" } ?? "") + ")"
+        switch ending {
+        case .exited: return "stopped \(which)" + (unproven == nil ? "" : ": it ended on SIGTERM")
+        case .killed: return "stopped \(which): it did not end within \(Int(timeout)) s of SIGTERM and was killed (SIGKILL)"
+        case .survived: return "could not stop \(which): it is still running after SIGTERM and SIGKILL"
+        }
     }
 }
 

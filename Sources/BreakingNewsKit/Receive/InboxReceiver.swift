@@ -112,9 +112,8 @@ public final class InboxReceiver: Sendable {
                 }
                 defer { stream = iterator }
                 do {
-                    guard let batch = try await iterator.next() else {
-                        return .failed(.unreachable("the hub closed the stream"))
-                    }
+                    // Ended by the hub, or due for a fresh token: opened again, quietly.
+                    guard let batch = try await iterator.next() else { return .ended }
                     if let gap = batch.gap {
                         unread = batch.deliveries
                         return .gap(gap)

@@ -31,7 +31,11 @@ public struct StreamMachine: Sendable, Hashable {
         case gap(SandboxGap)
         /// The gap is in the log: the resume point may move past it.
         case gapRecorded(SandboxGap)
-        /// The stream could not be opened, or it ended.
+        /// The open stream ended as streams do, with nothing wrong: the hub closed it (the
+        /// token that opened it expired, its key changed, the hub restarts) or it was due for
+        /// a fresh token (`DeviceStream.renewAt`).
+        case ended
+        /// The stream could not be opened, or it was cut.
         case failed(StreamFailure)
         case retryTimerFired
         /// Try now (the user's `r`, a registration that succeeded, the hub seen back);
@@ -115,6 +119,11 @@ public struct StreamMachine: Sendable, Hashable {
         case (.live, .gapRecorded(let gap)):
             lastEventId = max(lastEventId ?? 0, gap.through)
             return [.read]
+        case (.live, .ended):
+            // Opened again at once with a fresh token, saying nothing: still online. Should the
+            // hub be stopping or restarting, one try more is quiet too, as after a cut stream.
+            quietTries = 1
+            return [.close] + connect(startingHub: false, quietly: true)
         case (.live, .failed(.unreachable)):
             // A stream that was open ended (a hub that restarts, or stops): tried again at
             // once and quietly, so what is said is what the tries find.

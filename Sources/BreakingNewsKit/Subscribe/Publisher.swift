@@ -89,7 +89,9 @@ public struct Publisher: Sendable {
     }
 
     /// Waits (up to `timeout` seconds) until the hub has dispatched these notifications, so a
-    /// following read of the inbox sees them. Only meaningful on hubs that report details.
+    /// following read of the inbox sees them. Only meaningful on hubs that report details to
+    /// the send key, which needs Manage for them (the embedded hub's Full key has it); with a
+    /// key that lacks it, this returns at once.
     public func waitUntilDispatched(_ receipts: [SendReceipt], timeout: Double = 3) async {
         guard let client = try? await endpoint.current().sendClient(retry: .none) else { return }
         let deadline = Date().addingTimeInterval(timeout)

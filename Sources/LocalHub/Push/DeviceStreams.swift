@@ -358,16 +358,19 @@ public final class DeviceStreams: Sendable {
     }
 }
 
-/// The key a stream was opened with: the hub and rule, and the key itself (primary or
-/// secondary) that signed the token.
+/// The key a stream was opened with: the hub and rule, the key itself (primary or
+/// secondary) that signed the token, and the token's expiry (`se`), when the stream ends.
 public struct StreamCredential: Sendable, Hashable {
     public var hub: String
     public var rule: String
     public var key: String
+    /// `se`, Unix seconds; nil for none.
+    public var expiry: Double?
 
-    public init(hub: String, rule: String, key: String) {
+    public init(hub: String, rule: String, key: String, expiry: Double? = nil) {
         self.hub = hub
         self.rule = rule
         self.key = key
+        self.expiry = expiry
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NotificationHubs
-import Synchronization
 
 /// A request as the hub reads it: path segments and query keys compared ignoring case,
 /// trailing slashes ignored, header names in any case.
@@ -85,13 +84,13 @@ struct HubRequest {
 
     static let trackingIdField = HTTPField.Name("TrackingId")!
 
-    /// A new id in the UUID shape (version 4 layout): a random base chosen once per process
-    /// and a counter, so ids never repeat within a run and differ across runs, without a
-    /// system call or string interpolation per request.
+    /// A new random id in the UUID shape (version 4): 122 bits from the system's generator,
+    /// so no id tells anything of another or of how many requests came between; written into
+    /// a 36-byte string without interpolation.
     static func newTrackingId() -> String {
-        let serial = trackingSerial.add(1, ordering: .relaxed).newValue
-        let a = trackingBase.a
-        let b = trackingBase.b &+ serial
+        var random = SystemRandomNumberGenerator()
+        let a: UInt64 = random.next()
+        let b: UInt64 = random.next()
         return String(unsafeUninitializedCapacity: 36) { buffer in
             let digits: StaticString = "0123456789abcdef"
             var at = 0
@@ -117,9 +116,6 @@ struct HubRequest {
             return at
         }
     }
-
-    private static let trackingBase = (a: UInt64.random(in: .min ... .max), b: UInt64.random(in: .min ... .max))
-    private static let trackingSerial = Atomic<UInt64>(0)
 
     var method: HTTPRequest.Method { request.method }
 

@@ -113,8 +113,9 @@ extension HubResponder {
     }
 
     /// The device stream: the backlog after `since`, then live deliveries as they become
-    /// durable, with keep-alive comments while idle. Ends when the client goes away or the
-    /// hub shuts down.
+    /// durable, with keep-alive comments while idle. Ends when the client goes away, the hub
+    /// shuts down, or the token that opened it expires (its `se`): it ends as any stream
+    /// does, and its client opens it again with a fresh token, resuming where it was.
     func stream(
         hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel,
         credential: StreamCredential? = nil
@@ -180,6 +181,12 @@ extension HubResponder {
                 return
             }
             defer { log.cancel(hub: hub, device: device, id: stream.id) }
+            // What a token opened lasts as long as the token.
+            let id = stream.id
+            let expiry = credential?.expiry.map { expiry in
+                channel.eventLoop.scheduleTask(in: Self.timeLeft(until: expiry)) { log.cancel(hub: hub, device: device, id: id) }
+            }
+            defer { expiry?.cancel() }
             // Stop as soon as the client goes away, not at the next keep-alive.
             try await request.body.consumeWithCancellationOnInboundClose { _ in
                 let last = try await Self.writeBacklog(
@@ -191,6 +198,13 @@ extension HubResponder {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// The time from now to `expiry` (Unix seconds), none when it is past, and at most
+    /// ten years, so that a token made to last for ever does not overflow the timer.
+    static func timeLeft(until expiry: Double, now: Date = Date()) -> TimeAmount {
+        let seconds = min(max(0, expiry - now.timeIntervalSince1970), 10 * 365 * 86_400)
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// Why a stream is refused, as the client is told.

@@ -4,16 +4,17 @@ import Hummingbird
 import NotificationHubs
 
 extension HubResponder {
-    /// `/{hub}/messages` (POST), `…/messages/$batch` (POST), `…/messages/{id}` (GET),
-    /// `/{hub}/schedulednotifications` (POST) and its `{id}` (DELETE): all need Send.
+    /// `/{hub}/messages` (POST), `…/messages/$batch` (POST), `/{hub}/schedulednotifications`
+    /// (POST) and its `{id}` (DELETE) need Send; `…/messages/{id}` (GET), a notification's
+    /// telemetry with its body, needs Manage (wire spec §3.4).
     func addMessageRoutes(to hub: RouterGroup<HubRequestContext>) {
+        hub.group().add(middleware: Requires(.manage, of: self)).get("messages/:id") { request, context in
+            try await self.notificationDetails(HubRequest(request, context), hub: context.hub, id: try context.parameter("id"))
+        }
         let send = hub.group().add(middleware: Requires(.send, of: self))
         send.post("messages") { request, context in try await self.send(HubRequest(request, context), hub: context.hub) }
         send.post("messages/$batch") { request, context in
             try await self.batchSend(HubRequest(request, context), hub: context.hub)
-        }
-        send.get("messages/:id") { request, context in
-            try await self.notificationDetails(HubRequest(request, context), hub: context.hub, id: try context.parameter("id"))
         }
         send.post("schedulednotifications") { request, context in
             try await self.schedule(HubRequest(request, context), hub: context.hub)
@@ -246,7 +247,7 @@ extension HubResponder {
         }
     }
 
-    /// `GET /{hub}/messages/{id}` (Send or Manage): the notification's state and outcomes.
+    /// `GET /{hub}/messages/{id}` (Manage): the notification's state, body and outcomes.
     func notificationDetails(_ r: HubRequest, hub: String, id: String) async throws -> Response {
         guard let n = try await engine.notification(hub: hub, id: id) else {
             throw HubRefusal(.notFound, "The notification '\(id)' was not found")

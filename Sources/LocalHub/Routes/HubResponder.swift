@@ -33,12 +33,17 @@ struct HubResponder: Sendable {
 
     /// Accepted `api-version` values: 2013-04 through 2020-06.
     static func isSupported(apiVersion: String) -> Bool {
+        guard let value = apiVersionNumber(apiVersion) else { return false }
+        return value >= 201304 && value <= 202006
+    }
+
+    /// `YYYY-MM` as the number `YYYYMM`; nil for anything else.
+    static func apiVersionNumber(_ apiVersion: String) -> Int? {
         let parts = apiVersion.split(separator: "-")
         guard parts.count == 2, let year = Int(parts[0]), let month = Int(parts[1]), (1...12).contains(month) else {
-            return false
+            return nil
         }
-        let value = year * 100 + month
-        return value >= 201304 && value <= 202006
+        return year * 100 + month
     }
 
     /// The base URL clients used, for `Location` headers.
@@ -62,7 +67,8 @@ struct HubResponder: Sendable {
     }
 
     /// Verifies the token for this hub and checks its rights: 401 for a bad token, 403 for a
-    /// good token without the right.
+    /// good token without the right, or 401 with the same words when the request names an
+    /// api-version before 2020-06, as the service answered those (wire spec §3.5).
     @discardableResult
     func authorize(_ r: HubRequest, hub: String, needs rights: AccessRights, audiencePath: String? = nil) throws
         -> SASVerifier.SignedToken
@@ -78,9 +84,17 @@ struct HubResponder: Sendable {
         guard rule.rights.allow(rights) else {
             let claim = rights.contains(.manage) ? "Manage" : rights.contains(.send) ? "Send" : "Listen"
             throw HubRefusal(
-                .forbidden, "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
+                Self.answersMissingRightsWith401(apiVersion: r.apiVersion) ? .unauthorized : .forbidden,
+                "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
         }
         return token
+    }
+
+    /// Whether `apiVersion` is one before 2020-06, whose clients were told of a missing right
+    /// with 401; no api-version is taken as 2020-06.
+    static func answersMissingRightsWith401(apiVersion: String?) -> Bool {
+        guard let value = apiVersion.flatMap(apiVersionNumber) else { return false }
+        return value < 202006
     }
 
     /// A paging parameter (`$top`, `continuationtoken`, `since`, `limit`): absent, or a

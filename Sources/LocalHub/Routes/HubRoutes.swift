@@ -275,7 +275,7 @@ struct Requires: RouterMiddleware {
         let token = try responder.authorize(
             r, hub: context.hub, needs: try rights(r), audiencePath: audience == .hub ? "/\(context.hub)/" : nil)
         var context = context
-        context.credential = StreamCredential(hub: context.hub, rule: token.rule.name, key: token.key)
+        context.credential = StreamCredential(hub: context.hub, rule: token.rule.name, key: token.key, expiry: token.expiry)
         return try await next(request, context)
     }
 }

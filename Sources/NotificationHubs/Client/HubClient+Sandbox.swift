@@ -8,15 +8,20 @@ import NIOCore
 extension HubClient {
     /// Deliveries to `device` as they arrive, after `lastEventId`; `epoch`, when given, is
     /// the delivery log the id counts in (a replaced log is replayed from its start).
-    /// Throws before the first delivery when the stream cannot be opened.
+    /// Throws before the first delivery when the stream cannot be opened. The hub ends the
+    /// stream when the token that opened it expires; the stream ends itself before, once
+    /// that token is due for renewal (`DeviceStream.renewAt`), to be opened again with a
+    /// fresh one.
     public func deviceStream(device: String, after lastEventId: Int64?, epoch: String?) async throws(HubError)
         -> DeviceStream
     {
         var headers = ["Accept": "text/event-stream"]
         if let lastEventId { headers["Last-Event-ID"] = String(lastEventId) }
+        let token = await tokens.token(now: Date())
         let response = try await sandboxCall(
-            device: device, resource: "stream", query: Self.epochQuery(epoch), headers: headers, deadline: .distantFuture)
-        return DeviceStream(body: response.body)
+            device: device, resource: "stream", query: Self.epochQuery(epoch), headers: headers, authorization: token.token,
+            deadline: .distantFuture)
+        return DeviceStream(body: response.body, renewAt: token.renewAt)
     }
 
     /// Claims `device` for the local hub's built-in push service, before it is registered: a
@@ -76,7 +81,7 @@ extension HubClient {
         while true {
             let response = try await sandboxCall(
                 device: device, resource: "inbox", query: ["since=\(cursor)", "limit=1000"] + Self.epochQuery(epoch),
-                headers: [:], deadline: .now() + timeout)
+                headers: [:], authorization: await authorizationHeader(), deadline: .now() + timeout)
             let body: ByteBuffer
             do {
                 body = try await response.body.collect(upTo: 64 << 20)
@@ -103,16 +108,18 @@ extension HubClient {
         epoch.map { ["\(SandboxDelivery.epochParameter)=\(PercentEncoding.encode($0))"] } ?? []
     }
 
-    /// One call to a device's sandbox resource: authorized like every call, its failures
-    /// classified like every call's (a status, unreachable, timed out).
+    /// One call to a device's sandbox resource: authorized like every call (`authorization`
+    /// is the token's header), its failures classified like every call's (a status,
+    /// unreachable, timed out).
     private func sandboxCall(
-        device: String, resource: String, query: [String], headers: [String: String], deadline: NIODeadline
+        device: String, resource: String, query: [String], headers: [String: String], authorization: String,
+        deadline: NIODeadline
     ) async throws(HubError) -> HTTPClientResponse {
         let root = connectionString.serviceRoot
         let path = SandboxDelivery.path(hub: hubName, device: device, resource: resource)
         let url = String(root.dropLast()) + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Authorization", value: await authorizationHeader())
+        request.headers.add(name: "Authorization", value: authorization)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response: HTTPClientResponse
         do {
@@ -137,10 +144,21 @@ extension HubClient {
 /// A device's stream of deliveries: the Server-Sent Events the sandbox writes, parsed as
 /// they come, whatever the chunks; each element is what one chunk completed (a burst
 /// arrives as one batch), the gap the hub tells of first included. Ends when the hub closes
-/// the stream; throws when it is cut or unreadable.
+/// the stream (as it does when the token that opened it expires), or at the first chunk (a
+/// keep-alive at the latest) after `renewAt`, when that token is due for renewal: the
+/// stream is then to be opened again, resuming where it was. Throws when it is cut or
+/// unreadable.
 public struct DeviceStream: AsyncSequence, Sendable {
     public typealias Element = Batch
     let body: HTTPClientResponse.Body
+    /// When the token that opened the stream is due for renewal, well before it expires; nil
+    /// for never.
+    public let renewAt: Date?
+
+    public init(body: HTTPClientResponse.Body, renewAt: Date? = nil) {
+        self.body = body
+        self.renewAt = renewAt
+    }
 
     /// What one chunk of the stream (or an inbox read) completed: the gap the hub told of
     /// (it comes before any delivery), then deliveries.
@@ -155,11 +173,12 @@ public struct DeviceStream: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(chunks: body.makeAsyncIterator())
+        Iterator(chunks: body.makeAsyncIterator(), renewAt: renewAt)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
         var chunks: HTTPClientResponse.Body.AsyncIterator
+        let renewAt: Date?
         var parser = ServerSentEventParser()
 
         public mutating func next() async throws -> Batch? {
@@ -180,6 +199,7 @@ public struct DeviceStream: AsyncSequence, Sendable {
                     }
                 }
                 if batch.gap != nil || !batch.deliveries.isEmpty { return batch }
+                if let renewAt, Date() >= renewAt { return nil }
             }
             return nil
         }

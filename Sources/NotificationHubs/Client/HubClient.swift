@@ -127,7 +127,7 @@ public struct HubClient: Sendable {
 
     /// A current `Authorization` header value (cached; renewed before it expires).
     public func authorizationHeader() async -> String {
-        await tokens.token(now: Date())
+        await tokens.token(now: Date()).token
     }
 
     // MARK: Installations
@@ -227,7 +227,7 @@ public struct HubClient: Sendable {
             extraHeaders: ["ServiceBusNotification-DeviceHandle": deviceHandle])
     }
 
-    /// `GET /{hub}/messages/{id}`: the notification's state and outcome counts.
+    /// `GET /{hub}/messages/{id}` (Manage): the notification's state and outcome counts.
     public func notificationDetails(id: String) async throws(HubError) -> NotificationDetails {
         let response = try await call(.GET, "messages/\(Self.segment(id))", expect: [200])
         do {

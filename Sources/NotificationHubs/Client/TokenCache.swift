@@ -41,10 +41,15 @@ actor TokenCache {
         }
     }
 
-    func token(now: Date) -> String {
-        if let cached, now < cached.renewAt { return cached.token }
+    /// The token to sign a call with, and when this cache makes a new one: well before the
+    /// token expires, so what it opened (a device stream) can be opened again in time.
+    func token(now: Date) -> (token: String, renewAt: Date) {
+        if let cached, now < cached.renewAt { return cached }
         let token = SharedAccessSignature.make(resource: resource, keyName: keyName, key: key, lifetime: lifetime, now: now)
-        cached = (token, now.addingTimeInterval(lifetime * 0.8))
-        return token
+        // `se` is in whole seconds, rounded down: 80 % of the time to it.
+        let expires = SharedAccessSignature.expiry(of: token) ?? now.addingTimeInterval(lifetime)
+        let made = (token: token, renewAt: now.addingTimeInterval(expires.timeIntervalSince(now) * 0.8))
+        cached = made
+        return made
     }
 }

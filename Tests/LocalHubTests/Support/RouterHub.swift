@@ -24,33 +24,45 @@ struct RouterHub: Sendable {
     let listen: ConnectionString
     let full: ConnectionString
     let engine: HubEngine
+    /// The keys served, for `connectionString(rule:)`.
+    let keys: HubKeys
     /// HummingbirdTesting's client of the router, for a test that speaks `HTTPFields`.
     let client: any TestClientProtocol
 
     private init(hub: String, keys: HubKeys, engine: HubEngine, client: any TestClientProtocol) throws {
-        func connectionString(_ rule: String) throws -> ConnectionString {
-            try ConnectionString(
-                parsing: LocalHubKeyFile.connectionString(
-                    baseURL: "http://localhost", hub: hub, rule: rule, key: keys.key(hub: hub, rule: rule)!))
-        }
         self.hub = hub
         self.engine = engine
         self.client = client
-        listen = try connectionString(AuthorizationRule.listenRuleName)
-        full = try connectionString(AuthorizationRule.fullRuleName)
+        self.keys = keys
+        listen = try Self.connectionString(hub: hub, rule: AuthorizationRule.listenRuleName, keys: keys)
+        full = try Self.connectionString(hub: hub, rule: AuthorizationRule.fullRuleName, keys: keys)
+    }
+
+    /// The connection string of `rule` of the hub `listen` and `full` are for.
+    func connectionString(rule: String) throws -> ConnectionString {
+        try Self.connectionString(hub: hub, rule: rule, keys: keys)
+    }
+
+    private static func connectionString(hub: String, rule: String, keys: HubKeys) throws -> ConnectionString {
+        guard let key = keys.key(hub: hub, rule: rule) else { throw TestHubError(description: "no rule \(rule)") }
+        return try ConnectionString(
+            parsing: LocalHubKeyFile.connectionString(baseURL: "http://localhost", hub: hub, rule: rule, key: key))
     }
 
     /// Runs `body` with the router of a hub serving `hubs` (the first is the one `listen` and
-    /// `full` are for), configured as `TestHub` configures a hub; the engine is stopped after.
+    /// `full` are for, and the one `rules` are added to), configured as `TestHub` configures
+    /// a hub; the engine is stopped after.
     static func with(
-        hubs: [String] = ["news"], configure: (inout LocalHubConfiguration) -> Void = { _ in },
-        _ body: @Sendable (RouterHub) async throws -> Void
+        hubs: [String] = ["news"], rules: [(name: String, rights: AccessRights)] = [],
+        configure: (inout LocalHubConfiguration) -> Void = { _ in }, _ body: @Sendable (RouterHub) async throws -> Void
     ) async throws {
         let directory = TestHub.temporaryDirectory()
         var configuration = LocalHubConfiguration(dataDirectory: directory, hubs: hubs)
         configuration.clientRates = .unlimited
         configure(&configuration)
-        let keys = try HubKeys.loadOrCreate(in: directory, hubs: hubs)
+        var made = try HubKeys.loadOrCreate(in: directory, hubs: hubs)
+        for rule in rules { made = try HubKeys.change(.add(rule: rule.name, rights: rule.rights), hub: hubs[0], in: directory) }
+        let keys = made
         let limits = ConnectionLimits(configuration: configuration, logger: TestHub.quietLogger)
         let served = HubApplication(
             store: MemoryHubStore(), configuration: configuration, keys: keys, secret: "router-hub",
