@@ -134,9 +134,21 @@ public struct NewsProfile: Sendable {
         Publisher(endpoint: endpoint, catalog: catalog)
     }
 
-    /// This device's sandbox stream and inbox on `endpoint`, as the identity is now.
+    /// This device's sandbox stream and inbox on `endpoint`, as the identity is now, with its
+    /// claim's secret as `installation.json` holds it at each call.
     public func sandbox(_ endpoint: HubEndpoint) -> SandboxClient {
-        SandboxClient(endpoint: endpoint, device: currentIdentity.deviceToken)
+        let device = currentIdentity.deviceToken
+        return SandboxClient(endpoint: endpoint, device: device) { [installations] in
+            let values = installations.load().values
+            return values.deviceToken?.lowercased() == device.lowercased() ? values.claimSecret : nil
+        }
+    }
+
+    /// The previous device token's stream and inbox, with its claim's secret.
+    private func previousSandbox(_ endpoint: HubEndpoint, _ values: InstallationStore.Values) -> SandboxClient? {
+        guard let previous = values.previousDeviceToken else { return nil }
+        let secret = values.previousClaimSecret
+        return SandboxClient(endpoint: endpoint, device: previous) { secret }
     }
 
     /// Fetches what the hub delivered since the last message in the log and appends it,
@@ -145,12 +157,12 @@ public struct NewsProfile: Sendable {
     @discardableResult
     public func sync(_ endpoint: HubEndpoint) async throws(StreamFailure) -> [InboxEntry] {
         var added: [InboxEntry] = []
-        if let previous = installations.load().values.previousDeviceToken {
+        if let previous = previousSandbox(endpoint, installations.load().values) {
             do {
-                added += try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+                added += try await fetch(previous, endpoint, fromStart: true)
             } catch  where error == .notRegistered {
                 // The hub knows the old token no more: nothing can be waiting for it.
-                _ = try? installations.update { $0.previousDeviceToken = nil }
+                _ = try? installations.update { Self.forgetPrevious(&$0) }
             }
         }
         added += try await fetch(sandbox(endpoint), endpoint)
@@ -181,15 +193,25 @@ public struct NewsProfile: Sendable {
     /// more can arrive for the previous one, so what did is fetched into the log and the
     /// previous token forgotten. Until that fetch succeeds, it is kept (and tried again).
     public func retirePreviousDevice(_ endpoint: HubEndpoint) async {
-        guard let previous = installations.load().values.previousDeviceToken else { return }
+        let values = installations.load().values
+        guard let previous = previousSandbox(endpoint, values) else { return }
         do {
-            _ = try await fetch(SandboxClient(endpoint: endpoint, device: previous), endpoint, fromStart: true)
+            _ = try await fetch(previous, endpoint, fromStart: true)
         } catch  where !error.isRefusal && error != .notRegistered {
             return
         } catch {
             // A hub without a sandbox push service (Azure), or one that knows the old token
             // no more: nothing to fetch.
         }
-        _ = try? installations.update { $0.previousDeviceToken = nil }
+        // Its claim goes too (nothing else holds it): the hub keeps nothing of the old token.
+        _ = try? await endpoint.listenClient(retry: .none).releaseSandboxDevice(
+            previous.device, secret: values.previousClaimSecret)
+        _ = try? installations.update { Self.forgetPrevious(&$0) }
+    }
+
+    /// Forgets the previous token and its claim's secret.
+    static func forgetPrevious(_ values: inout InstallationStore.Values) {
+        values.previousDeviceToken = nil
+        values.previousClaimSecret = nil
     }
 }

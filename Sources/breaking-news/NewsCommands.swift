@@ -283,16 +283,26 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
-/// `breaking-news installation`: this terminal's installation as the hub has it.
+/// `breaking-news installation`: this terminal's installation as the hub has it; with
+/// `--new-device-token`, a new token for it.
 struct InstallationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "installation", abstract: "Show this terminal's installation as the hub has it (the tutorial's check).")
+        commandName: "installation", abstract: "Show this terminal's installation as the hub has it (the tutorial's check).",
+        discussion: """
+            With --new-device-token, gives this terminal a new device token (one that leaked, or that another terminal \
+            claimed): claims it, registers the installation with it and the chosen categories, fetches what is left \
+            for the old token, and lets the old claim go.
+            """)
 
     @OptionGroup var hubFlags: HubFlags
+
+    @Flag(help: "Replace this terminal's device token with a new one, registered at once.")
+    var newDeviceToken = false
 
     func run() async throws {
         let profile = try openProfile()
         let endpoint = try await hubFlags.endpoint(paths: profile.paths)
+        if newDeviceToken { return try await replaceToken(profile, endpoint) }
         do {
             let installation = try await endpoint.listenClient().installation(id: profile.identity.installationId)
             say(installation.json.prettyText)
@@ -304,5 +314,22 @@ struct InstallationCommand: AsyncParsableCommand {
             }
             throw CommandFailure.hub(error, action: "Reading the installation", doing: .reading, embedded: endpoint.isEmbedded)
         }
+    }
+}
+
+extension InstallationCommand {
+    /// The new token claimed and registered; the old one retired (`NewsProfile.retirePreviousDevice`).
+    func replaceToken(_ profile: NewsProfile, _ endpoint: HubEndpoint) async throws {
+        let old = profile.currentIdentity.deviceToken
+        let new = try DeviceIdentity.replaceToken(in: profile.installations)
+        let outcome = await profile.subscriber(endpoint).register(profile.selectedCategories)
+        if let error = outcome.error {
+            throw CommandFailure.hub(
+                error, action: "Registering the new device token", doing: .subscribing, embedded: endpoint.isEmbedded)
+        }
+        let retired = profile.installations.load().values.previousDeviceToken == nil
+        say(
+            "this terminal's device token is now \(new.deviceToken.prefix(16).lowercased())…, registered; the old one "
+                + "(\(old.prefix(16).lowercased())…) \(retired ? "is let go" : "is let go once what is left for it is fetched")")
     }
 }

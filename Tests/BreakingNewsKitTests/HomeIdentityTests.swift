@@ -13,7 +13,9 @@ struct HomeIdentityTests {
     }
 
     /// A home of an earlier version kept its identity and last registration in defaults.json:
-    /// they move to installation.json once, and the defaults keep the preferences only.
+    /// they move to installation.json once, and the defaults keep the preferences only. Its
+    /// token, made before claims had secrets (it may have been shown to others), is replaced
+    /// once: the old one is kept as the previous token until it is retired.
     @Test func anEarlierHomesIdentityMovesOutOfTheDefaultsOnce() throws {
         let paths = Self.paths()
         let token = DeviceIdentity.randomToken()
@@ -21,7 +23,8 @@ struct HomeIdentityTests {
         try DefaultsStore(url: paths.defaultsFile).save(
             .init(categories: ["World"], installationId: "kept-id", deviceToken: token, lastRegistration: record))
         let profile = try NewsProfile(paths: paths, catalog: Self.catalog)
-        #expect(profile.identity.installationId == "kept-id" && profile.identity.deviceToken == token)
+        #expect(profile.identity.installationId == "kept-id" && profile.identity.deviceToken != token)
+        #expect(profile.identity.previousDeviceToken == token && profile.identity.claimSecret == nil)
         #expect(profile.lastRegistration == record)
         let defaults = try String(contentsOf: paths.defaultsFile, encoding: .utf8)
         #expect(defaults == #"{"BreakingNewsCategories":["World"]}"# + "\n", "\(defaults)")

@@ -1,6 +1,7 @@
 import BreakingNewsKit
 import Foundation
 import HubTestSupport
+import LocalHub
 import NotificationHubs
 import TestTiers
 import Testing
@@ -203,6 +204,82 @@ import Testing
             await profile.retirePreviousDevice(endpoint)
             #expect(profile.installations.load().values.previousDeviceToken == nil)
             #expect(profile.log.entries.count == 2)
+        }
+    }
+
+    /// A home of a version whose claims had no secrets (issue 44): its token may have been
+    /// shown to others, so the first start gives it a new one, claimed with a secret kept in
+    /// `installation.json` (0600). What arrived for the old token is fetched, and its claim
+    /// let go; from then on the terminal's stream and inbox carry the secret, and the token
+    /// alone opens nothing.
+    @Test func anUpgradedHomeReplacesItsTokenOnceAndClaimsWithASecret() async throws {
+        let old = DeviceIdentity.randomToken()
+        // The earlier version's hub held the old token's claim, without a secret.
+        let folder = TestHub.temporaryDirectory()
+        let earlier = try SQLiteHubStore(path: folder.appendingPathComponent("hub.sqlite").path)
+        try await earlier.apply([.claimDevice(hub: "news", device: old.lowercased(), at: Date())])
+        try await TestHub.with(directory: folder) { hub in
+            let root = temporaryFolder()
+            let paths = Paths(
+                configDirectory: root.appendingPathComponent("config"), dataDirectory: root.appendingPathComponent("data"))
+            try InstallationStore(url: paths.installationFile).save(.init(installationId: "up-1", deviceToken: old))
+            try DefaultsStore(url: paths.defaultsFile).save(.init(categories: ["World"]))
+            // The earlier version had registered it; news came.
+            try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("up-1", device: old, tags: ["World"]))
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "before"]), tagExpression: "World")
+            let endpoint = endpoint(hub)
+            let profile = try NewsProfile(paths: paths, catalog: Self.catalog)
+            let identity = profile.identity
+            #expect(identity.installationId == "up-1" && identity.deviceToken != old && identity.previousDeviceToken == old)
+            #expect(try NewsProfile(paths: paths, catalog: Self.catalog).identity == identity, "replaced once")
+            let outcome = await profile.subscriber(endpoint).register(profile.selectedCategories)
+            #expect(outcome.record.state == .registered, "\(String(describing: outcome.error))")
+            let kept = profile.installations.load().values
+            let secret = try #require(kept.claimSecret)
+            #expect(SandboxClaim.isSecret(secret))
+            let mode = try FileManager.default.attributesOfItem(atPath: paths.installationFile.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+            #expect(
+                try await hub.client(hub.listen).installation(id: "up-1").pushChannel == .handle(identity.deviceToken))
+            // Retired: the old token's news is in the log, its claim gone.
+            #expect(kept.previousDeviceToken == nil)
+            #expect(profile.log.entries.map(\.text) == ["before"])
+            let devices = try await hub.client(hub.full).sandboxDevices()
+            #expect(devices.first { $0.device == old.lowercased() }?.claimed != true)
+            // The new token: news reaches the terminal with its secret, not without.
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "after"]), tagExpression: "World")
+            _ = try await eventually("the news after") {
+                try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
+            }
+            await #expect(throws: HubError.self) {
+                _ = try await hub.client(hub.listen).inbox(device: identity.deviceToken, after: 0, epoch: nil)
+            }
+        }
+    }
+
+    /// `breaking-news installation --new-device-token`'s core: a terminal whose token leaked
+    /// gets a new one; the old claim, with its secret, is let go after what it holds is fetched.
+    @Test func aNewTokenReplacesOneThatLeaked() async throws {
+        try await TestHub.with { hub in
+            let profile = try profile()
+            let endpoint = endpoint(hub)
+            _ = try await profile.subscriber(endpoint).subscribe(["World"])
+            let first = profile.currentIdentity
+            let firstSecret = try #require(profile.installations.load().values.claimSecret)
+            _ = try await hub.client(hub.full).send(.template(["messageParam": "to the old"]), tagExpression: "World")
+            _ = try await eventually("the news to the old token") {
+                try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
+            }
+            let replaced = try DeviceIdentity.replaceToken(in: profile.installations)
+            #expect(replaced.deviceToken != first.deviceToken && replaced.previousDeviceToken == first.deviceToken)
+            #expect(replaced.previousClaimSecret == firstSecret && replaced.claimSecret == nil)
+            let outcome = await profile.subscriber(endpoint).register(profile.selectedCategories)
+            #expect(outcome.record.state == .registered)
+            let values = profile.installations.load().values
+            #expect(values.previousDeviceToken == nil && values.claimSecret != nil && values.claimSecret != firstSecret)
+            #expect(profile.log.entries.map(\.text) == ["to the old"])
+            let devices = try await hub.client(hub.full).sandboxDevices()
+            #expect(devices.filter(\.claimed).map(\.device) == [replaced.deviceToken.lowercased()])
         }
     }
 

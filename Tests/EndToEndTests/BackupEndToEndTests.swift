@@ -24,13 +24,13 @@ import Testing
     /// Reads `device`'s stream, resumed after `seq` of `epoch` as the receiver resumes it,
     /// until what arrived is `enough`, or 90 s passed: what arrived by then.
     static func streamed(
-        _ client: HubClient, device: String, after seq: Int64, epoch: String?,
+        _ client: HubClient, device: String, secret: String?, after seq: Int64, epoch: String?,
         until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
     ) async throws -> [SandboxDelivery] {
         let received = Received()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await batch in try await client.deviceStream(device: device, after: seq, epoch: epoch) {
+                for try await batch in try await client.deviceStream(device: device, after: seq, epoch: epoch, secret: secret) {
                     let all = received.deliveries.withLock {
                         $0 += batch.deliveries
                         return $0
@@ -82,15 +82,17 @@ import Testing
         let late = InboxLog(url: user.home.appendingPathComponent("late/inbox.jsonl"))
         var acknowledgedBeforeBackup: Set<String> = []
         var oldEpoch = ""
+        // The claim's secret: the restored hub keeps the claim, and asks its terminal for it.
+        var secret: String?
         try await HubProcess.with(directory: folder) { hub throws in
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
-            #expect(try await listen.claimSandboxDevice(device))
+            secret = try #require(try await listen.claimSandboxDevice(device).secret)
             try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
             var first: Set<String> = []
             for i in 1...5 { first.insert(try await Self.send(full, "before \(i)")) }
             let firstDelivered = try await Self.eventually("the first five") { () -> [SandboxDelivery]? in
-                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: first) ? inbox : nil
             }
             try early.append(firstDelivered, hub: hub.state.url, categoryOf: { _ in "World" })
@@ -128,7 +130,7 @@ import Testing
             #expect(mode == 0o600)
             let everything = first.union(acknowledged.ids.withLock { $0 })
             let all = try await Self.eventually("every send delivered") { () -> [SandboxDelivery]? in
-                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: everything) ? inbox : nil
             }
             try late.append(all, hub: hub.state.url, categoryOf: { _ in "World" })
@@ -159,7 +161,8 @@ import Testing
                 #expect(point.epoch == oldEpoch)
                 // Resumed as the receiver resumes: after its point, in its epoch.
                 let resumed = try await Self.eventually("the \(name) receiver's messages") { () -> [SandboxDelivery]? in
-                    let batch = try await listen.inboxPages(device: device, after: point.seq, epoch: point.epoch)
+                    let batch = try await listen.inboxPages(
+                        device: device, after: point.seq, epoch: point.epoch, secret: secret)
                     return Set(batch.deliveries.map(\.notificationId)).isSuperset(of: expected) ? batch.deliveries : nil
                 }
                 #expect(resumed.allSatisfy { $0.epoch != nil && $0.epoch != oldEpoch }, "a new delivery log epoch")
@@ -173,7 +176,9 @@ import Testing
             // The stream, the app's way of receiving, resumed from the old log's last point:
             // the same, from the start of the new log.
             let point = latePoint
-            let streamed = try await Self.streamed(listen, device: device, after: point.seq, epoch: point.epoch) {
+            let streamed = try await Self.streamed(
+                listen, device: device, secret: secret, after: point.seq, epoch: point.epoch
+            ) {
                 Set($0.map(\.notificationId)).isSuperset(of: expected)
             }
             let missing = expected.subtracting(streamed.map(\.notificationId))
@@ -185,7 +190,7 @@ import Testing
             #expect(streamed.allSatisfy { $0.epoch != nil && $0.epoch != oldEpoch })
             // The restored hub itself delivered each message once (a send unfinished when
             // the backup was taken is dispatched at start, and only then).
-            let own = try await listen.inbox(device: device, after: 0, epoch: nil)
+            let own = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
             let keys = own.map { SandboxDelivery.dedupeKey(notificationId: $0.notificationId, template: $0.template) }
             #expect(keys.count == Set(keys).count)
         }

@@ -21,9 +21,9 @@ import Testing
         let clients = nodes.map { HubClient(connectionString: $0.listen, hub: "news", retryPolicy: .none) }
         for round in 0..<40 {
             let device = randomDevice()
-            _ = try await clients[0].claimSandboxDevice(device)
-            // Alternately on the node that took the claim and on the other one.
-            let stream = try await clients[round % 2].deviceStream(device: device, after: nil, epoch: nil)
+            let secret = try await clients[0].claimSandboxDevice(device).secret
+            // Alternately on the node that took the claim and on the other one, with its secret.
+            let stream = try await clients[round % 2].deviceStream(device: device, after: nil, epoch: nil, secret: secret)
             _ = stream
         }
     }

@@ -67,6 +67,34 @@ import Testing
         #expect(try await user.run(["hub", "status"]).status == 3)
     }
 
+    /// Issue 44: a terminal whose token leaked replaces it from the command line; news sent
+    /// to the old token before is in the log, the old claim is let go, and news after reaches
+    /// the new token.
+    @Test func aNewDeviceTokenIsClaimedRegisteredAndTheOldOneLetGo() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let file = user.home.appendingPathComponent("data/installation.json")
+        func kept() throws -> JSONValue { try JSONValue(parsing: Data(contentsOf: file)) }
+        let old = try #require(try kept()["deviceToken"]?.stringValue)
+        #expect(try kept()["claimSecret"]?.stringValue.map(SandboxClaim.isSecret) == true)
+        #expect(try await user.run(["send", "before", "--category", "World"]).status == 0)
+        let replaced = try await user.run(["installation", "--new-device-token"])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        let new = try #require(try kept()["deviceToken"]?.stringValue)
+        #expect(new != old)
+        #expect(replaced.stdout.contains(new.prefix(16).lowercased()) && replaced.stdout.contains(old.prefix(16).lowercased()))
+        #expect(try kept()["previousDeviceToken"] == nil, "the old token retired")
+        let installation = try await user.run(["installation"])
+        #expect(installation.stdout.contains(new), "\(installation.stdout)")
+        #expect(try await user.run(["send", "after", "--category", "World"]).status == 0)
+        let log = try await user.run(["log"])
+        #expect(log.stdout.contains("Breaking World News : before") && log.stdout.contains("Breaking World News : after"))
+        let devices = try await user.run(["hub", "devices", "list", "--json"])
+        let claimed = (try JSONValue(parsing: devices.stdout).arrayValue ?? []).filter { $0["claimed"] == .bool(true) }
+        #expect(claimed.compactMap { $0["device"]?.stringValue } == [new.lowercased()], "\(devices.stdout)")
+    }
+
     /// Two subscribers and a sender on one hub process: each gets exactly its categories,
     /// in order, once; both logs survive a restart of everything.
     @Test func twoSubscribersGetTheirCategoriesOnlyAndKeepThemAcrossRestarts() async throws {

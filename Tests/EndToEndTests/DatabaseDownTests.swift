@@ -21,11 +21,11 @@ import Testing
             defer { node.process.signal(SIGKILL) }
             let client = HubClient(connectionString: node.listen, hub: "news", retryPolicy: .none)
             let device = randomDevice()
-            #expect(try await client.claimSandboxDevice(device))
+            let secret = try #require(try await client.claimSandboxDevice(device).secret)
             // The node knows the device from its own tables; only the backlog needs the database.
             try await server.pause()
             do {
-                _ = try await client.deviceStream(device: device, after: nil, epoch: nil)
+                _ = try await client.deviceStream(device: device, after: nil, epoch: nil, secret: secret)
                 Issue.record("the stream was answered while its backlog could not be read")
             } catch {
                 let refusal = error as? HubError
@@ -37,7 +37,7 @@ import Testing
             var (opened, refusals) = (false, [Int]())
             while !opened && ContinuousClock.now < deadline {
                 do {
-                    _ = try await client.deviceStream(device: device, after: nil, epoch: nil)
+                    _ = try await client.deviceStream(device: device, after: nil, epoch: nil, secret: secret)
                     opened = true
                 } catch {
                     refusals.append((error as? HubError)?.status ?? 0)

@@ -47,8 +47,8 @@ import Testing
         init(_ connectionString: ConnectionString, hub: String) async throws {
             let client = HubClient(connectionString: connectionString, hub: hub, retryPolicy: .none)
             let device = randomDevice()
-            _ = try await client.claimSandboxDevice(device)
-            let stream = try await client.deviceStream(device: device, after: nil, epoch: nil)
+            let secret = try await client.claimSandboxDevice(device).secret
+            let stream = try await client.deviceStream(device: device, after: nil, epoch: nil, secret: secret)
             let reader = Task { [self] in
                 do {
                     for try await _ in stream {}

@@ -48,12 +48,13 @@ import Testing
         let user = Command.freshHome()
         let folder = TestHub.temporaryDirectory()
         let device = randomDevice()
+        var secret: String?
         var installed: Installation?
         var scheduledId = ""
         try await HubProcess.with(directory: folder) { hub throws in
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
-            #expect(try await listen.claimSandboxDevice(device))
+            secret = try #require(try await listen.claimSandboxDevice(device).secret)
             try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
             try await listen.createOrUpdateInstallation(
                 newsInstallation("phone", device: randomDevice(), tags: ["Sports", "Science"], userId: "ann"))
@@ -95,7 +96,7 @@ import Testing
             let sent = try #require(
                 try await full.send(.template(["messageParam": "on the node"]), tagExpression: "World").notificationId)
             let delivered = try await BackupEndToEndTests.eventually("the node's delivery") { () -> SandboxDelivery? in
-                try await listen.inbox(device: device, after: 0, epoch: nil).first { $0.notificationId == sent }
+                try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret).first { $0.notificationId == sent }
             }
             #expect(delivered.alertText == "on the node")
             #expect(try await full.notificationDetails(id: scheduledId).state == .scheduled)
@@ -131,13 +132,14 @@ import Testing
         let user = Command.freshHome()
         let backup = TestHub.temporaryDirectory().appendingPathComponent("cluster.backup")
         let device = randomDevice()
+        var secret: String?
         let nodeFolder = TestHub.temporaryDirectory()
         var sent: [String] = []
         var oldEpoch: String?
         try await HubProcess.with(directory: nodeFolder, arguments: ["--store", first, "--node", "n1"]) { node throws in
             let listen = try HubClient(connectionString: node.listen)
             let full = try HubClient(connectionString: node.full)
-            #expect(try await listen.claimSandboxDevice(device))
+            secret = try #require(try await listen.claimSandboxDevice(device).secret)
             try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
             for i in 1...3 {
                 sent.append(
@@ -145,7 +147,7 @@ import Testing
                 )
             }
             let delivered = try await BackupEndToEndTests.eventually("the node's deliveries") { () -> [SandboxDelivery]? in
-                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return inbox.count >= 3 ? inbox : nil
             }
             oldEpoch = delivered.first?.epoch
@@ -172,7 +174,7 @@ import Testing
                 let listen = try HubClient(connectionString: hub.listen)
                 #expect(try await listen.installation(id: "terminal").tags == ["World"])
                 // Resuming from the old log's last point: everything again, in a new epoch.
-                let inbox = try await listen.inbox(device: device, after: 3, epoch: oldEpoch)
+                let inbox = try await listen.inbox(device: device, after: 3, epoch: oldEpoch, secret: secret)
                 #expect(inbox.map(\.notificationId) == sent, "\(arguments)")
                 #expect(inbox.allSatisfy { $0.epoch != nil && $0.epoch != oldEpoch })
             }

@@ -33,21 +33,24 @@ import Testing
         do {
             let token = SharedAccessSignature.make(
                 resource: hub.listen.hubURL("news"), keyName: hub.listen.keyName, key: hub.listen.key, lifetime: 3600)
-            func request(_ method: HTTPMethod, _ path: String) -> HTTPClientRequest {
+            func request(_ method: HTTPMethod, _ path: String, secret: String? = nil) -> HTTPClientRequest {
                 var request = HTTPClientRequest(url: "http://127.0.0.1:\(hub.port)" + path)
                 request.method = method
                 request.headers.add(name: "Authorization", value: token)
                 request.headers.add(name: "X-Forwarded-For", value: "198.51.100.7")
+                if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
                 return request
             }
-            var claimed: [String] = []
+            // Its claims, each with the secret the hub answered.
+            var claimed: [(device: String, secret: String?)] = []
             var refusedClaims = 0
             for _ in 0..<60 {
                 let device = randomDevice()
                 let answer = try await stranger.execute(
                     request(.PUT, SandboxDelivery.path(hub: "news", device: device)), timeout: .seconds(30))
-                if answer.status == .noContent {
-                    claimed.append(device)
+                if answer.status == .ok {
+                    let body = try await answer.body.collect(upTo: 4096)
+                    claimed.append((device, (try? JSONValue(parsing: Array(buffer: body)))?["secret"]?.stringValue))
                 } else if answer.status == .tooManyRequests {
                     refusedClaims += 1
                 }
@@ -56,9 +59,10 @@ import Testing
             // Its streams, held open for the rest of the test.
             var streams: [HTTPClientResponse] = []
             var refusedStreams = 0
-            for device in claimed.prefix(12) {
+            for (device, secret) in claimed.prefix(12) {
                 let answer = try await stranger.execute(
-                    request(.GET, SandboxDelivery.path(hub: "news", device: device, resource: "stream")), timeout: .seconds(300))
+                    request(.GET, SandboxDelivery.path(hub: "news", device: device, resource: "stream"), secret: secret),
+                    timeout: .seconds(300))
                 if answer.status == .ok {
                     streams.append(answer)
                 } else if answer.status == .tooManyRequests {

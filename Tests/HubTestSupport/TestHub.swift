@@ -166,22 +166,24 @@ public func raw(
 
 /// Reads a device stream until `count` deliveries arrived or `timeout` passed.
 public func readStream(
-    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, count: Int, timeout: Double = 10
+    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, secret: String? = nil,
+    count: Int, timeout: Double = 10
 ) async throws -> [SandboxDelivery] {
     try await readStream(
-        baseURL: baseURL, hub: hub, device: device, token: token, lastEventId: lastEventId, timeout: timeout,
-        awaiting: "\(count) deliveries"
+        baseURL: baseURL, hub: hub, device: device, token: token, lastEventId: lastEventId, secret: secret,
+        timeout: timeout, awaiting: "\(count) deliveries"
     ) { $0.count >= count }
 }
 
 /// Reads a device stream until what arrived is `enough` or `timeout` passed (an error naming
 /// what it was `awaiting`).
 public func readStream(
-    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, timeout: Double = 10,
-    awaiting: String, until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
+    baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, secret: String? = nil,
+    timeout: Double = 10, awaiting: String, until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
 ) async throws -> [SandboxDelivery] {
     var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
     request.headers.add(name: "Authorization", value: token)
+    if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
     if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
     let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(Int64(timeout) + 5))
     guard response.status == .ok else { throw TestHubError(description: "stream answered \(response.status)") }

@@ -12,18 +12,26 @@ import Testing
 /// Claims belong to someone (issue 26, item 3): one nothing uses expires, a terminal can let
 /// its own go, an operator any, one client cannot fill the table, and a full table says so.
 @Suite struct ClaimTests {
-    static func claim(_ hub: TestHub, _ device: String, token: String? = nil, client: HTTPClient? = nil) async throws
-        -> RawResponse
-    {
-        try await call(hub, .PUT, SandboxDelivery.path(hub: "news", device: device), token: token, client: client)
+    static func claim(
+        _ hub: TestHub, _ device: String, token: String? = nil, secret: String? = nil, client: HTTPClient? = nil
+    ) async throws -> RawResponse {
+        try await call(
+            hub, .PUT, SandboxDelivery.path(hub: "news", device: device), token: token, secret: secret, client: client)
+    }
+
+    /// The secret a first claim answered.
+    static func secret(of response: RawResponse) -> String? {
+        (try? JSONValue(parsing: response.body))?["secret"]?.stringValue
     }
 
     static func call(
-        _ hub: TestHub, _ method: HTTPMethod, _ path: String, token: String? = nil, client: HTTPClient? = nil
+        _ hub: TestHub, _ method: HTTPMethod, _ path: String, token: String? = nil, secret: String? = nil,
+        client: HTTPClient? = nil
     ) async throws -> RawResponse {
         var request = HTTPClientRequest(url: hub.baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: token ?? hub.token(hub.listen))
+        if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
         let response = try await (client ?? HubClient.sharedHTTPClient).execute(request, timeout: .seconds(30))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
         return RawResponse(status: Int(response.status.code), headers: response.headers, body: text)
@@ -37,13 +45,19 @@ import Testing
     @Test(.tags(.live), .fullSuiteOnly) func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
         try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
             let (unused, installed, streaming) = (randomDevice(), randomDevice(), randomDevice())
-            for device in [unused, installed, streaming] { #expect(try await Self.claim(hub, device).status == 204) }
+            var secrets: [String: String] = [:]
+            for device in [unused, installed, streaming] {
+                let claimed = try await Self.claim(hub, device)
+                #expect(claimed.status == 200)
+                secrets[device] = Self.secret(of: claimed)
+            }
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("i", device: installed, tags: ["World"]))
             // A stream held open the whole time.
-            let stream = Task {
+            let stream = Task { [secrets] in
                 try? await readStream(
-                    baseURL: hub.baseURL, hub: "news", device: streaming, token: hub.token(hub.listen), count: 1, timeout: 30)
+                    baseURL: hub.baseURL, hub: "news", device: streaming, token: hub.token(hub.listen),
+                    secret: secrets[streaming], count: 1, timeout: 30)
             }
             defer { stream.cancel() }
             let deadline = ContinuousClock.now + .seconds(30)
@@ -52,7 +66,8 @@ import Testing
             }
             #expect(try await Self.claimed(hub) == [installed, streaming])
             // Let go, its token streams no more: the hub knows nothing of it.
-            let gone = try await Self.call(hub, .GET, SandboxDelivery.path(hub: "news", device: unused, resource: "stream"))
+            let gone = try await Self.call(
+                hub, .GET, SandboxDelivery.path(hub: "news", device: unused, resource: "stream"), secret: secrets[unused])
             #expect(gone.status == 404 && gone.errorDetail?.contains("not registered") == true, "\(gone.body)")
         }
     }
@@ -62,10 +77,18 @@ import Testing
     @Test(.tags(.live), .fullSuiteOnly) func claimingAgainDoesNotKeepAClaimNothingUses() async throws {
         try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
             let device = randomDevice()
+            let first = try await Self.claim(hub, device)
+            #expect(first.status == 200)
+            let secret = Self.secret(of: first)
             let deadline = ContinuousClock.now + .seconds(30)
             var released = false
             while ContinuousClock.now < deadline, !released {
-                #expect(try await Self.claim(hub, device).status == 204)
+                // Held, claiming again changes nothing (204); once let go, a claim is a new one,
+                // answered with a new secret (200).
+                let again = try await Self.claim(hub, device, secret: secret)
+                #expect([200, 204].contains(again.status))
+                released = again.status == 200
+                if released { break }
                 try await Task.sleep(for: .milliseconds(300))
                 released = try await !Self.claimed(hub).contains(device)
             }
@@ -76,14 +99,19 @@ import Testing
     @Test(.tags(.live), .fullSuiteOnly) func aTerminalLetsItsClaimGoAndAnOperatorAny() async throws {
         try await TestHub.with { hub in
             let device = randomDevice()
-            #expect(try await Self.claim(hub, device).status == 204)
+            let claimed = try await Self.claim(hub, device)
+            #expect(claimed.status == 200)
+            let secret = Self.secret(of: claimed)
             let path = SandboxDelivery.path(hub: "news", device: device)
-            #expect(try await Self.call(hub, .DELETE, path).status == 204)
+            // Without its secret a Listen key lets nothing go: the token alone is not the terminal.
             #expect(try await Self.call(hub, .DELETE, path).status == 404)
+            #expect(try await Self.claimed(hub) == [device])
+            #expect(try await Self.call(hub, .DELETE, path, secret: secret).status == 204)
+            #expect(try await Self.call(hub, .DELETE, path, secret: secret).status == 404)
             #expect(try await Self.claimed(hub).isEmpty)
-            // The operator's client does the same, and lists what is claimed.
+            // The operator's client (Manage) lets any go, without a secret, and lists what is claimed.
             let other = randomDevice()
-            #expect(try await Self.claim(hub, other).status == 204)
+            #expect(try await Self.claim(hub, other).status == 200)
             #expect(try await Self.claimed(hub) == [other])
             let operatorClient = try hub.client(hub.full)
             #expect(try await operatorClient.releaseSandboxDevice(other))
@@ -100,8 +128,11 @@ import Testing
     @Test(.tags(.live), .fullSuiteOnly) func lettingGoOfADeviceNothingUsesLeavesNothingOfIt() async throws {
         try await TestHub.with { hub in
             let (gone, kept) = (randomDevice(), randomDevice())
+            var secrets: [String: String] = [:]
             for device in [gone, kept] {
-                #expect(try await Self.claim(hub, device).status == 204)
+                let claimed = try await Self.claim(hub, device)
+                #expect(claimed.status == 200)
+                secrets[device] = Self.secret(of: claimed)
                 try await hub.client(hub.listen).createOrUpdateInstallation(
                     newsInstallation("i-\(device)", device: device, tags: ["World"]))
             }
@@ -113,7 +144,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(50))
             }
             try await hub.client(hub.listen).deleteInstallation(id: "i-\(gone)")
-            #expect(try await hub.client(hub.listen).releaseSandboxDevice(gone))
+            #expect(try await hub.client(hub.listen).releaseSandboxDevice(gone, secret: secrets[gone]))
             #expect(try await hub.client(hub.full).releaseSandboxDevice(kept))
             let devices = try await hub.client(hub.full).sandboxDevices()
             #expect(devices.map(\.device) == [kept], "\(devices)")
@@ -127,14 +158,20 @@ import Testing
         let rates = ClientRates(newDevicesPerHour: 5, bytesPerHour: 1 << 20, streams: 0)
         try await TestHub.with(configure: { $0.clientRates = rates }) { hub in
             var statuses: [Int] = []
-            for _ in 0..<8 { statuses.append(try await Self.claim(hub, randomDevice()).status) }
-            #expect(statuses == [204, 204, 204, 204, 204, 429, 429, 429])
+            var secrets: [String: String] = [:]
+            for _ in 0..<8 {
+                let device = randomDevice()
+                let claimed = try await Self.claim(hub, device)
+                statuses.append(claimed.status)
+                secrets[device.lowercased()] = Self.secret(of: claimed)
+            }
+            #expect(statuses == [200, 200, 200, 200, 200, 429, 429, 429])
             let refused = try await Self.claim(hub, randomDevice())
             #expect(refused.headers.first(name: "Retry-After").flatMap(Int.init).map { $0 > 0 } == true)
             #expect(refused.errorDetail?.contains("has added 5 devices within the hour") == true, "\(refused.body)")
             // Claiming one it holds again is no new device; nor is updating an installation.
             let held = try await hub.client(hub.full).sandboxDevices().first { $0.claimed }!.device
-            #expect(try await Self.claim(hub, held).status == 204)
+            #expect(try await Self.claim(hub, held, secret: secrets[held]).status == 204)
             // A new installation is a new device too.
             await #expect(throws: HubError.self) {
                 try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("n", device: held, tags: ["World"]))
@@ -144,8 +181,8 @@ import Testing
 
     @Test(.tags(.live), .fullSuiteOnly) func aFullTableSaysWhatIsFullNotThatTheKeyIsWrong() async throws {
         try await TestHub.with(configure: { $0.maximumInstallationsPerHub = 2 }) { hub in
-            #expect(try await Self.claim(hub, randomDevice()).status == 204)
-            #expect(try await Self.claim(hub, randomDevice()).status == 204)
+            #expect(try await Self.claim(hub, randomDevice()).status == 200)
+            #expect(try await Self.claim(hub, randomDevice()).status == 200)
             let full = try await Self.claim(hub, randomDevice())
             #expect(full.status == 403)
             #expect(full.errorDetail?.contains("holds 2 devices") == true && full.errorDetail?.contains("let go") == true)

@@ -85,9 +85,17 @@ import Testing
         return installation
     }
 
-    static func register(_ client: HubClient, _ id: String, device: String, claim: Bool = false) async throws {
-        if claim { #expect(try await client.claimSandboxDevice(device)) }
+    /// Registers an installation on `device`, claimed first as a terminal claims its token
+    /// when `claim`; the claim's secret (what the terminal's stream and inbox carry).
+    @discardableResult
+    static func register(_ client: HubClient, _ id: String, device: String, claim: Bool = false) async throws -> String? {
+        var secret: String?
+        if claim {
+            secret = try await client.claimSandboxDevice(device).secret
+            #expect(secret != nil)
+        }
         try await client.createOrUpdateInstallation(newsInstallation(id, device: device, tags: ["World"]))
+        return secret
     }
 
     /// Sends to World and waits until the hub has finished with the send; its details.
@@ -120,15 +128,15 @@ import Testing
             let terminal = randomDevice()
             let offline = randomDevice()
             try await Self.register(listen, "phone", device: phone)
-            try await Self.register(listen, "terminal", device: terminal, claim: true)
+            let terminalSecret = try await Self.register(listen, "terminal", device: terminal, claim: true)
             // A terminal that registered and went away: nobody streams its news now.
-            try await Self.register(listen, "offline", device: offline, claim: true)
+            let offlineSecret = try await Self.register(listen, "offline", device: offline, claim: true)
             let details = try await Self.send(hub, "hello")
             #expect(details.apnsOutcomeCounts == ["Success": 3])
             #expect(peer.received.map(\.device) == [phone])
             #expect(peer.received.first?.body == #"{"aps":{"alert":"hello"}}"#)
-            for device in [terminal, offline] {
-                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
+            for (device, secret) in [(terminal, terminalSecret), (offline, offlineSecret)] {
+                let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 #expect(inbox.map(\.notificationId) == [details.notificationId], "resumed from the sandbox when it comes back")
             }
             #expect(try await listen.inbox(device: phone, after: 0, epoch: nil).isEmpty, "an iPhone's pushes went to Apple")
@@ -219,7 +227,7 @@ import Testing
             let terminal = randomDevice()
             let android = "dTq3-Example_FCM:Token" + String(UUID().uuidString.prefix(8))
             try await Self.register(listen, "iphone", device: phone)
-            try await Self.register(listen, "terminal", device: terminal, claim: true)
+            let secret = try await Self.register(listen, "terminal", device: terminal, claim: true)
             try await listen.createOrUpdateInstallation(
                 Installation(
                     installationId: "android", platform: .fcmV1, pushChannel: android, tags: ["World"],
@@ -234,7 +242,7 @@ import Testing
             #expect(peers.fcm.received.map(\.device) == [android], "the token as registered, case and all")
             #expect(peers.fcm.received.first?.message?["notification"]?["body"]?.stringValue == "four")
             #expect(peers.web.received.map(\.subscription) == [browser.id])
-            let inbox = try await listen.inbox(device: terminal, after: 0, epoch: nil)
+            let inbox = try await listen.inbox(device: terminal, after: 0, epoch: nil, secret: secret)
             #expect(inbox.map(\.notificationId) == [details.notificationId])
         }
     }
@@ -273,7 +281,8 @@ import Testing
             let full = try hub.client(hub.full)
             try await RealDeliveryTests.register(listen, "iphone", device: randomDevice())
             let terminal = randomDevice()
-            #expect(try await listen.claimSandboxDevice(terminal))
+            let secret = try await listen.claimSandboxDevice(terminal).secret
+            #expect(secret != nil)
             try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: terminal, tags: ["Sports"]))
             let slow = try #require(
                 try await full.send(.template(["messageParam": "slow"]), tagExpression: "World").notificationId)
@@ -283,7 +292,9 @@ import Testing
             }
             let fast = try await RealDeliveryTests.send(hub, "fast", tags: "Sports")
             #expect(fast.apnsOutcomeCounts == ["Success": 1])
-            #expect(try await listen.inbox(device: terminal, after: 0, epoch: nil).map(\.notificationId) == [fast.notificationId])
+            #expect(
+                try await listen.inbox(device: terminal, after: 0, epoch: nil, secret: secret).map(\.notificationId)
+                    == [fast.notificationId])
             #expect(try await full.notificationDetails(id: slow).state == .processing, "still with APNs")
             peers.apns.open()
             let done = try await RealDeliveryTests.eventually { () -> NotificationDetails? in

@@ -506,7 +506,7 @@ import Testing
             switch change.row {
             case .installation(_, let id, let installation): installations[id] = installation?.tags
             case .registration(_, let id, let stored): registrations[id] = stored != nil
-            case .claim(_, let device, let claimed): devices[device, default: []].append(claimed)
+            case .claim(_, let device, let claimed, _): devices[device, default: []].append(claimed)
             }
         }
         // Both entries of `a` read the row as it is now; the deleted registration reads as gone.

@@ -27,12 +27,13 @@ import Testing
 
     @Test(.tags(.live), .fullSuiteOnly) func theHubEndsAStreamWhenItsTokenExpires() async throws {
         try await TestHub.with { hub in
-            #expect(try await hub.client(hub.listen).claimSandboxDevice(Self.device))
+            let secret = try #require(try await hub.client(hub.listen).claimSandboxDevice(Self.device).secret)
             let token = hub.token(hub.listen, lifetime: 2)
             let expiry = try #require(SharedAccessSignature.expiry(of: token))
             var request = HTTPClientRequest(
                 url: hub.baseURL + SandboxDelivery.path(hub: "news", device: Self.device, resource: "stream"))
             request.headers.add(name: "Authorization", value: token)
+            request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret)
             let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(60))
             #expect(response.status == .ok)
             let body = try await Self.body(of: response, within: 60)
@@ -40,10 +41,15 @@ import Testing
             #expect(ended.contains(": connected"))
             #expect(Date() >= expiry.addingTimeInterval(-0.5), "it lasted as long as its token")
             // The client's stream knows when its token is due for renewal: at 80 % of its life.
-            let client = HubClient(connectionString: hub.listen, hub: "news", retryPolicy: .none, tokenLifetime: 1000)
-            let stream = try await client.deviceStream(device: Self.device, after: nil, epoch: nil)
+            // On a client of its own: the hub closed the connection the ended stream was on, and a
+            // pooled connection could be reused before the close is seen.
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            let client = HubClient(
+                connectionString: hub.listen, hub: "news", httpClient: http, retryPolicy: .none, tokenLifetime: 1000)
+            let stream = try await client.deviceStream(device: Self.device, after: nil, epoch: nil, secret: secret)
             let renewIn = try #require(stream.renewAt).timeIntervalSinceNow
             #expect(renewIn > 500 && renewIn <= 800, "\(renewIn)")
+            try await http.shutdown()
         }
     }
 

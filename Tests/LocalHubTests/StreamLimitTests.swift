@@ -22,11 +22,14 @@ import Testing
 
     /// Opens a stream as `client` (an `X-Forwarded-For` the hub trusts) and keeps it open until
     /// the task is cancelled; the status it was answered with.
-    static func open(_ hub: TestHub, _ device: String, client: String? = nil, held: Answers) -> Task<Void, Never> {
+    static func open(
+        _ hub: TestHub, _ device: String, client: String? = nil, secret: String? = nil, held: Answers
+    ) -> Task<Void, Never> {
         Task {
             var request = HTTPClientRequest(
                 url: hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "stream"))
             request.headers.add(name: "Authorization", value: hub.token(hub.listen))
+            if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
             if let client { request.headers.add(name: "X-Forwarded-For", value: client) }
             guard let response = try? await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(120)) else {
                 held.append(-1)
@@ -91,10 +94,11 @@ import Testing
                 hub, .GET, SandboxDelivery.path(hub: "news", device: stranger, resource: "stream"))
             #expect(answer.status == 404)
             #expect(answer.errorDetail?.contains("The device is not registered") == true, "\(answer.body)")
-            // The same token, once claimed, streams.
-            #expect(try await ClaimTests.claim(hub, stranger).status == 204)
+            // The same token, once claimed, streams, with its claim's secret.
+            let claimed = try await ClaimTests.claim(hub, stranger)
+            #expect(claimed.status == 200)
             let held = Answers()
-            let stream = Self.open(hub, stranger, held: held)
+            let stream = Self.open(hub, stranger, secret: ClaimTests.secret(of: claimed), held: held)
             defer { stream.cancel() }
             #expect(try await Self.statuses(held, count: 1) == [200])
         }

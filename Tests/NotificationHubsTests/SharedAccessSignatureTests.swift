@@ -175,3 +175,17 @@ struct SharedAccessSignatureTests {
         }
     }
 }
+
+/// One comparison of secrets for the signature, the metrics token and claim secrets.
+@Suite struct ConstantTimeTests {
+    @Test func equalOnlyForTheSameBytes() {
+        #expect(ConstantTime.equal("abc", "abc") && !ConstantTime.equal("abc", "abd") && !ConstantTime.equal("ab", "abc"))
+        #expect(ConstantTime.equal([UInt8](), [UInt8]()))
+        // Lengths that differ by a multiple of 256: a difference kept in a byte lost them, and
+        // 256 zeros matched nothing at all.
+        #expect(!ConstantTime.equal([UInt8](repeating: 0, count: 256), [UInt8]()))
+        #expect(
+            !ConstantTime.equal(
+                [UInt8](repeating: 7, count: 32) + [UInt8](repeating: 0, count: 256), [UInt8](repeating: 7, count: 32)))
+    }
+}

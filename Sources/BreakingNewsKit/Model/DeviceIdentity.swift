@@ -4,23 +4,35 @@ import NotificationHubs
 /// Who this terminal is to the hub: a stable installation id (made once) and its push
 /// channel, a device token for the sandbox push service, kept in `installation.json`.
 ///
-/// The device token is 32 random bytes, made once and kept with the installation: like an APNs
-/// token it is a capability, the only thing that opens this terminal's stream, so nobody may
-/// derive it from what the hub shows others. Earlier versions derived it from the
-/// installation id; such a token is replaced at the next start, and the old one is kept as
-/// `previousDeviceToken` until the installation is registered with the new one and what
-/// arrived for the old one has been fetched (`NewsProfile.retirePreviousDevice`).
+/// The device token is 32 random bytes, made once and kept with the installation; with it,
+/// the secret its claim answered (`SandboxClaim`), which proves this terminal with every
+/// stream, inbox and release, so that a token seen by others opens nothing. A token made by a
+/// version whose claims had no secrets (it may have been shown to others), or derived from the
+/// installation id as the earliest versions did, is replaced at the next start; the old one is
+/// kept as `previousDeviceToken` (with its secret, if any) until the installation is registered
+/// with the new one and what arrived for the old one has been fetched
+/// (`NewsProfile.retirePreviousDevice`).
 public struct DeviceIdentity: Sendable, Hashable {
     public let installationId: String
     /// Upper-case hex, as the tutorial formats APNs tokens (`%02X`).
     public let deviceToken: String
     /// The token this terminal had before, while deliveries to it may still be waiting.
     public let previousDeviceToken: String?
+    /// The secret of the claim of `deviceToken`, once the hub answered it (nil before the first
+    /// claim, and on a hub without the built-in push service).
+    public let claimSecret: String?
+    /// The secret of the claim of `previousDeviceToken`, if it had one.
+    public let previousClaimSecret: String?
 
-    public init(installationId: String, deviceToken: String, previousDeviceToken: String? = nil) {
+    public init(
+        installationId: String, deviceToken: String, previousDeviceToken: String? = nil, claimSecret: String? = nil,
+        previousClaimSecret: String? = nil
+    ) {
         self.installationId = installationId
         self.deviceToken = deviceToken
         self.previousDeviceToken = previousDeviceToken
+        self.claimSecret = claimSecret
+        self.previousClaimSecret = previousClaimSecret
     }
 
     /// The identity kept in `installations`, made and saved on first use; a derived token of
@@ -52,9 +64,7 @@ public struct DeviceIdentity: Sendable, Hashable {
                 }
             }
             let chosen = kept(in: values) ?? made(from: values)
-            values.installationId = chosen.installationId
-            values.deviceToken = chosen.deviceToken
-            values.previousDeviceToken = chosen.previousDeviceToken
+            chosen.store(in: &values)
             identity = chosen
         }
         if migrated, let defaults {
@@ -69,19 +79,55 @@ public struct DeviceIdentity: Sendable, Hashable {
         return identity!
     }
 
-    /// The identity `values` hold, if they hold a usable one.
+    /// The identity `values` hold, if they hold a usable one: a token of this version's
+    /// (`tokenClaimsWithSecret`), not derived from the id.
     public static func kept(in values: InstallationStore.Values) -> DeviceIdentity? {
         guard let id = values.installationId, let token = values.deviceToken, !id.isEmpty, token.count == 64,
-            token != derivedToken(for: id)
+            token != derivedToken(for: id), values.tokenClaimsWithSecret
         else { return nil }
-        return DeviceIdentity(installationId: id, deviceToken: token, previousDeviceToken: values.previousDeviceToken)
+        return DeviceIdentity(
+            installationId: id, deviceToken: token, previousDeviceToken: values.previousDeviceToken,
+            claimSecret: values.claimSecret, previousClaimSecret: values.previousClaimSecret)
     }
 
+    /// A new token for the installation `values` hold (a new installation when they hold
+    /// none); the token they held becomes the previous one, with its claim's secret.
     private static func made(from values: InstallationStore.Values) -> DeviceIdentity {
         let id = values.installationId.flatMap { $0.isEmpty ? nil : $0 } ?? UUID().uuidString.lowercased()
-        let previous = values.deviceToken.flatMap { DeviceToken.isValid($0) ? $0 : nil }
+        guard let previous = values.deviceToken.flatMap({ DeviceToken.isValid($0) ? $0 : nil }) else {
+            return DeviceIdentity(
+                installationId: id, deviceToken: randomToken(), previousDeviceToken: values.previousDeviceToken,
+                previousClaimSecret: values.previousClaimSecret)
+        }
         return DeviceIdentity(
-            installationId: id, deviceToken: randomToken(), previousDeviceToken: previous ?? values.previousDeviceToken)
+            installationId: id, deviceToken: randomToken(), previousDeviceToken: previous,
+            previousClaimSecret: values.claimSecret)
+    }
+
+    /// Writes this identity into `values` (a token of this version's).
+    func store(in values: inout InstallationStore.Values) {
+        values.installationId = installationId
+        values.deviceToken = deviceToken
+        values.previousDeviceToken = previousDeviceToken
+        values.claimSecret = claimSecret
+        values.previousClaimSecret = previousClaimSecret
+        values.tokenClaimsWithSecret = true
+    }
+
+    /// Gives the terminal kept in `installations` a new device token (its claim secret to come
+    /// with its first claim), the one it had becoming the previous one: what a terminal whose
+    /// token leaked, or was claimed by another, does (`breaking-news installation
+    /// --new-device-token`). The registration is forgotten, so the next one registers the
+    /// new token.
+    public static func replaceToken(in installations: InstallationStore) throws -> DeviceIdentity {
+        var identity: DeviceIdentity?
+        try installations.update { values in
+            let made = made(from: values)
+            made.store(in: &values)
+            values.lastRegistration = nil
+            identity = made
+        }
+        return identity!
     }
 
     /// 32 random bytes as 64 upper-case hex digits.

@@ -3,8 +3,8 @@ import NotificationHubs
 
 /// Who this terminal is to the hub, kept apart from the preferences so that a damaged
 /// `defaults.json` never costs it: `installation.json` under the data folder holds the
-/// installation id, the device token (and the previous one, while it is retired) and the last
-/// registration. Written atomically, owner only, changed under `installation.lock`; a corrupt
+/// installation id, the device token and its claim's secret (and the previous ones, while the
+/// previous token is retired), and the last registration. Written atomically, owner only, changed under `installation.lock`; a corrupt
 /// file is moved aside with a warning, never overwritten.
 public final class InstallationStore: Sendable {
     public let url: URL
@@ -22,15 +22,26 @@ public final class InstallationStore: Sendable {
         /// The token this terminal had before it got a random one, until nothing more can
         /// arrive for it (see `DeviceIdentity`).
         public var previousDeviceToken: String?
+        /// The secret the hub answered the claim of `deviceToken` with (and of the previous
+        /// token): what proves this terminal with every stream, inbox and release.
+        public var claimSecret: String?
+        public var previousClaimSecret: String?
+        /// Set when `deviceToken` was made by a version whose claims have secrets: a token of
+        /// an earlier version may have been shown to others, and is replaced once.
+        public var tokenClaimsWithSecret = false
         public var lastRegistration: RegistrationRecord?
 
         public init(
             installationId: String? = nil, deviceToken: String? = nil, previousDeviceToken: String? = nil,
+            claimSecret: String? = nil, previousClaimSecret: String? = nil, tokenClaimsWithSecret: Bool = false,
             lastRegistration: RegistrationRecord? = nil
         ) {
             self.installationId = installationId
             self.deviceToken = deviceToken
             self.previousDeviceToken = previousDeviceToken
+            self.claimSecret = claimSecret
+            self.previousClaimSecret = previousClaimSecret
+            self.tokenClaimsWithSecret = tokenClaimsWithSecret
             self.lastRegistration = lastRegistration
         }
     }
@@ -53,6 +64,9 @@ public final class InstallationStore: Sendable {
             case DefaultsStore.installationIdKey: values.installationId = value.stringValue
             case DefaultsStore.deviceTokenKey: values.deviceToken = value.stringValue
             case DefaultsStore.previousDeviceTokenKey: values.previousDeviceToken = value.stringValue
+            case Self.claimSecretKey: values.claimSecret = value.stringValue
+            case Self.previousClaimSecretKey: values.previousClaimSecret = value.stringValue
+            case Self.tokenClaimsWithSecretKey: values.tokenClaimsWithSecret = value == .bool(true)
             case DefaultsStore.registrationKey: values.lastRegistration = RegistrationRecord(json: value)
             default: break
             }
@@ -60,11 +74,18 @@ public final class InstallationStore: Sendable {
         return Loaded(values: values, warning: warning, existed: existed)
     }
 
+    static let claimSecretKey = "claimSecret"
+    static let previousClaimSecretKey = "previousClaimSecret"
+    static let tokenClaimsWithSecretKey = "tokenClaimsWithSecret"
+
     public func save(_ values: Values) throws {
         try file.write([
             (DefaultsStore.installationIdKey, values.installationId.map(JSONValue.string)),
             (DefaultsStore.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
             (DefaultsStore.previousDeviceTokenKey, values.previousDeviceToken.map(JSONValue.string)),
+            (Self.claimSecretKey, values.claimSecret.map(JSONValue.string)),
+            (Self.previousClaimSecretKey, values.previousClaimSecret.map(JSONValue.string)),
+            (Self.tokenClaimsWithSecretKey, values.tokenClaimsWithSecret ? .bool(true) : nil),
             (DefaultsStore.registrationKey, values.lastRegistration?.json),
         ])
     }

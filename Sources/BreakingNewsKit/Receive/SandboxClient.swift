@@ -1,15 +1,19 @@
 import Foundation
 import NotificationHubs
 
-/// A client of the local hub's sandbox push service: this device's stream and inbox.
+/// A client of the local hub's sandbox push service: this device's stream and inbox, with
+/// its claim's secret as it is when each call is made (`secret`: a window that started
+/// before the first claim learns the secret the claim answered).
 public struct SandboxClient: Sendable {
     public let endpoint: HubEndpoint
     public let device: String
+    let secret: @Sendable () -> String?
     let hub: HubClient
 
-    public init(endpoint: HubEndpoint, device: String) {
+    public init(endpoint: HubEndpoint, device: String, secret: @escaping @Sendable () -> String? = { nil }) {
         self.endpoint = endpoint
         self.device = device.lowercased()
+        self.secret = secret
         self.hub = endpoint.listenClient(retry: .none)
     }
 
@@ -19,7 +23,7 @@ public struct SandboxClient: Sendable {
     public func current(starting: HubEndpoint.Start = .never) async throws(StreamFailure) -> SandboxClient {
         guard endpoint.isEmbedded else { return self }
         do throws(HubEndpoint.LocateError) {
-            return SandboxClient(endpoint: try await endpoint.locate(starting: starting), device: device)
+            return SandboxClient(endpoint: try await endpoint.locate(starting: starting), device: device, secret: secret)
         } catch {
             switch error {
             case .notRunning: throw .hubStopped
@@ -31,7 +35,7 @@ public struct SandboxClient: Sendable {
     /// Opens the device stream after `lastEventId`.
     public func stream(after lastEventId: Int64?, epoch: String?) async throws(StreamFailure) -> DeviceStream {
         do throws(HubError) {
-            return try await hub.deviceStream(device: device, after: lastEventId, epoch: epoch)
+            return try await hub.deviceStream(device: device, after: lastEventId, epoch: epoch, secret: secret())
         } catch {
             throw Self.failure(error, doing: "the stream")
         }
@@ -42,7 +46,7 @@ public struct SandboxClient: Sendable {
     /// Every delivery after `since`, paging through the inbox, and the gap the hub told of.
     public func deliveries(after since: Int64, epoch: String?) async throws(StreamFailure) -> DeviceStream.Batch {
         do throws(HubError) {
-            return try await hub.inboxPages(device: device, after: since, epoch: epoch)
+            return try await hub.inboxPages(device: device, after: since, epoch: epoch, secret: secret())
         } catch {
             throw Self.failure(error, doing: "the inbox")
         }

@@ -84,7 +84,7 @@ public struct Subscriber: Sendable {
             let client = current.listenClient(retry: retry)
             // A terminal's token is the built-in push service's: claimed first, so that a hub
             // delivering to Apple never sends it there, even while this terminal is away.
-            _ = try await client.claimSandboxDevice(identity.deviceToken)
+            try await claim(with: client)
             try await client.createOrUpdateInstallation(installation(categories, now: now))
             await afterRegistration(current)
         } catch let hubError {
@@ -117,12 +117,54 @@ public struct Subscriber: Sendable {
         } catch  where error.status == 404 {
             // Not there: nothing to remove.
         }
-        var released = try await client.releaseSandboxDevice(identity.deviceToken)
-        if let previous = identity.previousDeviceToken {
-            released = try await client.releaseSandboxDevice(previous) || released
+        let kept = installations.load().values
+        let secret = kept.deviceToken == identity.deviceToken ? kept.claimSecret : identity.claimSecret
+        var released = try await client.releaseSandboxDevice(identity.deviceToken, secret: secret)
+        if let previous = kept.previousDeviceToken ?? identity.previousDeviceToken {
+            released = try await client.releaseSandboxDevice(previous, secret: kept.previousClaimSecret) || released
         }
-        _ = try? installations.update { $0.lastRegistration = nil }
+        // The claim is gone, and its secret with it: the next claim is answered a new one.
+        _ = try? installations.update { values in
+            values.lastRegistration = nil
+            if values.deviceToken == identity.deviceToken { values.claimSecret = nil }
+        }
         return released
+    }
+
+    /// Claims this terminal's token with the secret kept for it, and keeps the secret the hub
+    /// answers a first claim with. A 409 may be another window of this home that claimed the
+    /// token a moment before: its secret is read again from `installation.json` (a few times,
+    /// a moment apart) before the claim is given up as held by another terminal.
+    func claim(with client: HubClient) async throws(HubError) {
+        var secret = currentSecret() ?? identity.claimSecret
+        for attempt in 0..<Self.claimAttempts {
+            do {
+                if case .claimed(let issued?) = try await client.claimSandboxDevice(identity.deviceToken, secret: secret) {
+                    try? installations.update { values in
+                        if values.deviceToken == identity.deviceToken { values.claimSecret = issued }
+                    }
+                }
+                return
+            } catch  where error.status == 409 {
+                guard attempt + 1 < Self.claimAttempts else { break }
+                try? await Task.sleep(for: .milliseconds(250))
+                secret = currentSecret() ?? secret
+            }
+        }
+        throw HubError.status(
+            409,
+            detail:
+                "this terminal's device token is claimed by another terminal (the hub does not know this terminal's claim "
+                + "secret); give it a new token with 'breaking-news installation --new-device-token'")
+    }
+
+    /// Claims tried before a 409 is taken as another terminal's.
+    static let claimAttempts = 4
+
+    /// The secret `installation.json` holds for this terminal's token now.
+    private func currentSecret() -> String? {
+        let values = installations.load().values
+        return values.deviceToken == identity.deviceToken ? values.claimSecret : nil
     }
 
     /// Registers, and while the hub cannot be reached keeps retrying with `backoff`

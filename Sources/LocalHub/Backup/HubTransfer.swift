@@ -148,9 +148,11 @@ public enum HubTransfer {
         var mutations: [HubMutation] = []
         mutations += snapshot.installations.map { .upsertInstallation(hub: $0.hub, $0.installation) }
         mutations += snapshot.registrations.map { .upsertRegistration($0) }
+        // A claim keeps its secret's digest: its terminal's streams open on the restored hub.
         mutations += snapshot.claimedDevices.map {
             .claimDevice(
-                hub: $0.hub, device: $0.device, at: claimTimes[SQLiteHubStore.claimKey(hub: $0.hub, device: $0.device)] ?? now)
+                hub: $0.hub, device: $0.device, at: claimTimes[SQLiteHubStore.claimKey(hub: $0.hub, device: $0.device)] ?? now,
+                secretDigest: $0.secretDigest)
         }
         for start in stride(from: 0, to: mutations.count, by: 500) {
             try await target.apply(Array(mutations[start..<min(start + 500, mutations.count)]))

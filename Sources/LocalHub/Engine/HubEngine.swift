@@ -240,6 +240,35 @@ public final class HubEngine: Sendable {
         return state.standing(hub: hub, device: device)
     }
 
+    /// Whether a request about `device` carrying `secret` speaks for its terminal
+    /// (`HubState.provesClaim`). A claim without a secret in this node's tables may have been
+    /// given one on another node a moment ago: the tables catch up first.
+    public func provesClaim(hub: String, device: String, secret: String?) async throws -> Bool {
+        let claimedWithoutSecret = state.directory.withLock { directory in
+            directory[hub].map { $0.claimedDevices.contains(device.lowercased()) && $0.claimSecrets[device.lowercased()] == nil }
+        }
+        if claimedWithoutSecret == true { try await coordination.catchUp() }
+        return state.provesClaim(hub: hub, device: device, secret: secret)
+    }
+
+    /// A test send's outcome as a caller without Manage sees it: the handle of each device of
+    /// the built-in push service cut to its first 16 hex digits and `…`, as the CLI prints it
+    /// (the token names a terminal); other handles as their services give them.
+    public func outcomeWithTerminalHandlesCut(_ outcome: NotificationOutcome, hub: String) -> NotificationOutcome {
+        let route = DispatchPlanner.route(.apns, hub: hub, services: dispatcher.planner.services)
+        let claimed = state.claimedDevices(hub: hub)
+        var shown = outcome
+        for r in shown.results.indices {
+            let result = shown.results[r]
+            let device = result.pnsHandle.lowercased()
+            guard result.applicationPlatform == Platform.apns.nativeFormat.rawValue, DeviceToken.isValid(device),
+                route.service(for: device, claimedDevices: claimed) == .builtIn
+            else { continue }
+            shown.results[r].pnsHandle = String(device.prefix(16)) + "…"
+        }
+        return shown
+    }
+
     /// The devices claimed for the built-in push service.
     public func claimedDevices(hub: String) async throws -> Set<String> {
         try await coordination.catchUp()

@@ -80,8 +80,8 @@ final class HubState: Sendable {
         for stored in snapshot.registrations {
             directory.modify(stored.hub) { $0.setRegistration(stored, id: stored.id) }
         }
-        for (hub, device) in snapshot.claimedDevices {
-            directory.modify(hub) { _ = $0.claimedDevices.insert(device) }
+        for (hub, device, digest) in snapshot.claimedDevices {
+            directory.modify(hub) { Self.set(true, device, digest: digest, in: &$0) }
         }
     }
 
@@ -94,8 +94,8 @@ final class HubState: Sendable {
                     directory.modify(hub) { $0.setInstallation(installation, id: id) }
                 case .registration(let hub, let id, let stored):
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
-                case .claim(let hub, let device, let claimed):
-                    directory.modify(hub) { Self.set(claimed, device, in: &$0) }
+                case .claim(let hub, let device, let claimed, let digest):
+                    directory.modify(hub) { Self.set(claimed, device, digest: digest, in: &$0) }
                 }
             }
         }
@@ -120,7 +120,24 @@ final class HubState: Sendable {
         return found
     }
 
-    static func set(_ claimed: Bool, _ device: String, in tables: inout HubTables) {
-        if claimed { tables.claimedDevices.insert(device) } else { tables.claimedDevices.remove(device) }
+    /// A claim held (with its secret's digest, when it has one; nil keeps the one it has) or let go.
+    static func set(_ claimed: Bool, _ device: String, digest: String?, in tables: inout HubTables) {
+        if claimed {
+            tables.claimedDevices.insert(device)
+            if let digest { tables.claimSecrets[device] = digest }
+        } else {
+            tables.claimedDevices.remove(device)
+            tables.claimSecrets[device] = nil
+        }
+    }
+
+    /// Whether a request about `device` that carries `secret` speaks for its terminal: a
+    /// device not claimed, or claimed before claims had secrets, asks for no proof; a claimed
+    /// one asks for its claim's secret, compared in constant time.
+    func provesClaim(hub: String, device: String, secret: String?) -> Bool {
+        let device = device.lowercased()
+        guard let digest = directory.withLock({ $0[hub]?.claimSecrets[device] }) else { return true }
+        guard let secret, SandboxClaim.isSecret(secret) else { return false }
+        return ConstantTime.equal(SandboxClaim.digest(secret), digest)
     }
 }

@@ -14,8 +14,9 @@ public enum WriteRequest: Sendable {
     case deleteRegistration(hub: String, id: String, ifMatch: String?)
     case enqueue(StoredNotification)
     /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
-    /// Claiming a token claimed already changes nothing: only use renews a claim.
-    case claimDevice(hub: String, device: String)
+    /// `secret` is what the request carried of the claim's secret (`WriteBatch`). Claiming a
+    /// token claimed already changes nothing: only use renews a claim.
+    case claimDevice(hub: String, device: String, secret: String? = nil)
     /// A claimed token is in use (a stream opened, an installation holds it): its claim counts
     /// from now (`ClaimKeeper`).
     case renewClaim(hub: String, device: String)
@@ -75,6 +76,8 @@ public enum WriteResult: Sendable {
     case done
     case installation(Installation)
     case registration(StoredRegistration)
+    /// A claim held; with the secret issued now, to be answered once (nil: it had one).
+    case claimed(secret: String?)
 }
 
 /// Why a write was refused; `HubEngine.write` throws it, and the routes answer it with the
@@ -94,6 +97,9 @@ public struct WriteRefusal: Error, Sendable, CustomStringConvertible {
     public let reason: Reason
     public let detail: String
     public var description: String { detail }
+
+    /// What a release of a device that is not claimed is told.
+    static let notClaimed = "The device is not claimed for the built-in push service"
 }
 
 /// A write's outcome inside the writer, built with the shorthands below.
@@ -111,6 +117,7 @@ extension Result where Success == WriteResult, Failure == WriteRefusal {
     static var done: Self { .success(.done) }
     static func installation(_ installation: Installation) -> Self { .success(.installation(installation)) }
     static func registration(_ stored: StoredRegistration) -> Self { .success(.registration(stored)) }
+    static func claimed(secret: String?) -> Self { .success(.claimed(secret: secret)) }
     static func notFound(_ detail: String) -> Self { .failure(WriteRefusal(reason: .notFound, detail: detail)) }
     static func preconditionFailed(_ detail: String) -> Self {
         .failure(WriteRefusal(reason: .preconditionFailed, detail: detail))

@@ -23,16 +23,19 @@ struct HubRequest {
     let trackingId: String
     /// Who it comes from (`RequestClient`).
     let client: RequestClient
+    /// What the key that signed it grants, once checked (`Requires`).
+    let rights: AccessRights
 
     /// The request as a route handler sees it, with the tracking id and client the front
     /// settled on.
     init(_ request: Request, _ context: HubRequestContext) {
-        self.init(request, trackingId: context.trackingId, client: context.client)
+        self.init(request, trackingId: context.trackingId, client: context.client, rights: context.rights)
     }
 
-    init(_ request: Request, trackingId: String, client: RequestClient = .unknown) {
+    init(_ request: Request, trackingId: String, client: RequestClient = .unknown, rights: AccessRights = []) {
         self.request = request
         self.client = client
+        self.rights = rights
         let path = request.uri.path
         rawPath = path
         segments = path.split(separator: "/", omittingEmptySubsequences: true).map {

@@ -6,24 +6,33 @@ import NotificationHubs
 
 extension HubResponder {
     /// The terminals' built-in push service, the APNs stand-in, under
-    /// `/_sandbox/apns/{hub}/devices` (the wire name stays). A device token is a capability, as
-    /// on the real service: 32 random bytes that only its terminal and the hub know. So a
-    /// Listen token reads a device's deliveries only by naming the device, and what would
+    /// `/_sandbox/apns/{hub}/devices` (the wire name stays). A device token names a device, as
+    /// on the real service: 32 random bytes that only its terminal and the hub know; a claimed
+    /// token's terminal also proves itself with its claim's secret
+    /// (`SandboxDelivery.claimSecretHeader`), so a token that leaked opens nothing. What would
     /// reveal or erase other devices' news needs Manage. Tokens are signed for the hub.
     ///
     /// - `PUT …/devices/{token}` (Listen): claims the token for the built-in push service. A
     ///   terminal does so before it registers: on a hub with APNs credentials every token not
-    ///   claimed goes to Apple, and a terminal's must never (204; Azure's hubs answer 404).
-    ///   Claiming again renews the claim; one no installation uses and no stream opened on for
+    ///   claimed goes to Apple, and a terminal's must never. A first claim is answered 200 with
+    ///   `{"device", "secret"}`, once; claiming again with the secret, 204; without it, 409, as
+    ///   is a claim of a token an installation or registration uses unclaimed (Azure's hubs
+    ///   answer 404). A claim no installation uses and no stream opened on for
     ///   `HubEngine.claimLifetime` is let go. A new claim counts as a new device of its client.
-    /// - `DELETE …/devices/{token}` (Listen): lets the claim go (the terminal unregisters; 204,
-    ///   404 when not claimed). A device no installation or registration uses then loses its
-    ///   deliveries and gap too, so nothing of the terminal is left.
-    /// - `GET …/devices/{token}/stream` (Listen): Server-Sent Events, resuming after `Last-Event-ID`.
-    /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen): the same deliveries by polling.
+    /// - `DELETE …/devices/{token}` (Listen, with the secret): lets the claim go (the terminal
+    ///   unregisters; 204, 404 when not claimed). A device no installation or registration uses
+    ///   then loses its deliveries and gap too, so nothing of the terminal is left.
+    /// - `GET …/devices/{token}/stream` (Listen, with the secret): Server-Sent Events, resuming
+    ///   after `Last-Event-ID`.
+    /// - `GET …/devices/{token}/inbox?since=N&limit=M` (Listen, with the secret): the same
+    ///   deliveries by polling.
     /// - `GET …/devices` (Manage): devices claimed or with deliveries, their counts and claims.
     /// - `GET …/devices/{token}/deliveries?since=N&limit=M` (Manage): inspect a device, paged.
     /// - `DELETE …/devices/{token}/deliveries` (Manage): reset a device (tests).
+    ///
+    /// A request about a claimed token without its secret is answered as one about a token
+    /// the hub does not know (404); a claim of before secrets asks for none until it is
+    /// claimed again. A Manage key needs no secret.
     func addBuiltInPushRoutes(to devices: RouterGroup<HubRequestContext>) {
         let manage = devices.group().add(middleware: Requires(.manage, of: self, audience: .hub))
         manage.get { request, context in try await self.listDevices(HubRequest(request, context), hub: context.hub) }
@@ -67,23 +76,51 @@ extension HubResponder {
         return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
     }
 
+    /// A first claim (or the first of a claim made before claims had secrets) is answered 200
+    /// with the claim's secret, once; claiming again with it is answered 204; without it, 409.
     func claim(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
         let (hub, device) = (context.hub, try context.deviceParameter())
         try spend(r, bytes: 0, newDevice: try await engine.deviceStanding(hub: hub, device: device) != .claimed)
-        _ = try await engine.write(.claimDevice(hub: hub, device: device))
-        return HubReply.empty(.noContent, trackingId: r.trackingId)
+        let result = try await engine.write(
+            .claimDevice(hub: hub, device: device, secret: r.header(SandboxDelivery.claimSecretHeader)))
+        guard case .claimed(let secret?) = result else { return HubReply.empty(.noContent, trackingId: r.trackingId) }
+        let json = JSONValue.object([("device", .string(device)), ("secret", .string(secret))])
+        return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
     }
 
     func release(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
-        _ = try await engine.write(.releaseDevice(hub: context.hub, device: try context.deviceParameter()))
+        let device = try context.deviceParameter()
+        try await proveClaim(r, hub: context.hub, device: device, else: Self.notClaimed)
+        _ = try await engine.write(.releaseDevice(hub: context.hub, device: device))
         return HubReply.empty(.noContent, trackingId: r.trackingId)
     }
+
+    /// Refuses a request about a claimed device that does not carry its claim's secret, with
+    /// the 404 of a device the hub does not know: the token alone opens nothing, and nothing
+    /// is said of it. A Manage key (an operator) needs no secret.
+    func proveClaim(_ r: HubRequest, hub: String, device: String, else refusal: HubRefusal = unknownDevice) async throws {
+        guard !r.rights.contains(.manage) else { return }
+        guard try await engine.provesClaim(hub: hub, device: device, secret: r.header(SandboxDelivery.claimSecretHeader))
+        else { throw refusal }
+    }
+
+    /// What a release of a token not claimed (or claimed, asked without its secret) is told.
+    static let notClaimed = HubRefusal(.notFound, WriteRefusal.notClaimed)
+
+    /// What a token neither claimed nor registered (or claimed, asked without its secret) is told.
+    static let unknownDevice = HubRefusal(
+        .notFound,
+        "The device is not registered: nothing is delivered to a token that is neither claimed for the built-in "
+            + "push service nor the handle of an installation; claim it (PUT) or register it first")
 
     /// A page of a device's deliveries: its inbox (Listen) or, for an operator, its deliveries.
     func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
         let since = try await resumePoint(r)
         let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
         let device = try context.deviceParameter()
+        // A token no longer registered keeps what was delivered to it (a terminal that moved to
+        // a new token fetches it); a claimed one is read only with its claim's secret.
+        try await proveClaim(r, hub: context.hub, device: device)
         let (gap, deliveries) = try await engine.deliveries.backlog(hub: context.hub, device: device, since: since, limit: limit)
         let json = JSONValue.object(dropping: [
             ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
@@ -122,12 +159,8 @@ extension HubResponder {
     ) async throws -> Response {
         let (request, trackingId) = (r.request, r.trackingId)
         let standing = try await engine.deviceStanding(hub: hub, device: device)
-        guard standing != .unknown else {
-            throw HubRefusal(
-                .notFound,
-                "The device is not registered: nothing is delivered to a token that is neither claimed for the built-in "
-                    + "push service nor the handle of an installation; claim it (PUT) or register it first")
-        }
+        guard standing != .unknown else { throw Self.unknownDevice }
+        if standing == .claimed { try await proveClaim(r, hub: hub, device: device) }
         let client = r.client.key
         let log = engine.deliveries
         // The stream takes its place before it is answered, in one step with the check, so that

@@ -39,7 +39,8 @@ extension HubResponder {
         var fields = HTTPFields()
         fields[.location] = "\(baseURL(r))/\(hub)/messages/\(notification.id)?api-version=\(r.apiVersion ?? "2020-06")"
         if notification.isTest {
-            let outcome = try await engine.enqueueTest(notification)
+            var outcome = try await engine.enqueueTest(notification)
+            if !r.rights.contains(.manage) { outcome = engine.outcomeWithTerminalHandlesCut(outcome, hub: hub) }
             return HubReply.body(
                 .created, outcome.xml, contentType: "application/xml; charset=utf-8", trackingId: r.trackingId, headers: fields)
         }

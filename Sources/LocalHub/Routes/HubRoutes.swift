@@ -17,6 +17,8 @@ struct HubRequestContext: RequestContext {
     var client = RequestClient.unknown
     /// The key that signed the request's token, once `Requires` has checked it.
     var credential: StreamCredential?
+    /// What that key's rule grants (none before `Requires`).
+    var rights: AccessRights = []
     /// The connection, for the device streams that write to it directly.
     let channel: any Channel
 
@@ -97,7 +99,7 @@ extension HubResponder {
             let given = r.header(.authorization).flatMap { value -> String? in
                 value.lowercased().hasPrefix("bearer ") ? String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
             }
-            guard let given, Self.sameText(given, token) else {
+            guard let given, ConstantTime.equal(given, token) else {
                 var refusal = HubRefusal(.unauthorized, "Metrics need Authorization: Bearer with the hub's metrics token")
                 refusal.headers[.wwwAuthenticate] = "Bearer"
                 throw refusal
@@ -109,15 +111,6 @@ extension HubResponder {
         return HubReply.body(.ok, text, contentType: "text/plain; version=0.0.4; charset=utf-8", trackingId: r.trackingId)
     }
 
-    /// Whether two texts are equal, in time that does not depend on where they differ.
-    static func sameText(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        var difference = x.count ^ y.count
-        for i in 0..<max(x.count, y.count) {
-            difference |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0))
-        }
-        return difference == 0
-    }
 }
 
 /// In front of every route: the tracking id, the Host check, the service's XML error for
@@ -276,6 +269,7 @@ struct Requires: RouterMiddleware {
             r, hub: context.hub, needs: try rights(r), audiencePath: audience == .hub ? "/\(context.hub)/" : nil)
         var context = context
         context.credential = StreamCredential(hub: context.hub, rule: token.rule.name, key: token.key, expiry: token.expiry)
+        context.rights = token.rule.rights
         return try await next(request, context)
     }
 }

@@ -9,8 +9,10 @@ public enum HubMutation: Sendable {
     case deleteRegistration(hub: String, id: String)
     case insertNotification(StoredNotification)
     /// An APNs token of the built-in push service (`HubSnapshot.claimedDevices`), claimed or
-    /// renewed: its claim counts from `at`.
-    case claimDevice(hub: String, device: String, at: Date)
+    /// renewed: its claim counts from `at`. `secretDigest`, when given, is its secret's digest
+    /// from now on (a new claim, or a claim of before secrets given its first); nil keeps the
+    /// one it has.
+    case claimDevice(hub: String, device: String, at: Date, secretDigest: String? = nil)
     /// A claim given up: by its terminal, by an operator, or because nothing used it.
     case releaseDevice(hub: String, device: String)
     /// A device nothing holds any more (its claim let go, no installation or registration

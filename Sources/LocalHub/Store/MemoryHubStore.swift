@@ -11,7 +11,7 @@ public actor MemoryHubStore: HubStore {
     private var deliveryLog: [Delivery] = []
     private var gaps: [String: DeliveryGap] = [:]
     private var deliverySeqs: Set<Int64> = []
-    private var claimedDevices: [(hub: String, device: String, at: Date)] = []
+    private var claimedDevices: [(hub: String, device: String, at: Date, secretDigest: String?)] = []
 
     private let madeEpoch = HubEpoch.make()
 
@@ -44,7 +44,7 @@ public actor MemoryHubStore: HubStore {
             snapshot.installations.append((installationHubs[key] ?? "", installation))
         }
         snapshot.registrations = Array(registrations.values)
-        snapshot.claimedDevices = claimedDevices.map { ($0.hub, $0.device) }
+        snapshot.claimedDevices = claimedDevices.map { ($0.hub, $0.device, $0.secretDigest) }
         return snapshot
     }
 
@@ -76,11 +76,12 @@ public actor MemoryHubStore: HubStore {
                 }
             case .beginDispatch(let hub, let id):
                 if notifications[id]?.hub == hub { notifications[id]!.dispatchStarts += 1 }
-            case .claimDevice(let hub, let device, let at):
+            case .claimDevice(let hub, let device, let at, let digest):
                 if let i = claimedDevices.firstIndex(where: { $0.hub == hub && $0.device == device }) {
                     claimedDevices[i].at = at
+                    if let digest { claimedDevices[i].secretDigest = digest }
                 } else {
-                    claimedDevices.append((hub, device, at))
+                    claimedDevices.append((hub, device, at, digest))
                 }
             case .releaseDevice(let hub, let device):
                 claimedDevices.removeAll { $0.hub == hub && $0.device == device }

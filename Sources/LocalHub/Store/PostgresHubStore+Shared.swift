@@ -63,8 +63,10 @@ extension PostgresHubStore: SharedHubStore {
             default:
                 // A token that is not one reads as a claim let go.
                 let claimed = try row["claimed"].decode(Bool.self) && DeviceToken.isValid(id)
+                let digest = ClaimDigest.stored(try row["secret_hash"].decode(String?.self))
                 changes.append(
-                    StoredChange(seq: seq, row: .claim(hub: hub, device: id.lowercased(), claimed: claimed)))
+                    StoredChange(
+                        seq: seq, row: .claim(hub: hub, device: id.lowercased(), claimed: claimed, secretDigest: digest)))
             }
         }
         return changes
@@ -301,7 +303,7 @@ extension PostgresHubStore: SharedHubStore {
 /// A page of the change log (`changes(after:limit:)`), prepared once per connection.
 struct ChangePage: PostgresPreparedStatement {
     static let sql = """
-        SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed,
+        SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed, s.secret_hash,
             (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
         FROM (
             SELECT seq, kind, hub, id FROM change WHERE seq > $1 AND seq <= (SELECT MAX(seq) FROM change)
@@ -311,7 +313,8 @@ struct ChangePage: PostgresPreparedStatement {
         LEFT JOIN LATERAL (
             SELECT xml, created, updated FROM registration WHERE c.kind = 'r' AND hub = c.hub AND id = c.id LIMIT 1) r ON true
         LEFT JOIN LATERAL (
-            SELECT true AS claimed FROM sandbox_device WHERE c.kind = 's' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
+            SELECT true AS claimed, secret_hash FROM sandbox_device
+            WHERE c.kind = 's' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
         ORDER BY c.seq
         """
 

@@ -74,14 +74,17 @@ extension PostgresHubStore {
                 meta.skipped += 1
             }
         }
-        for try await (hub, device, claimed) in try await connection.query(
-            "SELECT hub, device, claimed FROM sandbox_device", logger: logger
-        ).decode((String, String, Double).self) {
-            guard DeviceToken.isValid(device) else {
+        for try await (hub, device, claimed, digest) in try await connection.query(
+            "SELECT hub, device, claimed, secret_hash FROM sandbox_device", logger: logger
+        ).decode((String, String, Double, String?).self) {
+            guard DeviceToken.isValid(device), StoredRange.time.contains(claimed) else {
                 meta.skipped += 1
                 continue
             }
-            batch.append(.claimDevice(hub: hub, device: device.lowercased(), at: Date(timeIntervalSince1970: claimed)))
+            batch.append(
+                .claimDevice(
+                    hub: hub, device: device.lowercased(), at: Date(timeIntervalSince1970: claimed),
+                    secretDigest: ClaimDigest.stored(digest)))
             try await flush()
         }
         try await flush(true)

@@ -96,52 +96,6 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
-    /// The epoch; one missing or unreadable is replaced by a new one (as on SQLite).
-    public func epoch() async throws -> String {
-        if let kept = try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self),
-            HubEpoch.isValid(kept)
-        {
-            return kept
-        }
-        let made = HubEpoch.make()
-        _ = try await written(
-            "INSERT INTO meta (key, value) VALUES ('epoch', \(made)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-        SkippedRows.shared.skip(
-            "the epoch in meta", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"),
-            logger: logger)
-        return made
-    }
-
-    /// The highest number given: the durable mark, the last delivery written, the last one
-    /// retention told a device it lost, and the reservation (each checked: a value that is no
-    /// number in range throws, and nothing is numbered past it).
-    public func sequenceHighWater() async throws -> Int64 {
-        let mark = try await rows(PostgresQuery(unsafeSQL: Self.highWater)).first?[0].decode(Int64?.self)
-        guard let mark, StoredRange.sequence.contains(mark) else {
-            throw StoreFailure(
-                description:
-                    "the delivery log's numbers reach \(mark.map(String.init) ?? "a value that is no number"), past 2^62: no delivery can be numbered after it",
-                permanent: true)
-        }
-        return mark
-    }
-
-    /// The highest number given (`sequenceHighWater`), in one statement. A counter that holds
-    /// no number fails its cast (a data exception: permanent).
-    static let highWater = """
-        SELECT GREATEST(
-            (SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT value::bigint FROM meta WHERE key = 'delivery_high'),
-            (SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap))
-        """
-
-    public func reserveSequence(through seq: Int64) async throws {
-        guard StoredRange.sequence.contains(seq) else {
-            throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
-        }
-        _ = try await written(
-            "UPDATE meta SET value = \(String(seq)) WHERE key = 'seq_reserved' AND value::bigint < \(seq) RETURNING key")
-    }
-
     public func load() async throws -> HubSnapshot {
         try await transaction { connection in
             var snapshot = HubSnapshot()
@@ -173,9 +127,13 @@ public final class PostgresHubStore: HubStore, Sendable {
                         ))
                 }
             }
-            for try await row in try await connection.query("SELECT hub, device FROM sandbox_device", logger: self.logger) {
-                let (hub, device) = try row.decode((String, String).self)
-                if DeviceToken.isValid(device) { snapshot.claimedDevices.append((hub, device.lowercased())) }
+            for try await row in try await connection.query(
+                "SELECT hub, device, secret_hash FROM sandbox_device", logger: self.logger)
+            {
+                let (hub, device, digest) = try row.decode((String, String, String?).self)
+                if DeviceToken.isValid(device) {
+                    snapshot.claimedDevices.append((hub, device.lowercased(), ClaimDigest.stored(digest)))
+                }
             }
             let now = Date().timeIntervalSince1970
             for entry in rejected {
@@ -314,17 +272,19 @@ public final class PostgresHubStore: HubStore, Sendable {
                         UPDATE notification SET state = \(NotificationDetails.State.cancelled.rawValue), ended = \(at.timeIntervalSince1970)
                         WHERE hub = \(hub) AND id = \(id) AND state = 'Scheduled'
                         """, logger: self.logger)
-                case .claimDevice(let hub, let device, let at):
+                case .claimDevice(let hub, let device, let at, let digest):
                     let inserted =
                         try await connection.query(
                             """
-                            INSERT INTO sandbox_device (hub, device, claimed) VALUES (\(hub), \(device), \(at.timeIntervalSince1970))
-                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed
+                            INSERT INTO sandbox_device (hub, device, claimed, secret_hash)
+                            VALUES (\(hub), \(device), \(at.timeIntervalSince1970), \(digest))
+                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed,
+                                secret_hash = COALESCE(excluded.secret_hash, sandbox_device.secret_hash)
                             RETURNING (xmax = 0) AS inserted
                             """, logger: self.logger
                         ).collect().first?.makeRandomAccess()["inserted"].decode(Bool.self) ?? true
-                    // A renewal changes nothing another node keeps in memory.
-                    if inserted { changes.append(("s", hub, device)) }
+                    // A renewal changes nothing another node keeps in memory; a new secret does.
+                    if inserted || digest != nil { changes.append(("s", hub, device)) }
                 case .releaseDevice(let hub, let device):
                     try await connection.query(
                         "DELETE FROM sandbox_device WHERE hub = \(hub) AND device = \(device)", logger: self.logger)

@@ -171,6 +171,11 @@ extension SQLiteHubStore {
         migrator.registerMigration("v10: dispatch starts") { db in
             try db.execute(sql: "ALTER TABLE notification ADD COLUMN starts INTEGER NOT NULL DEFAULT 0")
         }
+        // A claim's secret, which its terminal proves with every stream, inbox and release: the
+        // digest only (`SandboxClaim.digest`). Claims made before have none until claimed again.
+        migrator.registerMigration("v11: claim secrets") { db in
+            try db.execute(sql: "ALTER TABLE sandbox_device ADD COLUMN secret_hash TEXT")
+        }
         return migrator
     }
 }

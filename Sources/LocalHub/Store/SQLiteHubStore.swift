@@ -124,13 +124,15 @@ public final class SQLiteHubStore: HubStore {
             }
             // A row that is not a token is left out: it could only have been written by hand.
             let claims = try Row.fetchCursor(
-                db, sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(device AS BLOB) AS device FROM sandbox_device")
+                db,
+                sql: "SELECT CAST(hub AS BLOB) AS hub, CAST(device AS BLOB) AS device, secret_hash FROM sandbox_device")
             while let row = try claims.next() {
                 guard let hub = try? row.required("hub", as: Data.self), let device = try? row.required("device", as: Data.self),
                     let hubName = String(validating: hub, as: UTF8.self), let token = String(validating: device, as: UTF8.self),
                     DeviceToken.isValid(token)
                 else { continue }
-                snapshot.claimedDevices.append((hubName, token.lowercased()))
+                let digest = ClaimDigest.stored((try? row.stored("secret_hash", as: String.self)) ?? nil)
+                snapshot.claimedDevices.append((hubName, token.lowercased(), digest))
             }
             let now = Date().timeIntervalSince1970
             for entry in rejected {
@@ -191,13 +193,14 @@ public final class SQLiteHubStore: HubStore {
                 case .beginDispatch(let hub, let id):
                     try db.cachedStatement(sql: "UPDATE notification SET starts = starts + 1 WHERE hub = ? AND id = ?")
                         .execute(arguments: [hub, id])
-                case .claimDevice(let hub, let device, let at):
+                case .claimDevice(let hub, let device, let at, let digest):
                     try db.cachedStatement(
                         sql: """
-                            INSERT INTO sandbox_device (hub, device, claimed) VALUES (?, ?, ?)
-                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed
+                            INSERT INTO sandbox_device (hub, device, claimed, secret_hash) VALUES (?, ?, ?, ?)
+                            ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed,
+                                secret_hash = COALESCE(excluded.secret_hash, sandbox_device.secret_hash)
                             """
-                    ).execute(arguments: [hub, device, at.timeIntervalSince1970])
+                    ).execute(arguments: [hub, device, at.timeIntervalSince1970, digest])
                 case .releaseDevice(let hub, let device):
                     try db.cachedStatement(sql: "DELETE FROM sandbox_device WHERE hub = ? AND device = ?")
                         .execute(arguments: [hub, device])

@@ -138,8 +138,9 @@ public struct StoredChange: Sendable {
         /// The installation now, nil when deleted (or unreadable).
         case installation(hub: String, id: String, Installation?)
         case registration(hub: String, id: String, StoredRegistration?)
-        /// A claim of the built-in push service, as it is now: held or let go.
-        case claim(hub: String, device: String, claimed: Bool)
+        /// A claim of the built-in push service, as it is now: held (with its secret's digest,
+        /// nil for a claim of before secrets) or let go.
+        case claim(hub: String, device: String, claimed: Bool, secretDigest: String?)
     }
 
     public var seq: Int64

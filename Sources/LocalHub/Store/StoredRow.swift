@@ -159,3 +159,16 @@ enum HubEpoch {
             }
     }
 }
+
+/// The digest of a claim's secret (`SandboxClaim.digest`) as a store keeps it.
+enum ClaimDigest {
+    /// A stored digest when it has the shape of one (64 hex digits), else nil: a claim whose
+    /// digest is unreadable counts as one of before secrets, which the next claim of its
+    /// token gives one.
+    static func stored(_ text: String?) -> String? {
+        guard let text, text.utf8.count == 64,
+            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) })
+        else { return nil }
+        return text.uppercased()
+    }
+}

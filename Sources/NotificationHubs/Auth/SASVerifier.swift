@@ -111,7 +111,7 @@ public struct SASVerifier: Sendable {
         let given = Array(signature.utf8)
         let matching = keys.first { key in
             let expected = Array(SharedAccessSignature.sign(encodedResource: token.resource, expiry: token.expiry, key: key).utf8)
-            return constantTimeEqual(expected, given)
+            return ConstantTime.equal(expected, given)
         }
         guard let matching else { throw SASVerificationError(.invalidSignature) }
         guard let seconds = Double(token.expiry), seconds.isFinite else {
@@ -155,15 +155,6 @@ public struct SASVerifier: Sendable {
         return String(decoding: result, as: UTF8.self)
     }
 
-    private func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for i in 0..<max(a.count, b.count) {
-            let x = i < a.count ? a[i] : 0
-            let y = i < b.count ? b[i] : 0
-            difference |= x ^ y
-        }
-        return difference == 0
-    }
 }
 
 /// Why a token was refused. The description is the service's detail text.

@@ -12,10 +12,10 @@ extension HubClient {
     /// stream when the token that opened it expires; the stream ends itself before, once
     /// that token is due for renewal (`DeviceStream.renewAt`), to be opened again with a
     /// fresh one.
-    public func deviceStream(device: String, after lastEventId: Int64?, epoch: String?) async throws(HubError)
-        -> DeviceStream
+    public func deviceStream(device: String, after lastEventId: Int64?, epoch: String?, secret: String? = nil)
+        async throws(HubError) -> DeviceStream
     {
-        var headers = ["Accept": "text/event-stream"]
+        var headers = ["Accept": "text/event-stream"].merging(Self.claimHeaders(secret)) { $1 }
         if let lastEventId { headers["Last-Event-ID"] = String(lastEventId) }
         let token = await tokens.token(now: Date())
         let response = try await sandboxCall(
@@ -26,31 +26,47 @@ extension HubClient {
 
     /// Claims `device` for the local hub's built-in push service, before it is registered: a
     /// hub that delivers to Apple sends every APNs token but the claimed ones there, and a
-    /// terminal's must never go. True when claimed; false from a hub without a built-in
-    /// push service, whose devices are all real: one that answers 404, or any hub not on
-    /// this machine that refuses the call (Azure: the path is outside the hub, so a 400, 401
-    /// or 403 is as likely). A hub on this machine that refuses otherwise is an error.
-    public func claimSandboxDevice(_ device: String) async throws(HubError) -> Bool {
+    /// terminal's must never go. `secret` is the claim's (what an earlier claim answered),
+    /// nil for a first claim. `.claimed` with the secret the hub issued when it issued one
+    /// (a first claim, or the first since an upgrade), to be kept and sent with every later
+    /// call about the device; `.noBuiltInPush` from a hub without that service, whose devices
+    /// are all real: one that answers 404, or any hub not on this machine that refuses the
+    /// call (Azure: the path is outside the hub, so a 400, 401 or 403 is as likely). A hub on
+    /// this machine that refuses otherwise is an error; 409 when another terminal holds the
+    /// claim (a secret that is not its claim's).
+    public func claimSandboxDevice(_ device: String, secret: String? = nil) async throws(HubError) -> SandboxClaim {
         do {
-            _ = try await call(.PUT, SandboxDelivery.path(hub: hubName, device: device), expect: [200, 204])
-            return true
+            let response = try await call(
+                .PUT, SandboxDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
+                expect: [200, 204])
+            let issued = (try? JSONValue(parsing: Array(response.body.utf8)))?["secret"]?.stringValue
+            return .claimed(secret: issued.flatMap { SandboxClaim.isSecret($0) ? $0 : nil })
         } catch {
             guard let status = error.status else { throw error }
-            if status == 404 || (!connectionString.isLoopback && [400, 401, 403, 405].contains(status)) { return false }
+            if status == 404 || (!connectionString.isLoopback && [400, 401, 403, 405].contains(status)) {
+                return .noBuiltInPush
+            }
             throw error
         }
     }
 
-    /// Lets the claim of `device` go (a terminal that unregisters, or an operator removing a
-    /// token nobody uses); false when it was not claimed.
-    public func releaseSandboxDevice(_ device: String) async throws(HubError) -> Bool {
+    /// Lets the claim of `device` go (a terminal that unregisters, with its claim's `secret`,
+    /// or an operator removing a token nobody uses, with a Manage key); false when it was not
+    /// claimed (or not by that secret).
+    public func releaseSandboxDevice(_ device: String, secret: String? = nil) async throws(HubError) -> Bool {
         do {
-            _ = try await call(.DELETE, SandboxDelivery.path(hub: hubName, device: device), expect: [200, 204])
+            _ = try await call(
+                .DELETE, SandboxDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
+                expect: [200, 204])
             return true
         } catch {
             if error.status == 404 { return false }
             throw error
         }
+    }
+
+    static func claimHeaders(_ secret: String?) -> [String: String] {
+        secret.map { [SandboxDelivery.claimSecretHeader: $0] } ?? [:]
     }
 
     /// The devices of the built-in push service (Manage): those claimed, and those with
@@ -67,13 +83,17 @@ extension HubClient {
     }
 
     /// Every delivery to `device` after `since`, paging through its inbox.
-    public func inbox(device: String, after since: Int64, epoch: String?) async throws(HubError) -> [SandboxDelivery] {
-        try await inboxPages(device: device, after: since, epoch: epoch).deliveries
+    public func inbox(device: String, after since: Int64, epoch: String?, secret: String? = nil) async throws(HubError)
+        -> [SandboxDelivery]
+    {
+        try await inboxPages(device: device, after: since, epoch: epoch, secret: secret).deliveries
     }
 
     /// Every delivery to `device` after `since`, and the gap the hub told of first: what its
     /// retention removed after `since` before the device read it (`SandboxGap`), or nil.
-    public func inboxPages(device: String, after since: Int64, epoch: String?) async throws(HubError) -> DeviceStream.Batch {
+    public func inboxPages(device: String, after since: Int64, epoch: String?, secret: String? = nil) async throws(HubError)
+        -> DeviceStream.Batch
+    {
         var all: [SandboxDelivery] = []
         var gap: SandboxGap?
         var cursor = since
@@ -81,7 +101,7 @@ extension HubClient {
         while true {
             let response = try await sandboxCall(
                 device: device, resource: "inbox", query: ["since=\(cursor)", "limit=1000"] + Self.epochQuery(epoch),
-                headers: [:], authorization: await authorizationHeader(), deadline: .now() + timeout)
+                headers: Self.claimHeaders(secret), authorization: await authorizationHeader(), deadline: .now() + timeout)
             let body: ByteBuffer
             do {
                 body = try await response.body.collect(upTo: 64 << 20)

@@ -105,6 +105,11 @@ public struct SandboxDelivery: Sendable, Hashable {
     /// epoch replays everything (receivers dedupe).
     public static let epochParameter = "epoch"
 
+    /// The header of the built-in push service's own that carries a claim's secret: what the
+    /// claim of a device token answered, and what every later stream, inbox, release and
+    /// renewal of the claim sends. The token names the device; the secret proves its terminal.
+    public static let claimSecretHeader = "X-Claim-Secret"
+
     /// The sandbox path of a device's resource (`stream`, `inbox`, `deliveries`).
     public static func path(hub: String, device: String, resource: String) -> String {
         path(hub: hub, device: device) + "/\(resource)"

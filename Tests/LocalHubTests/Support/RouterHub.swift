@@ -53,7 +53,7 @@ struct RouterHub: Sendable {
     /// `full` are for, and the one `rules` are added to), configured as `TestHub` configures
     /// a hub; the engine is stopped after.
     static func with(
-        hubs: [String] = ["news"], rules: [(name: String, rights: AccessRights)] = [],
+        hubs: [String] = ["news"], rules: [(name: String, rights: AccessRights)] = [], store: any HubStore = MemoryHubStore(),
         configure: (inout LocalHubConfiguration) -> Void = { _ in }, _ body: @Sendable (RouterHub) async throws -> Void
     ) async throws {
         let directory = TestHub.temporaryDirectory()
@@ -65,7 +65,7 @@ struct RouterHub: Sendable {
         let keys = made
         let limits = ConnectionLimits(configuration: configuration, logger: TestHub.quietLogger)
         let served = HubApplication(
-            store: MemoryHubStore(), configuration: configuration, keys: keys, secret: "router-hub",
+            store: store, configuration: configuration, keys: keys, secret: "router-hub",
             maximumStreams: limits.streams, logger: TestHub.quietLogger)
         try await served.engine.start()
         // Not among the application's services: the test framework would run those with

@@ -9,7 +9,7 @@ struct WriteBatch {
     enum Changed {
         case installation(hub: String, id: String)
         case registration(hub: String, id: String)
-        case claim(hub: String, device: String, claimed: Bool)
+        case claim(hub: String, device: String, claimed: Bool, digest: String?)
     }
 
     let state: HubState
@@ -46,8 +46,10 @@ struct WriteBatch {
     private var installationDelta: [String: Int] = [:]
     private var registrationDelta: [String: Int] = [:]
     private var bytesDelta: [String: Int] = [:]
-    /// Devices claimed (true) or let go (false), and the change in how many are claimed.
+    /// Devices claimed (true) or let go (false), and the change in how many are claimed; the
+    /// digests of secrets the batch gave claims.
     private var claimed: [String: Bool] = [:]
+    private var claimDigests: [String: String] = [:]
     private var claimDelta: [String: Int] = [:]
     /// Scheduled sends accepted, and their bytes, by lower-cased hub.
     private var scheduledDelta: [String: Int] = [:]
@@ -74,7 +76,7 @@ struct WriteBatch {
         case .enqueue(let notification): return enqueue(notification)
         case .fireScheduled(let hub, let id): return fireScheduled(hub, id)
         case .cancelScheduled(let hub, let id): return cancelScheduled(hub, id)
-        case .claimDevice(let hub, let device): return claimDevice(hub, device)
+        case .claimDevice(let hub, let device, let secret): return claimDevice(hub, device, secret: secret)
         case .renewClaim(let hub, let device): return renewClaim(hub, device)
         case .releaseDevice(let hub, let device): return releaseDevice(hub, device)
         case .channelGone(let gone): return channelGone(gone)
@@ -99,8 +101,8 @@ struct WriteBatch {
                 case .registration(let hub, let id):
                     let stored = registrations[Self.key(hub, id)] ?? nil
                     directory.modify(hub) { $0.setRegistration(stored, id: id) }
-                case .claim(let hub, let device, let claimed):
-                    directory.modify(hub) { HubState.set(claimed, device, in: &$0) }
+                case .claim(let hub, let device, let claimed, let digest):
+                    directory.modify(hub) { HubState.set(claimed, device, digest: digest, in: &$0) }
                 }
             }
         }
@@ -298,12 +300,31 @@ struct WriteBatch {
 
     // MARK: - Claims and channels
 
-    private mutating func claimDevice(_ hub: String, _ device: String) -> WriteResolution {
-        let held = state.directory.withLock { $0[hub].map { ($0.claimedDevices.contains(device), $0.claimedDevices.count) } }
-        guard let (isClaimed, count) = held else { return .notFound("The hub '\(hub)' is not served") }
+    /// Claims a token for its terminal. A token not claimed is claimed with a new secret,
+    /// unless an installation or registration already uses it (an iPhone's: a terminal claims
+    /// before it registers); a token claimed is claimed again only with its claim's secret
+    /// (nothing changes: only use renews a claim), or, claimed before claims had secrets, is
+    /// given one. The secret is answered once; the hub keeps its digest only.
+    private mutating func claimDevice(_ hub: String, _ device: String, secret: String?) -> WriteResolution {
+        let held = state.directory.withLock {
+            $0[hub].map { ($0.claimedDevices.contains(device), $0.claimSecrets[device], $0.claimedDevices.count) }
+        }
+        guard let (wasClaimed, storedDigest, count) = held else { return .notFound("The hub '\(hub)' is not served") }
         let key = Self.key(hub, device)
-        // Held already: nothing changes (claiming again is not use; only use renews a claim).
-        if claimed[key] ?? isClaimed { return .done }
+        if claimed[key] ?? wasClaimed {
+            guard let digest = claimDigests[key] ?? storedDigest else { return issueSecret(hub, device, key) }
+            guard let secret, SandboxClaim.isSecret(secret), ConstantTime.equal(SandboxClaim.digest(secret), digest) else {
+                return .conflict(
+                    "The device token is claimed by another terminal; a terminal claims it again with the secret its claim "
+                        + "answered (\(SandboxDelivery.claimSecretHeader))")
+            }
+            return .claimed(secret: nil)
+        }
+        guard !isUsed(hub, device) else {
+            return .conflict(
+                "The device token is the push channel of an installation or registration that never claimed it (an "
+                    + "iPhone's); a terminal claims its token before it registers it")
+        }
         guard count + (claimDelta[hub.lowercased()] ?? 0) < limits.maximumPerHub else {
             return .quotaExceeded(
                 "the hub's built-in push service holds \(count) devices, the most it may; devices no terminal "
@@ -313,9 +334,17 @@ struct WriteBatch {
         claimed[key] = true
         claimDelta[hub.lowercased(), default: 0] += 1
         if claims.renewalDue(hub: hub, device: device) { renewalsNoted.append((hub, device)) }
-        mutations.append(.claimDevice(hub: hub, device: device, at: now))
-        published.append(.claim(hub: hub, device: device, claimed: true))
-        return .done
+        return issueSecret(hub, device, key)
+    }
+
+    /// Gives a claim a new secret: its digest written and published, the secret answered.
+    private mutating func issueSecret(_ hub: String, _ device: String, _ key: String) -> WriteResolution {
+        let secret = SandboxClaim.makeSecret()
+        let digest = SandboxClaim.digest(secret)
+        claimDigests[key] = digest
+        mutations.append(.claimDevice(hub: hub, device: device, at: now, secretDigest: digest))
+        published.append(.claim(hub: hub, device: device, claimed: true, digest: digest))
+        return .claimed(secret: secret)
     }
 
     /// Renews a claim in use (at most once an hour per device: each renewal is a write).
@@ -336,11 +365,12 @@ struct WriteBatch {
             return .notFound("The hub '\(hub)' is not served")
         }
         let key = Self.key(hub, device)
-        guard claimed[key] ?? isClaimed else { return .notFound("The device is not claimed for the built-in push service") }
+        guard claimed[key] ?? isClaimed else { return .notFound(WriteRefusal.notClaimed) }
         claimed[key] = false
+        claimDigests[key] = nil
         claimDelta[hub.lowercased(), default: 0] -= 1
         mutations.append(.releaseDevice(hub: hub, device: device))
-        published.append(.claim(hub: hub, device: device, claimed: false))
+        published.append(.claim(hub: hub, device: device, claimed: false, digest: nil))
         // Nothing holds the device any more: nothing of it is kept either (a terminal that
         // unregisters deletes its installation first, then lets its claim go).
         if !isUsed(hub, device) { mutations.append(.forgetDevice(hub: hub, device: device)) }
