@@ -107,13 +107,13 @@ extension PostgresHubStore: SharedHubStore {
 
     public func claimNotifications(now: Date, limit: Int) async throws -> [StoredNotification] {
         let (now, until) = (now.timeIntervalSince1970, now.timeIntervalSince1970 + Self.leaseSeconds)
-        return try await transactionByIndex { connection in
+        let claimed = try await transactionByIndex { connection in
             try await connection.query(self.renewal(until: until, takingBack: false), logger: self.logger)
             // Each kind is looked for apart, through its own partial index: one condition with
             // OR was read in the order of the primary key, every row of the table at every
             // claim (26 ms at 50,000 sends). A row one kind locks and the limit leaves out is
             // taken at a later claim.
-            let claimed = try await connection.query(
+            return try await connection.query(
                 """
                 WITH lapsed AS (
                     SELECT seq FROM notification
@@ -129,17 +129,18 @@ extension PostgresHubStore: SharedHubStore {
                 WHERE seq IN (SELECT seq FROM taken)
                 RETURNING *
                 """, logger: self.logger
-            ).collect()
-            return claimed.compactMap { self.checkedNotification($0.makeRandomAccess()) }.sorted { $0.enqueued < $1.enqueued }
+            ).collect().map { $0.makeRandomAccess() }
         }
+        return try await dispatchable(claimed).sorted { $0.enqueued < $1.enqueued }
     }
 
     public func takeBackClaims(now: Date) async throws -> [StoredNotification] {
-        try await transactionByIndex { connection in
+        let taken = try await transactionByIndex { connection in
             try await connection.query(
                 self.renewal(until: now.timeIntervalSince1970 + Self.leaseSeconds, takingBack: true), logger: self.logger
-            ).collect().compactMap { self.checkedNotification($0.makeRandomAccess()) }
-        }.sorted { $0.enqueued < $1.enqueued }
+            ).collect().map { $0.makeRandomAccess() }
+        }
+        return try await dispatchable(taken).sorted { $0.enqueued < $1.enqueued }
     }
 
     /// This node's unfinished sends, given a lease until `until` (taken back at a start, each

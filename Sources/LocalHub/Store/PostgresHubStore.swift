@@ -476,7 +476,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     func checkedNotification(_ row: PostgresRandomAccessRow) -> StoredNotification? {
         let id = (try? row["id"].decode(String.self)) ?? "?"
         do {
-            return try Self.notification(from: row).checkedStored()
+            return try Self.notification(from: row)
         } catch let reason as QuarantineReason {
             SkippedRows.shared.skip("notification \(id)", reason, logger: logger)
         } catch {
@@ -486,12 +486,42 @@ public final class PostgresHubStore: HubStore, Sendable {
     }
 
     public func unfinishedNotifications() async throws -> [StoredNotification] {
-        try await rows("SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq")
-            .compactMap(checkedNotification)
+        try await dispatchable(
+            try await rows("SELECT * FROM notification WHERE state IN ('Enqueued', 'Processing') ORDER BY seq"))
     }
 
     public func scheduledNotifications() async throws -> [StoredNotification] {
-        try await rows("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at").compactMap(checkedNotification)
+        try await dispatchable(try await rows("SELECT * FROM notification WHERE state = 'Scheduled' ORDER BY fire_at"))
+    }
+
+    /// Rows read to be dispatched, decoded; one that fails is moved to the quarantine (it would
+    /// fail at every start and every claim) and left out.
+    func dispatchable(_ rows: [PostgresRandomAccessRow]) async throws -> [StoredNotification] {
+        var good: [StoredNotification] = []
+        var bad: [(seq: Int64, reason: String)] = []
+        for row in rows {
+            do {
+                good.append(try Self.notification(from: row))
+            } catch {
+                if let seq = try? row["seq"].decode(Int64.self) { bad.append((seq, "\(error)")) }
+            }
+        }
+        guard !bad.isEmpty else { return good }
+        _ = try await written(
+            """
+            WITH moved AS (
+                DELETE FROM notification n USING unnest(\(bad.map(\.seq)), \(bad.map(\.reason))) AS b(s, r)
+                WHERE n.seq = b.s RETURNING n.hub, n.id, n.body, b.r)
+            INSERT INTO quarantine (kind, hub, id, body, reason, at)
+            SELECT 'notification', convert_to(hub, 'UTF8'), convert_to(id, 'UTF8'), convert_to(body, 'UTF8'), r,
+                \(Date().timeIntervalSince1970)
+            FROM moved RETURNING seq
+            """)
+        for (seq, reason) in bad {
+            SkippedRows.shared.skip(
+                "notification row \(seq) (quarantined)", QuarantineReason(description: reason), logger: logger)
+        }
+        return good
     }
 
     public func notification(hub: String, id: String) async throws -> StoredNotification? {
