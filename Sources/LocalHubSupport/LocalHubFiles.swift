@@ -173,6 +173,23 @@ public enum LocalHubKeyFile {
                 if rules.count > maximumRules {
                     problems.append("hub '\(hub)' has \(rules.count) rules; at most \(maximumRules) are allowed")
                 }
+                // A rule is its name and its rights: a key two rules share signs for both (the
+                // Listen key every app ships, signing for a rule that grants more), and names
+                // that differ only in case are one name to Azure.
+                var names: [String: String] = [:]
+                var keys: [String: String] = [:]
+                for rule in rules {
+                    if let other = names.updateValue(rule.name, forKey: rule.name.lowercased()) {
+                        problems.append("hub '\(hub)': the rules '\(other)' and '\(rule.name)' differ only in case")
+                    }
+                    for key in Set([rule.primaryKey] + (rule.secondaryKey.map { [$0] } ?? [])) {
+                        if let other = keys.updateValue(rule.name, forKey: key) {
+                            problems.append(
+                                "hub '\(hub)': the rules '\(other)' and '\(rule.name)' share a key, which signs for both; "
+                                    + "make a new one with 'breaking-news hub keys regenerate \(rule.name)'")
+                        }
+                    }
+                }
                 for rule in rules {
                     if let problem = LocalHubKeyFile.ruleNameProblem(rule.name) {
                         problems.append("hub '\(hub)': \(problem)")

@@ -88,7 +88,8 @@ import Testing
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
             secret = try #require(try await listen.claimSandboxDevice(device).secret)
-            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
+            try await listen.createOrUpdateInstallation(
+                newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             var first: Set<String> = []
             for i in 1...5 { first.insert(try await Self.send(full, "before \(i)")) }
             let firstDelivered = try await Self.eventually("the first five") { () -> [SandboxDelivery]? in

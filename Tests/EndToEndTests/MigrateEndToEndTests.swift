@@ -55,7 +55,8 @@ import Testing
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
             secret = try #require(try await listen.claimSandboxDevice(device).secret)
-            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
+            try await listen.createOrUpdateInstallation(
+                newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             try await listen.createOrUpdateInstallation(
                 newsInstallation("phone", device: randomDevice(), tags: ["Sports", "Science"], userId: "ann"))
             _ = try await listen.createOrUpdateRegistration(
@@ -140,7 +141,8 @@ import Testing
             let listen = try HubClient(connectionString: node.listen)
             let full = try HubClient(connectionString: node.full)
             secret = try #require(try await listen.claimSandboxDevice(device).secret)
-            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: device, tags: ["World"]))
+            try await listen.createOrUpdateInstallation(
+                newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             for i in 1...3 {
                 sent.append(
                     try #require(try await full.send(.template(["messageParam": "n\(i)"]), tagExpression: "World").notificationId)

@@ -297,6 +297,23 @@ struct HostileBackupTests {
         #expect(try files() == before)
     }
 
+    /// A backup whose numbers reach the end of their range (written by hand) restores into a
+    /// hub that can send: its log is numbered afresh in its new epoch, the deliveries numbered
+    /// that high left out.
+    @Test func aBackupNumberedAtTheEndOfTheRangeRestoresIntoAHubThatSends() async throws {
+        let (backup, _) = try await Self.doctoredBackup(
+            """
+            UPDATE backup_info SET highest_seq = \((Int64(1) << 62) - 1);
+            UPDATE device_ref SET gap_through = \((Int64(1) << 62) - 1) WHERE gap_through IS NOT NULL;
+            """)
+        let folder = TestHub.temporaryDirectory()
+        _ = try await HubBackup.restore(backup, into: folder)
+        let store = try SQLiteHubStore(path: folder.appendingPathComponent("hub.sqlite").path)
+        let high = try await store.sequenceHighWater()
+        #expect(high < StoredRange.restoreHeadroom, "\(high)")
+        try store.close()
+    }
+
     /// A FIFO named as the backup is refused at once; reading it would wait for a writer for
     /// ever.
     @Test func onlyARegularFileIsRead() async throws {

@@ -143,9 +143,11 @@ import Testing
             let device = String(repeating: "ab", count: 32)
             let path = hub.baseURL + "/_sandbox/apns/news/devices/\(device)"
             let listen = ("Authorization", hub.token(hub.listen))
-            #expect(try await hub.raw(.PUT, path, headers: [listen]).status < 300)
+            let claimed = try await hub.raw(.PUT, path, headers: [listen])
+            #expect(claimed.status < 300)
+            let secret = (SandboxDelivery.claimSecretHeader, ClaimTests.secret(of: claimed) ?? "")
             let refused = try await hub.raw(
-                .GET, path + "/stream", headers: [listen, ("Last-Event-ID", String(repeating: "9", count: 10_000))])
+                .GET, path + "/stream", headers: [listen, secret, ("Last-Event-ID", String(repeating: "9", count: 10_000))])
             #expect(refused.status == 400)
             #expect(refused.body.contains("'\(String(repeating: "9", count: 40))'"), "\(refused.body.prefix(300))")
             #expect(refused.body.count < 1_000, "\(refused.body.count) bytes")

@@ -47,7 +47,7 @@ import Testing
             #expect(first.status == 200 && first.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true)
             let secret = try #require(ClaimTests.secret(of: first))
             #expect(SandboxClaim.isSecret(secret))
-            try await hub.put(newsInstallation("t", device: device, tags: ["World"]))
+            try await hub.put(newsInstallation("t", device: device, tags: ["World"]), claimSecret: secret)
             #expect(try await Self.send(hub, "private", token: hub.token(hub.full)).status == 201)
             let read = try await RealDeliveryTests.eventually { () async throws -> RawResponse? in
                 let page = try await Self.call(hub, .GET, device, "inbox", secret: secret)
@@ -58,6 +58,9 @@ import Testing
             func said(_ response: RawResponse) -> String? { response.errorDetail?.components(separatedBy: "TrackingId").first }
             let unknown = said(try await Self.call(hub, .GET, randomDevice(), "stream", secret: nil))
             // Without the secret, or with another, the token is a token the hub does not know.
+            // An inbox of a token the hub knows nothing of (no deliveries either) answers so too.
+            let unknownInbox = try await Self.call(hub, .GET, randomDevice(), "inbox", secret: nil)
+            #expect(unknownInbox.status == 404 && said(unknownInbox) == unknown)
             for wrong in [nil, SandboxClaim.makeSecret(), "short", String(repeating: "x", count: 10_000)] {
                 for resource in ["inbox", "stream"] {
                     let refused = try await Self.call(hub, .GET, device, resource, secret: wrong)
@@ -78,6 +81,118 @@ import Testing
             #expect(try await Self.call(hub, .GET, device, "inbox", secret: nil, key: hub.full).status == 200)
             #expect(try await Self.call(hub, .DELETE, device, nil, secret: secret).status == 204)
         }
+    }
+
+    /// A claimed token is a push channel only of its terminal's installation (issue 44's
+    /// review): another's installation or registration on it, made with the Listen key and the
+    /// token, would put news of its own in the terminal's log, and keep what was delivered to
+    /// the token once the terminal let it go, for the token alone to read. 409, unless the
+    /// write carries the claim's secret (or a Manage key); once the terminal lets its claim go,
+    /// nothing of the token is kept.
+    @Test func aClaimedTokenIsThePushChannelOfItsTerminalOnly() async throws {
+        try await RouterHub.with { hub in
+            let device = randomDevice().lowercased()
+            let secret = try #require(ClaimTests.secret(of: try await Self.claim(hub, device)))
+            try await hub.put(newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
+            let other = newsInstallation("other", device: device, tags: ["World"])
+            for proof in [nil, SandboxClaim.makeSecret()] {
+                let refused = try await hub.putting(other, claimSecret: proof)
+                #expect(refused.status == 409 && refused.errorDetail?.contains("only its terminal names it") == true)
+            }
+            // Nor by a PATCH that moves an installation's channel to it.
+            try await hub.put(newsInstallation("moving", device: randomDevice(), tags: ["World"]))
+            let patch = try await hub.installationCall(
+                .PATCH, "moving", contentType: "application/json-patch+json",
+                body: #"[{"op":"replace","path":"/pushChannel","value":"\#(device)"}]"#)
+            #expect(patch.status == 409, "\(patch.body)")
+            // Nor by a registration.
+            var registration = Registration(kind: .appleNative, deviceToken: device, tags: ["World"])
+            registration.registrationId = "reg-1"
+            let atom = try await hub.raw(
+                .PUT, "\(hub.baseURL)/news/registrations/reg-1?api-version=2020-06",
+                headers: [
+                    ("Authorization", hub.token(hub.listen)), ("Content-Type", "application/atom+xml;type=entry;charset=utf-8"),
+                ], body: registration.requestEntryXML)
+            #expect(atom.status == 409, "\(atom.body)")
+            // An operator may.
+            #expect(try await hub.putting(other, as: hub.full).status == 200)
+            #expect(try await hub.installationCall(.DELETE, "other", key: hub.full).status == 204)
+            // The terminal lets go: its installation, then its claim; nothing of the token stays.
+            #expect(try await Self.send(hub, "private", token: hub.token(hub.full)).status == 201)
+            _ = try await RealDeliveryTests.eventually { () async throws -> Bool? in
+                try await Self.call(hub, .GET, device, "inbox", secret: secret).body.contains("private") ? true : nil
+            }
+            #expect(try await hub.installationCall(.DELETE, "terminal").status == 204)
+            #expect(try await Self.call(hub, .DELETE, device, nil, secret: secret).status == 204)
+            let after = try await Self.call(hub, .GET, device, "inbox", secret: nil)
+            #expect(!after.body.contains("private"), "\(after.body)")
+        }
+    }
+
+    /// A claim whose stored digest is unreadable (written by hand) fails closed: no secret opens
+    /// it, a claim of it is 409, and its terminal takes a new token.
+    @Test func aClaimWhoseDigestIsUnreadableOpensNothing() async throws {
+        let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
+        let store = try SQLiteHubStore(path: path)
+        let device = randomDevice().lowercased()
+        try await store.apply([
+            .claimDevice(hub: "news", device: device, at: Date(), secretDigest: String(repeating: "A", count: 64))
+        ])
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE sandbox_device SET secret_hash = 'not a digest'")
+        }
+        try await RouterHub.with(store: store) { hub throws in
+            for secret: String? in [nil, SandboxClaim.makeSecret()] {
+                #expect(try await Self.call(hub, .GET, device, "inbox", secret: secret).status == 404)
+                #expect(try await Self.claim(hub, device, secret: secret).status == 409)
+            }
+        }
+    }
+
+    /// Two nodes on one database, each asked at once for the first claim of one token: one
+    /// claim is answered its secret, every other one 409 (the later commit meets the claim
+    /// made since it was resolved, and a digest a claim holds is never replaced).
+    @Test(.tags(.live, .postgres), .fullSuiteOnly) func concurrentFirstClaimsOnTwoNodesGiveOneSecret() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let (first, second) = (
+            try await TestHub.start(configure: {
+                $0.storeURL = url
+                $0.nodeName = "a"
+            }),
+            try await TestHub.start(configure: {
+                $0.storeURL = url
+                $0.nodeName = "b"
+            })
+        )
+        do {
+            for _ in 0..<8 {
+                let device = randomDevice().lowercased()
+                let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                    for hub in [first, second, first, second, first, second] {
+                        group.addTask {
+                            let answer = try await ClaimTests.claim(hub, device)
+                            return (answer.status, ClaimTests.secret(of: answer))
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(
+                    statuses.filter { $0.0 == 200 }.count == 1 && statuses.allSatisfy { [200, 409].contains($0.0) },
+                    "\(statuses.map(\.0))")
+                let secret = try #require(statuses.first { $0.0 == 200 }?.1)
+                for hub in [first, second] {
+                    let stream = try await ClaimTests.call(
+                        hub, .GET, SandboxDelivery.path(hub: "news", device: device, resource: "inbox"), secret: secret)
+                    #expect(stream.status == 200, "the secret answered works on both nodes")
+                }
+            }
+        } catch {
+            await first.stop()
+            await second.stop()
+            throw error
+        }
+        await first.stop()
+        await second.stop()
     }
 
     /// The token of an iPhone an installation registered (never claimed) cannot be claimed:
@@ -118,8 +233,8 @@ import Testing
     @Test func aTestSendShowsATerminalsTokenOnlyToManage() async throws {
         try await RouterHub.with(rules: [("backend", [.send])]) { hub in
             let device = randomDevice().lowercased()
-            _ = try await Self.claim(hub, device)
-            try await hub.put(newsInstallation("t", device: device, tags: ["World"]))
+            let secret = ClaimTests.secret(of: try await Self.claim(hub, device))
+            try await hub.put(newsInstallation("t", device: device, tags: ["World"]), claimSecret: secret)
             let sender = hub.token(try hub.connectionString(rule: "backend"))
             let cut = try await Self.send(hub, "shown", token: sender, test: true)
             #expect(cut.status == 201 && cut.headers.first(name: "Content-Type")?.contains("utf-8") == true)

@@ -52,7 +52,7 @@ import Testing
                 secrets[device] = Self.secret(of: claimed)
             }
             try await hub.client(hub.listen).createOrUpdateInstallation(
-                newsInstallation("i", device: installed, tags: ["World"]))
+                newsInstallation("i", device: installed, tags: ["World"]), claimSecret: secrets[installed])
             // A stream held open the whole time.
             let stream = Task { [secrets] in
                 try? await readStream(
@@ -134,7 +134,7 @@ import Testing
                 #expect(claimed.status == 200)
                 secrets[device] = Self.secret(of: claimed)
                 try await hub.client(hub.listen).createOrUpdateInstallation(
-                    newsInstallation("i-\(device)", device: device, tags: ["World"]))
+                    newsInstallation("i-\(device)", device: device, tags: ["World"]), claimSecret: secrets[device])
             }
             _ = try await hub.client(hub.full).send(.template(["messageParam": "hi"]), tagExpression: "World")
             let deadline = ContinuousClock.now + .seconds(30)

@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    /// A key two rules share signs for both: a rule of its own carrying the Listen key every
+    /// app ships, with every right, made that key a Full one (issue 44's review). Names that
+    /// differ only in case are one name to Azure. Both are refused.
+    @Test func rulesThatShareAKeyOrDifferOnlyInCaseAreRefused() throws {
+        var rules = HubKeys.defaultRules()
+        let listenKey = try #require(rules.first { $0.name == Self.listen }?.primaryKey)
+        rules.append(AuthorizationRule(name: "evil", primaryKey: listenKey, secondaryKey: HubKeys.makeKey(), rights: .full))
+        let shared = LocalHubKeyFile.Contents(hubs: ["news": rules]).problems()
+        #expect(shared.contains { $0.contains("share a key") }, "\(shared)")
+        let cased = LocalHubKeyFile.Contents(
+            hubs: [
+                "news": HubKeys.defaultRules() + [
+                    AuthorizationRule(
+                        name: Self.listen.lowercased(), primaryKey: HubKeys.makeKey(), secondaryKey: HubKeys.makeKey(),
+                        rights: .full)
+                ]
+            ]
+        ).problems()
+        #expect(cased.contains { $0.contains("differ only in case") }, "\(cased)")
+        #expect(LocalHubKeyFile.Contents(hubs: ["news": HubKeys.defaultRules()]).problems().isEmpty)
+    }
+
     /// A version-1 file keeps its keys as the primaries, gains secondaries, and is written
     /// back as version 2, mode 0600.
     @Test func aVersionOneFileIsUpgradedKeepingItsKeys() throws {

@@ -45,6 +45,32 @@ import Testing
         }
     }
 
+    /// The mark is checked against the rows and the gaps at every start: one whose row is gone
+    /// (deleted by hand) is made again, and numbering goes on above the log that retention
+    /// emptied (the gaps remember what it held).
+    @Test(.tags(.live, .postgres), .fullSuiteOnly) func aNodeMakesAMarkThatIsGoneAgainAtItsStart() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let store = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
+        var done = HubStoreConformanceTests.notification("n1")
+        done.state = .completed
+        done.ended = HubStoreConformanceTests.t0
+        let first = try await store.record([
+            DispatchRecord(notification: done, deliveries: (0..<3).map { _ in HubStoreConformanceTests.delivery(0) })
+        ]).map(\.seq)
+        _ = try await store.prune(before: HubStoreConformanceTests.t0, maximumLogBytes: 1)
+        _ = try await PostgresServer.shared().psql("DELETE FROM meta WHERE key = 'delivery_high'", database: url)
+        store.shutdown()
+        let restarted = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        defer { restarted.shutdown() }
+        try await restarted.apply([.insertNotification(HubStoreConformanceTests.notification("n2"))])
+        let next = try await restarted.record([
+            DispatchRecord(notification: done, deliveries: [HubStoreConformanceTests.delivery(0, notification: "n2")])
+        ]).map(\.seq)
+        let last = try #require(first.max())
+        #expect(next.count == 1 && next[0] > last, "\(next) after \(first)")
+    }
+
     /// The bug this guards against, end to end on one node of PostgreSQL: retention empties
     /// the log during a quiet spell, then news comes. A stream open through it, and a stream
     /// that resumes after its last number, both get every send (earlier, the log was

@@ -94,7 +94,7 @@ import Testing
             secret = try await client.claimSandboxDevice(device).secret
             #expect(secret != nil)
         }
-        try await client.createOrUpdateInstallation(newsInstallation(id, device: device, tags: ["World"]))
+        try await client.createOrUpdateInstallation(newsInstallation(id, device: device, tags: ["World"]), claimSecret: secret)
         return secret
     }
 
@@ -283,7 +283,8 @@ import Testing
             let terminal = randomDevice()
             let secret = try await listen.claimSandboxDevice(terminal).secret
             #expect(secret != nil)
-            try await listen.createOrUpdateInstallation(newsInstallation("terminal", device: terminal, tags: ["Sports"]))
+            try await listen.createOrUpdateInstallation(
+                newsInstallation("terminal", device: terminal, tags: ["Sports"]), claimSecret: secret)
             let slow = try #require(
                 try await full.send(.template(["messageParam": "slow"]), tagExpression: "World").notificationId)
             // Its first commit is made; APNs has it and does not answer.

@@ -85,7 +85,7 @@ public struct Subscriber: Sendable {
             // A terminal's token is the built-in push service's: claimed first, so that a hub
             // delivering to Apple never sends it there, even while this terminal is away.
             try await claim(with: client)
-            try await client.createOrUpdateInstallation(installation(categories, now: now))
+            try await client.createOrUpdateInstallation(installation(categories, now: now), claimSecret: currentSecret())
             await afterRegistration(current)
         } catch let hubError {
             error = hubError

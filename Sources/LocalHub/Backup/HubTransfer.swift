@@ -58,7 +58,10 @@ public enum HubTransfer {
             let source = try SQLiteHubStore(path: snapshotFile.path)
             defer { try? source.close() }
             // Whichever says more, each read as data (a value out of range counts for nothing).
-            let highest = max(info.highestSequence, (try? await source.sequenceHighWater()) ?? 0)
+            // Past the headroom the new epoch numbers its log afresh, and the deliveries numbered
+            // that high (written by hand) are left out: the restored hub can send.
+            var highest = max(info.highestSequence, (try? await source.sequenceHighWater()) ?? 0)
+            if highest >= StoredRange.restoreHeadroom { highest = 0 }
             let counts = try await write(
                 source, to: destination, keys: LocalHubKeyFile.encode(keys), highest: highest, deliveries: deliveries,
                 replacing: replacing)
@@ -177,12 +180,13 @@ public enum HubTransfer {
         while true {
             let page = try await source.deliveryPage(after: after, limit: 2000)
             guard let through = page.through else { break }
-            counts.skipped += page.skipped
-            counts.deliveries += page.deliveries.count
-            try await target.importDeliveries(page.deliveries)
+            let kept = page.deliveries.filter { $0.seq < StoredRange.restoreHeadroom }
+            counts.skipped += page.skipped + page.deliveries.count - kept.count
+            counts.deliveries += kept.count
+            try await target.importDeliveries(kept)
             after = through
         }
-        try await target.importGaps(try await source.gaps())
+        try await target.importGaps(try await source.gaps().filter { $0.gap.through < StoredRange.restoreHeadroom })
         return counts
     }
 }

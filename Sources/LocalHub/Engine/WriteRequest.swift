@@ -4,13 +4,14 @@ import NotificationHubs
 /// A change the hub is asked to make. The writer applies changes one batch at a time, in the
 /// order they arrived, each batch in one durable commit (group commit).
 public enum WriteRequest: Sendable {
-    /// Create or overwrite; the installation is already validated.
-    case putInstallation(hub: String, Installation)
-    case patchInstallation(hub: String, id: String, [InstallationPatchOperation])
+    /// Create or overwrite; the installation is already validated. `proof` is what the
+    /// request carries to name a claimed device as its push channel.
+    case putInstallation(hub: String, Installation, proof: ClaimProof = .none)
+    case patchInstallation(hub: String, id: String, [InstallationPatchOperation], proof: ClaimProof = .none)
     case deleteInstallation(hub: String, id: String)
     /// Create (`id == nil`, a new id is made) or create-or-update a registration, optionally
     /// only if its ETag matches.
-    case putRegistration(hub: String, id: String?, Registration, ifMatch: String?)
+    case putRegistration(hub: String, id: String?, Registration, ifMatch: String?, proof: ClaimProof = .none)
     case deleteRegistration(hub: String, id: String, ifMatch: String?)
     case enqueue(StoredNotification)
     /// Claims an APNs token for the built-in push service: a terminal's, never sent to Apple.
@@ -46,6 +47,15 @@ public enum WriteRequest: Sendable {
             return false
         }
     }
+}
+
+/// What a write carries to name a device claimed for the built-in push service as a push
+/// channel: the claim's secret (`SandboxDelivery.claimSecretHeader`: its terminal), or an
+/// operator's right (Manage), or nothing.
+public enum ClaimProof: Sendable, Hashable {
+    case none
+    case secret(String)
+    case manage
 }
 
 /// An installation or registration found expired.

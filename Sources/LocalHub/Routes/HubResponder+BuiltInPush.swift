@@ -48,8 +48,8 @@ extension HubResponder {
         listen.get("stream") { request, context in
             let r = HubRequest(request, context)
             return try await self.stream(
-                hub: context.hub, device: try context.deviceParameter(), after: try await self.resumePoint(r), r: r,
-                channel: context.channel, credential: context.credential)
+                hub: context.hub, device: try context.deviceParameter(), r: r, channel: context.channel,
+                credential: context.credential)
         }
         listen.get("inbox") { request, context in try await self.page(HubRequest(request, context), context) }
         let deliveries = devices.group(":token/deliveries").add(middleware: Requires(.manage, of: self, audience: .hub))
@@ -104,6 +104,12 @@ extension HubResponder {
         else { throw refusal }
     }
 
+    /// What a write naming a claimed device as its push channel shows of its claim.
+    func claimProof(_ r: HubRequest) -> ClaimProof {
+        if r.rights.contains(.manage) { return .manage }
+        return r.header(SandboxDelivery.claimSecretHeader).map(ClaimProof.secret) ?? .none
+    }
+
     /// What a release of a token not claimed (or claimed, asked without its secret) is told.
     static let notClaimed = HubRefusal(.notFound, WriteRefusal.notClaimed)
 
@@ -115,13 +121,20 @@ extension HubResponder {
 
     /// A page of a device's deliveries: its inbox (Listen) or, for an operator, its deliveries.
     func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {
+        let device = try context.deviceParameter()
+        // A claimed token is read only with its claim's secret, before anything else is done.
+        try await proveClaim(r, hub: context.hub, device: device)
         let since = try await resumePoint(r)
         let limit = max(1, min(try pagingNumber(r, "limit") ?? 100, Self.pageLimit))
-        let device = try context.deviceParameter()
-        // A token no longer registered keeps what was delivered to it (a terminal that moved to
-        // a new token fetches it); a claimed one is read only with its claim's secret.
-        try await proveClaim(r, hub: context.hub, device: device)
         let (gap, deliveries) = try await engine.deliveries.backlog(hub: context.hub, device: device, since: since, limit: limit)
+        // A token no longer registered keeps what was delivered to it (a terminal that moved to
+        // a new token fetches it); one that the hub knows nothing of answers as the stream does,
+        // as a claimed one asked without its secret does.
+        if !r.rights.contains(.manage), gap == nil, deliveries.isEmpty,
+            try await engine.deviceStanding(hub: context.hub, device: device) == .unknown
+        {
+            throw Self.unknownDevice
+        }
         let json = JSONValue.object(dropping: [
             ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
             ("epoch", .string(engine.epoch)),
@@ -154,13 +167,14 @@ extension HubResponder {
     /// shuts down, or the token that opened it expires (its `se`): it ends as any stream
     /// does, and its client opens it again with a fresh token, resuming where it was.
     func stream(
-        hub: String, device: String, after since: Int64, r: HubRequest, channel: any Channel,
-        credential: StreamCredential? = nil
+        hub: String, device: String, r: HubRequest, channel: any Channel, credential: StreamCredential? = nil
     ) async throws -> Response {
         let (request, trackingId) = (r.request, r.trackingId)
         let standing = try await engine.deviceStanding(hub: hub, device: device)
         guard standing != .unknown else { throw Self.unknownDevice }
         if standing == .claimed { try await proveClaim(r, hub: hub, device: device) }
+        // Read once the device is known and its claim proven.
+        let since = try await resumePoint(r)
         let client = r.client.key
         let log = engine.deliveries
         // The stream takes its place before it is answered, in one step with the check, so that

@@ -36,7 +36,7 @@ extension HubResponder {
             throw HubRefusal.badRequest(error.description)
         }
         try spend(r, bytes: bytes.count, newDevice: !engine.holdsInstallation(hub: hub, id: id))
-        _ = try await engine.write(.putInstallation(hub: hub, stored))
+        _ = try await engine.write(.putInstallation(hub: hub, stored, proof: claimProof(r)))
         var headers = HTTPFields()
         headers[Self.contentLocation] = "\(baseURL(r))/\(hub)/installations/\(id)"
         return HubReply.empty(.ok, trackingId: r.trackingId, headers: headers)
@@ -62,7 +62,8 @@ extension HubResponder {
             throw HubRefusal.badRequest("The patch is invalid: \(error)")
         }
         try spend(r, bytes: bytes.count, newDevice: false)
-        _ = try await engine.write(.patchInstallation(hub: context.hub, id: try context.parameter("id"), operations))
+        _ = try await engine.write(
+            .patchInstallation(hub: context.hub, id: try context.parameter("id"), operations, proof: claimProof(r)))
         return HubReply.empty(.ok, trackingId: r.trackingId)
     }
 

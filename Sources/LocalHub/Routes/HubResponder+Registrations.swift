@@ -76,7 +76,7 @@ extension HubResponder {
             r, bytes: registration.storedSize, newDevice: id.map { !engine.holdsRegistration(hub: hub, id: $0) } ?? true)
         guard
             case .registration(let stored) = try await engine.write(
-                .putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch))
+                .putRegistration(hub: hub, id: id, registration, ifMatch: ifMatch, proof: claimProof(r)))
         else { throw HubRefusal(.internalServerError, "The registration was not stored") }
         return entryResponse(stored, hub: hub, status: .ok, r: r)
     }

@@ -9,9 +9,9 @@ public enum HubMutation: Sendable {
     case deleteRegistration(hub: String, id: String)
     case insertNotification(StoredNotification)
     /// An APNs token of the built-in push service (`HubSnapshot.claimedDevices`), claimed or
-    /// renewed: its claim counts from `at`. `secretDigest`, when given, is its secret's digest
-    /// from now on (a new claim, or a claim of before secrets given its first); nil keeps the
-    /// one it has.
+    /// renewed: its claim counts from `at`. `secretDigest` is its secret's digest when it has
+    /// none yet (a new claim, or a claim of before secrets given its first): a digest a claim
+    /// holds is never replaced, so of two claims made at once the first written keeps it.
     case claimDevice(hub: String, device: String, at: Date, secretDigest: String? = nil)
     /// A claim given up: by its terminal, by an operator, or because nothing used it.
     case releaseDevice(hub: String, device: String)

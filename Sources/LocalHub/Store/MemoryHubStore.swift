@@ -79,7 +79,7 @@ public actor MemoryHubStore: HubStore {
             case .claimDevice(let hub, let device, let at, let digest):
                 if let i = claimedDevices.firstIndex(where: { $0.hub == hub && $0.device == device }) {
                     claimedDevices[i].at = at
-                    if let digest { claimedDevices[i].secretDigest = digest }
+                    if claimedDevices[i].secretDigest == nil { claimedDevices[i].secretDigest = digest }
                 } else {
                     claimedDevices.append((hub, device, at, digest))
                 }

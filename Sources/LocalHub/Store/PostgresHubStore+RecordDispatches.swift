@@ -47,7 +47,8 @@ extension PostgresHubStore {
                     RETURNING delivery.seq)
                 SELECT COALESCE(array_agg(given.n ORDER BY given.n), '{}') INTO missed
                 FROM given WHERE NOT EXISTS (SELECT 1 FROM added WHERE added.seq = given.num);
-                UPDATE meta SET value = reach::text WHERE key = 'delivery_high' AND value::bigint < reach;
+                INSERT INTO meta (key, value) VALUES ('delivery_high', reach::text)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE meta.value::bigint < reach;
                 IF cardinality(missed) < cardinality(numbers) THEN
                     PERFORM pg_notify('hub_wake', wake);
                 END IF;

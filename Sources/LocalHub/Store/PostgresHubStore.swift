@@ -39,6 +39,7 @@ public final class PostgresHubStore: HubStore, Sendable {
             try await reachability.withDeadline {
                 try await Self.withStoreErrors { try await Self.migrate(client, logger: self.logger) }
             }
+            try await settleHighWater()
         } catch {
             shutdown()
             throw error
@@ -279,7 +280,7 @@ public final class PostgresHubStore: HubStore, Sendable {
                             INSERT INTO sandbox_device (hub, device, claimed, secret_hash)
                             VALUES (\(hub), \(device), \(at.timeIntervalSince1970), \(digest))
                             ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed,
-                                secret_hash = COALESCE(excluded.secret_hash, sandbox_device.secret_hash)
+                                secret_hash = COALESCE(sandbox_device.secret_hash, excluded.secret_hash)
                             RETURNING (xmax = 0) AS inserted
                             """, logger: self.logger
                         ).collect().first?.makeRandomAccess()["inserted"].decode(Bool.self) ?? true

@@ -40,11 +40,11 @@ extension SQLiteHubStore {
             let step = try await pool.write { db -> (PruneReport, Bool)? in
                 guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM delivery") else { return nil }
                 // The last payload of this step: the first whose deliveries reach a step past
-                // the oldest, or `through`.
+                // the oldest, or `through`. (Numbers are read as data: held to their range.)
                 let cut =
                     try Int64.fetchOne(
                         db, sql: "SELECT MIN(id) FROM payload WHERE id <= ? AND last_seq >= ?",
-                        arguments: [through, first + Self.pruneStep]) ?? through
+                        arguments: [through, StoredRange.clamped(first) + Self.pruneStep]) ?? through
                 guard let seq = try Int64.fetchOne(db, sql: "SELECT MAX(last_seq) FROM payload WHERE id <= ?", arguments: [cut])
                 else { return nil }
                 return (try Self.removeLog(through: cut, seq: seq, in: db), cut >= through)
@@ -93,12 +93,14 @@ extension SQLiteHubStore {
                 SELECT id, length(body) AS size, CASE WHEN typeof(last_seq) = 'integer' THEN last_seq ELSE 0 END AS last_seq
                 FROM payload ORDER BY id
                 """)
-        var previous: Int64 = try Int64.fetchOne(db, sql: "SELECT MIN(seq) - 1 FROM delivery") ?? 0
+        // Numbers read as data, held to their range, so that nothing here overflows.
+        var previous = StoredRange.clamped(try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM delivery") ?? 1) - 1
         var cut: (Int64, Int64)?
         while excess > 0, let row = try payloads.next() {
-            let last: Int64 = row["last_seq"]
+            let last = StoredRange.clamped(row["last_seq"])
             let size: Int64 = row["size"]
-            excess -= size + max(0, last - previous) * deliveryRowBytes
+            let (rows, overflow) = max(0, last - previous).multipliedReportingOverflow(by: deliveryRowBytes)
+            excess -= overflow ? excess : size + rows
             previous = max(previous, last)
             cut = (row["id"], max(cut?.1 ?? 0, last))
         }

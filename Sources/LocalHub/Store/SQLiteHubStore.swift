@@ -198,7 +198,7 @@ public final class SQLiteHubStore: HubStore {
                         sql: """
                             INSERT INTO sandbox_device (hub, device, claimed, secret_hash) VALUES (?, ?, ?, ?)
                             ON CONFLICT (hub, device) DO UPDATE SET claimed = excluded.claimed,
-                                secret_hash = COALESCE(excluded.secret_hash, sandbox_device.secret_hash)
+                                secret_hash = COALESCE(sandbox_device.secret_hash, excluded.secret_hash)
                             """
                     ).execute(arguments: [hub, device, at.timeIntervalSince1970, digest])
                 case .releaseDevice(let hub, let device):

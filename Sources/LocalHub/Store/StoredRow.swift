@@ -19,6 +19,15 @@ enum StoredRange {
     /// Counts kept in rows (a gap's deliveries, a send's starts).
     static let count: ClosedRange<Int64> = 0...(1 << 62)
 
+    /// Numbers from which a restore or a move numbers its log afresh (in its new epoch), rather
+    /// than on above them: a backup's numbers this high were written by hand, and numbering on
+    /// would leave the restored hub too few to send with.
+    static let restoreHeadroom: Int64 = 1 << 61
+
+    /// `value` held to the range of delivery numbers: for arithmetic on what a store holds,
+    /// which must never overflow whatever a row says.
+    static func clamped(_ value: Int64) -> Int64 { min(max(value, sequence.lowerBound), sequence.upperBound) }
+
     /// `value` when it is a delivery number, else the reason naming `what`.
     static func sequence(_ value: Int64, _ what: String) throws(QuarantineReason) -> Int64 {
         guard sequence.contains(value) else {
@@ -162,13 +171,17 @@ enum HubEpoch {
 
 /// The digest of a claim's secret (`SandboxClaim.digest`) as a store keeps it.
 enum ClaimDigest {
-    /// A stored digest when it has the shape of one (64 hex digits), else nil: a claim whose
-    /// digest is unreadable counts as one of before secrets, which the next claim of its
-    /// token gives one.
+    /// What no secret's digest is: the digest of a claim whose stored digest is unreadable, so
+    /// that the claim fails closed (no secret opens it; its terminal takes a new token).
+    static let unreadable = "unreadable"
+
+    /// A stored digest: nil for none (a claim of before secrets), the digest when it has the
+    /// shape of one (64 hex digits), else `unreadable`.
     static func stored(_ text: String?) -> String? {
-        guard let text, text.utf8.count == 64,
+        guard let text else { return nil }
+        guard text.utf8.count == 64,
             text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) })
-        else { return nil }
+        else { return unreadable }
         return text.uppercased()
     }
 }

@@ -133,10 +133,12 @@ public struct HubClient: Sendable {
     // MARK: Installations
 
     /// `PUT /{hub}/installations/{id}`: creates or overwrites an installation (200).
-    public func createOrUpdateInstallation(_ installation: Installation) async throws(HubError) {
+    /// `claimSecret`: the secret of the claim of the installation's push channel, which the local
+    /// hub asks for when the channel is a terminal's claimed token (`SandboxClaim`).
+    public func createOrUpdateInstallation(_ installation: Installation, claimSecret: String? = nil) async throws(HubError) {
         _ = try await call(
-            .PUT, "installations/\(Self.segment(installation.installationId))", body: installation.json.text,
-            contentType: "application/json", expect: [200, 201])
+            .PUT, "installations/\(Self.segment(installation.installationId))", headers: Self.claimHeaders(claimSecret),
+            body: installation.json.text, contentType: "application/json", expect: [200, 201])
     }
 
     /// `PATCH /{hub}/installations/{id}` with JSON-Patch operations (200).

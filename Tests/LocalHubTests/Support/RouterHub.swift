@@ -99,24 +99,30 @@ struct RouterHub: Sendable {
     }
 
     /// Stores `installation` with the Listen key, as a device does: a test's set-up.
-    func put(_ installation: Installation) async throws {
-        try Self.expectStored(try await putting(installation))
+    func put(_ installation: Installation, claimSecret: String? = nil) async throws {
+        try Self.expectStored(try await putting(installation, claimSecret: claimSecret))
     }
 
     /// `PUT /{hub}/installations/{id}` of `installation` as `HubClient` sends it, with the key
-    /// `as` (default Listen); the answer, whatever it is.
-    func putting(_ installation: Installation, as key: ConnectionString? = nil) async throws -> RawResponse {
+    /// `as` (default Listen) and the claim secret of its push channel when given; the answer,
+    /// whatever it is.
+    func putting(_ installation: Installation, as key: ConnectionString? = nil, claimSecret: String? = nil) async throws
+        -> RawResponse
+    {
         try await installationCall(
-            .PUT, installation.installationId, key: key, contentType: "application/json", body: installation.json.text)
+            .PUT, installation.installationId, key: key, contentType: "application/json", body: installation.json.text,
+            claimSecret: claimSecret)
     }
 
     /// A request to `/{hub}/installations/{id}` as `HubClient` sends it, with the key `key`
     /// (default Listen).
     func installationCall(
-        _ method: HTTPMethod, _ id: String, key: ConnectionString? = nil, contentType: String? = nil, body: String? = nil
+        _ method: HTTPMethod, _ id: String, key: ConnectionString? = nil, contentType: String? = nil, body: String? = nil,
+        claimSecret: String? = nil
     ) async throws -> RawResponse {
         var headers = [("Authorization", token(key ?? listen))]
         if let contentType { headers.append(("Content-Type", contentType)) }
+        if let claimSecret { headers.append((SandboxDelivery.claimSecretHeader, claimSecret)) }
         return try await raw(
             method, "\(baseURL)/\(hub)/installations/\(id)?api-version=2020-06", headers: headers, body: body)
     }

@@ -67,11 +67,12 @@ struct WriteBatch {
 
     mutating func resolve(_ request: WriteRequest) -> WriteResolution {
         switch request {
-        case .putInstallation(let hub, let installation): return putInstallation(hub, installation)
-        case .patchInstallation(let hub, let id, let operations): return patchInstallation(hub, id, operations)
+        case .putInstallation(let hub, let installation, let proof): return putInstallation(hub, installation, proof)
+        case .patchInstallation(let hub, let id, let operations, let proof):
+            return patchInstallation(hub, id, operations, proof)
         case .deleteInstallation(let hub, let id): return deleteInstallation(hub, id)
-        case .putRegistration(let hub, let id, let registration, let ifMatch):
-            return putRegistration(hub, id, registration, ifMatch: ifMatch)
+        case .putRegistration(let hub, let id, let registration, let ifMatch, let proof):
+            return putRegistration(hub, id, registration, ifMatch: ifMatch, proof: proof)
         case .deleteRegistration(let hub, let id, let ifMatch): return deleteRegistration(hub, id, ifMatch: ifMatch)
         case .enqueue(let notification): return enqueue(notification)
         case .fireScheduled(let hub, let id): return fireScheduled(hub, id)
@@ -110,7 +111,8 @@ struct WriteBatch {
 
     // MARK: - Installations
 
-    private mutating func putInstallation(_ hub: String, _ given: Installation) -> WriteResolution {
+    private mutating func putInstallation(_ hub: String, _ given: Installation, _ proof: ClaimProof) -> WriteResolution {
+        guard mayName(hub, given.pushChannel?.handle, platform: given.platform, proof) else { return Self.claimedChannel }
         var installation = given
         installation.expirationTime = expiry(given.expirationTime)
         let id = installation.installationId
@@ -133,9 +135,9 @@ struct WriteBatch {
         return .installation(installation)
     }
 
-    private mutating func patchInstallation(_ hub: String, _ id: String, _ operations: [InstallationPatchOperation])
-        -> WriteResolution
-    {
+    private mutating func patchInstallation(
+        _ hub: String, _ id: String, _ operations: [InstallationPatchOperation], _ proof: ClaimProof
+    ) -> WriteResolution {
         reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
         guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
         var installation = current
@@ -145,10 +147,38 @@ struct WriteBatch {
         } catch {
             return .invalid(error.description)
         }
+        guard mayName(hub, installation.pushChannel?.handle, platform: installation.platform, proof) else {
+            return Self.claimedChannel
+        }
         guard fits(hub, installation.storedSize - current.storedSize) else { return overBudget }
         setInstallation(hub, id, installation)
         return .installation(installation)
     }
+
+    /// Whether a write may name `handle` (of `platform`) as a push channel. A device token
+    /// claimed with a secret is named only with that secret (its terminal) or by an operator
+    /// (Manage): another's installation on it would keep what was delivered to the token after
+    /// its terminal let it go, and put news of its own in the terminal's log. The claim is
+    /// read (a commit checks it against a claim made since on another node).
+    private mutating func mayName(_ hub: String, _ handle: String?, platform: Platform, _ proof: ClaimProof) -> Bool {
+        guard let handle, platform == .apns, DeviceToken.isValid(handle) else { return true }
+        let device = TagIndex.device(handle, platform: platform)
+        let key = Self.key(hub, device)
+        reads.append(Resolution.Read(kind: "s", hub: hub, id: device, exact: true))
+        if claimed[key] == false { return true }
+        guard let digest = claimDigests[key] ?? state.directory.withLock({ $0[hub]?.claimSecrets[device] }) else {
+            return true
+        }
+        switch proof {
+        case .manage: return true
+        case .secret(let secret): return SandboxClaim.isSecret(secret) && ConstantTime.equal(SandboxClaim.digest(secret), digest)
+        case .none: return false
+        }
+    }
+
+    static let claimedChannel = WriteResolution.conflict(
+        "The push channel is a device token a terminal claimed for the built-in push service: only its terminal names it, "
+            + "with its claim's secret (\(SandboxDelivery.claimSecretHeader))")
 
     private mutating func deleteInstallation(_ hub: String, _ id: String) -> WriteResolution {
         reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
@@ -197,9 +227,10 @@ struct WriteBatch {
 
     // MARK: - Registrations
 
-    private mutating func putRegistration(_ hub: String, _ requestedId: String?, _ given: Registration, ifMatch: String?)
-        -> WriteResolution
-    {
+    private mutating func putRegistration(
+        _ hub: String, _ requestedId: String?, _ given: Registration, ifMatch: String?, proof: ClaimProof
+    ) -> WriteResolution {
+        guard mayName(hub, given.deviceToken, platform: .apns, proof) else { return Self.claimedChannel }
         let id = requestedId ?? HubEngine.makeRegistrationId()
         reads.append(Resolution.Read(kind: "r", hub: hub, id: id, exact: true))
         let existing = currentRegistration(hub, id)
@@ -311,6 +342,9 @@ struct WriteBatch {
         }
         guard let (wasClaimed, storedDigest, count) = held else { return .notFound("The hub '\(hub)' is not served") }
         let key = Self.key(hub, device)
+        // On a shared store, a claim of the token committed on another node since these tables'
+        // position moves this batch: resolved again, it meets that claim (409).
+        reads.append(Resolution.Read(kind: "s", hub: hub, id: device, exact: true))
         if claimed[key] ?? wasClaimed {
             guard let digest = claimDigests[key] ?? storedDigest else { return issueSecret(hub, device, key) }
             guard let secret, SandboxClaim.isSecret(secret), ConstantTime.equal(SandboxClaim.digest(secret), digest) else {
