@@ -108,11 +108,12 @@ bench-cluster: bench-build
 	"$$($(SWIFT) build -c release --show-bin-path)/breaking-news-bench" --only cluster --cluster-runs $(CLUSTER_RUNS) \
 		$(BENCH_FLAGS)
 
-# libFuzzer over every parser of the wire library, with AddressSanitizer (and its leak
-# check): each target runs FUZZ_SECONDS (FUZZ_TARGETS to choose). See README, Security.
+# libFuzzer over every parser of the wire library and the hub's readers of its key file, a
+# backup's info and its stored rows, with AddressSanitizer (and its leak check): each target
+# runs FUZZ_SECONDS (FUZZ_TARGETS to choose). See README, Security.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= tag-expression template json xml sas json-patch atom sse installation direct-batch push-endpoint \
-	schedule-time
+	schedule-time keys-file backup-info stored-rows
 FUZZ_BUILD := .build-fuzz
 
 fuzz: deps

@@ -216,14 +216,15 @@ let package = Package(
     ]
 )
 
-// `make fuzz` builds the libFuzzer entry point of the wire library's parsers with the
-// sanitizers; ordinary builds do not see it.
+// `make fuzz` builds the libFuzzer entry point of the wire library's parsers, and of the
+// hub's readers of its key file and stored rows, with the sanitizers; ordinary builds do not
+// see it.
 if Context.environment["BREAKING_NEWS_FUZZ"] != nil {
     package.products.append(.executable(name: "hub-fuzz", targets: ["hub-fuzz"]))
     package.targets.append(.target(name: "CFuzzer", path: "Fuzz/CFuzzer"))
     package.targets.append(
         .executableTarget(
-            name: "hub-fuzz", dependencies: ["NotificationHubs", "CFuzzer"], path: "Fuzz/HubFuzz",
+            name: "hub-fuzz", dependencies: ["NotificationHubs", "LocalHubSupport", "LocalHub", "CFuzzer"], path: "Fuzz/HubFuzz",
             // gold cannot link the sanitizers' debug information; lld can.
             linkerSettings: [.unsafeFlags(["-use-ld=lld"])]))
 }

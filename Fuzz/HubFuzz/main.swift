@@ -1,5 +1,6 @@
-// libFuzzer entry point for the parsers of the wire library (`make fuzz`). One binary, the
-// target chosen by FUZZ_TARGET. Each target parses what libFuzzer hands it and, when that
+// libFuzzer entry point for the parsers of the wire library, and for the hub's readers of its
+// key file, a backup's info and its stored rows (HubTargets.swift) (`make fuzz`). One binary,
+// the target chosen by FUZZ_TARGET. Each target parses what libFuzzer hands it and, when that
 // succeeds, checks what a correct parser guarantees: what it writes reads back the same.
 // A crash, a failed check (a trap), a hang or a leak is a finding.
 import CFuzzer
@@ -19,6 +20,9 @@ enum FuzzTarget: String, CaseIterable {
     case directBatch = "direct-batch"
     case pushEndpoint = "push-endpoint"
     case scheduleTime = "schedule-time"
+    case keysFile = "keys-file"
+    case backupInfo = "backup-info"
+    case storedRows = "stored-rows"
 }
 
 let fuzzTarget: FuzzTarget = {
@@ -202,6 +206,9 @@ public func fuzzOne(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     case .directBatch: fuzzDirectBatch(bytes)
     case .pushEndpoint: fuzzPushEndpoint(text)
     case .scheduleTime: fuzzScheduleTime(text)
+    case .keysFile: fuzzKeysFile(bytes)
+    case .backupInfo: fuzzBackupInfo(bytes)
+    case .storedRows: fuzzStoredRows(bytes)
     }
     return 0
 }

@@ -9,7 +9,7 @@ extension HubBackup {
     /// The backup's key set, checked where it enters as a start checks `keys.json`
     /// (`LocalHubKeyFile.Contents.problems`: key lengths, names, rights, the default Listen
     /// rule granting Listen only), upgraded as a hub reads it.
-    static func checkedKeys(_ info: HubBackupInfo, file: URL) throws(HubBackupError) -> LocalHubKeyFile.Contents {
+    package static func checkedKeys(_ info: HubBackupInfo, file: URL) throws(HubBackupError) -> LocalHubKeyFile.Contents {
         guard var keys = LocalHubKeyFile.decode(info.keys.utf8).map(HubKeys.init(contents:)) else {
             throw HubBackupError("\(file.path) holds keys that are not a key file: a hub restored from it could not start")
         }

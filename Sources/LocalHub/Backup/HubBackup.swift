@@ -24,20 +24,31 @@ public struct HubBackupInfo: Sendable, Equatable {
 }
 
 /// A `backup_info` row's columns as read, before any check.
-struct BackupInfoColumns: Sendable, Hashable {
+package struct BackupInfoColumns: Sendable, Hashable {
     var format: Int64?
     var keys: String?
     var sourceEpoch: String?
     var highestSequence: Int64?
     var created: String?
     var source: String?
+
+    package init(
+        format: Int64?, keys: String?, sourceEpoch: String?, highestSequence: Int64?, created: String?, source: String?
+    ) {
+        self.format = format
+        self.keys = keys
+        self.sourceEpoch = sourceEpoch
+        self.highestSequence = highestSequence
+        self.created = created
+        self.source = source
+    }
 }
 
 extension HubBackupInfo {
     /// The info of the backup `file` from its row: a format this program reads, keys, a
     /// highest number in range (0 for one that is not: the restored log is numbered from its
     /// own rows), the store it came from.
-    static func stored(_ row: BackupInfoColumns, file: String) throws(HubBackupError) -> HubBackupInfo {
+    package static func stored(_ row: BackupInfoColumns, file: String) throws(HubBackupError) -> HubBackupInfo {
         guard let format = row.format else { throw HubBackupError("\(file) is not a hub backup: its backup_info has no format") }
         guard format == Int64(currentFormat) else {
             throw HubBackupError(

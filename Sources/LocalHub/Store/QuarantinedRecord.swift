@@ -24,6 +24,6 @@ extension QuarantinedRecord {
 }
 
 /// Why a stored row could not be loaded.
-struct QuarantineReason: Error, CustomStringConvertible {
-    let description: String
+package struct QuarantineReason: Error, CustomStringConvertible {
+    package let description: String
 }

@@ -3,34 +3,34 @@ import NotificationHubs
 
 /// A notification row's columns as a store read them, before any check: what both stores
 /// write (`columns`) and read back (`stored`), one codec for the two.
-struct NotificationColumns: Sendable, Hashable {
-    var hub: String?
-    var id: String?
-    var format: String?
-    var tags: String?
-    var body: String?
+package struct NotificationColumns: Sendable, Hashable {
+    package var hub: String?
+    package var id: String?
+    package var format: String?
+    package var tags: String?
+    package var body: String?
     /// A JSON object of header names and values.
-    var headers: String?
-    var directHandle: String?
-    var test: Bool?
-    var enqueued: Double?
-    var state: String?
-    var started: Double?
-    var ended: Double?
+    package var headers: String?
+    package var directHandle: String?
+    package var test: Bool?
+    package var enqueued: Double?
+    package var state: String?
+    package var started: Double?
+    package var ended: Double?
     /// A JSON object of outcome names and counts (as text).
-    var outcome: String?
-    var fireAt: Double?
+    package var outcome: String?
+    package var fireAt: Double?
     /// A direct batch's handles, a JSON array.
-    var directHandles: String?
+    package var directHandles: String?
     /// The first devices' outcomes (`SendExplanation.Line`), a JSON array.
-    var report: String?
+    package var report: String?
     /// How many starts of the hub began its dispatch (`HubMutation.beginDispatch`).
-    var starts: Int64?
+    package var starts: Int64?
 }
 
 extension StoredNotification {
     /// The columns a store writes for this notification.
-    var columns: NotificationColumns {
+    package var columns: NotificationColumns {
         NotificationColumns(
             hub: hub, id: id, format: format.rawValue, tags: tagExpression, body: body, headers: StoredCodec.encode(headers),
             directHandle: directHandle, test: isTest, enqueued: enqueued.timeIntervalSince1970, state: state.rawValue,
@@ -43,7 +43,7 @@ extension StoredNotification {
     /// A notification read from its row's columns, checked as a request is (`checkedStored`):
     /// every column the hub always writes present, times from 2000 to 9999, a format and
     /// state the hub knows. What fails is a row no hub wrote: it is set aside, never sent.
-    static func stored(_ row: NotificationColumns) throws(QuarantineReason) -> StoredNotification {
+    package static func stored(_ row: NotificationColumns) throws(QuarantineReason) -> StoredNotification {
         guard let hub = row.hub, let id = row.id, let formatName = row.format, let body = row.body,
             let headers = row.headers, let test = row.test, let enqueued = row.enqueued, let stateName = row.state,
             let outcome = row.outcome

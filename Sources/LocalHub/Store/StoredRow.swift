@@ -9,13 +9,13 @@ let largestStoredRow = 256 << 10
 
 /// What a stored number or time may be. A value outside is one no hub wrote: the row that
 /// holds it is set aside, and numbering that would pass it stops (`StoredValueOutOfRange`).
-enum StoredRange {
+package enum StoredRange {
     /// Delivery numbers and their reservations: 0 through 2^62, which no log reaches (a
     /// million deliveries a second for a hundred thousand years), so that arithmetic on them
     /// never overflows.
-    static let sequence: ClosedRange<Int64> = 0...(1 << 62)
+    package static let sequence: ClosedRange<Int64> = 0...(1 << 62)
     /// Times, in seconds since 1970: from 2000 to the end of 9999.
-    static let time: ClosedRange<Double> = 946_684_800...253_402_300_799
+    package static let time: ClosedRange<Double> = 946_684_800...253_402_300_799
     /// Counts kept in rows (a gap's deliveries, a send's starts).
     static let count: ClosedRange<Int64> = 0...(1 << 62)
 
@@ -55,7 +55,7 @@ extension Installation {
     /// An installation read from its stored row: its JSON, which must carry the row's id and
     /// pass every check a request's installation passes (a row written by hand gets no
     /// more trust than a request).
-    static func stored(json: String, id: some Sequence<UInt8>) throws -> Installation {
+    package static func stored(json: String, id: some Sequence<UInt8>) throws -> Installation {
         guard json.utf8.count <= largestStoredRow else {
             throw QuarantineReason(description: "the row holds \(json.utf8.count) bytes, more than any request could write")
         }
@@ -70,7 +70,7 @@ extension Installation {
 
 extension StoredRegistration {
     /// A registration read from its stored row: its Atom XML, which must carry the row's id.
-    static func stored(hub: String, id: some Sequence<UInt8>, xml: String, created: Double, updated: Double) throws
+    package static func stored(hub: String, id: some Sequence<UInt8>, xml: String, created: Double, updated: Double) throws
         -> StoredRegistration
     {
         guard xml.utf8.count <= largestStoredRow else {
@@ -91,7 +91,7 @@ extension Delivery {
     /// A delivery read from the log, checked as the hub wrote it: every field present, an
     /// APNs payload in compact JSON (a line break would end a stream's frame early and let
     /// the row's writer start frames of its own), and fields no send could have refused.
-    static func stored(
+    package static func stored(
         seq: Int64?, hub: String?, device: String, notificationId: String?, template: String?, payload: String?,
         delivered: Double?, tags: String?
     ) throws(QuarantineReason) -> Delivery {
