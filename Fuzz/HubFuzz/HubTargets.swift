@@ -134,8 +134,12 @@ func fuzzStoredInstallation(_ fields: FuzzFields) {
     check(installation.installationId == id, "an installation read under another id")
     // What a store writes of it (its JSON) reads back the same.
     do {
+        // (Compared as the store keeps it, its JSON: an empty list of tags reads as given and
+        // is written as none, which is the same installation to every send.)
         let again = try Installation.stored(json: installation.json.text, id: installation.installationId.utf8)
-        check(again == installation, "a stored installation does not read back from its JSON: \(installation.json.text)")
+        check(
+            again.json.text == installation.json.text,
+            "a stored installation does not read back from its JSON: \(installation.json.text) then \(again.json.text)")
     } catch {
         check(false, "a stored installation's own JSON is refused: \(error); \(installation.json.text)")
     }

@@ -22,6 +22,20 @@ import Testing
         return directory
     }
 
+    /// Two sends to World, each ended `Abandoned` with the reason (numbers past 2^62) in explain.
+    static func expectSendsAbandoned(by full: HubClient) async throws {
+        for text in ["first", "second"] {
+            let id = try #require(try await full.send(.template(["messageParam": text]), tagExpression: "World").notificationId)
+            let details = try await RealDeliveryTests.eventually { () async throws -> NotificationDetails? in
+                let details = try await full.notificationDetails(id: id)
+                return details.state == .abandoned ? details : nil
+            }
+            #expect(details.endTime != nil)
+            let explained = try await full.explain(id: id)
+            #expect(explained.findings.first?.contains("2^62") == true, "\(explained.findings)")
+        }
+    }
+
     static func doctor(_ directory: URL, _ sql: String) throws {
         let database = try DatabaseQueue(path: directory.appendingPathComponent("hub.sqlite").path)
         try database.write { db in try db.execute(sql: sql) }
@@ -109,17 +123,7 @@ import Testing
             let full = try HubClient(connectionString: hub.full, retryPolicy: .none)
             try await HubClient(connectionString: hub.listen, retryPolicy: .none).createOrUpdateInstallation(
                 newsInstallation("w", device: randomDevice(), tags: ["World"]))
-            for text in ["first", "second"] {
-                let id = try #require(
-                    try await full.send(.template(["messageParam": text]), tagExpression: "World").notificationId)
-                let details = try await RealDeliveryTests.eventually { () async throws -> NotificationDetails? in
-                    let details = try await full.notificationDetails(id: id)
-                    return details.state == .abandoned ? details : nil
-                }
-                #expect(details.endTime != nil)
-                let explained = try await full.explain(id: id)
-                #expect(explained.findings.first?.contains("2^62") == true, "\(explained.findings)")
-            }
+            try await Self.expectSendsAbandoned(by: full)
             #expect(hub.process.isRunning)
             #expect(try await raw(.GET, hub.state.url + "/healthz").status == 200)
             #expect(try await full.installation(id: "w").installationId == "w")
@@ -198,16 +202,7 @@ import Testing
             _ = try await beside.written(
                 "UPDATE meta SET value = '9223372036854775000' WHERE key = 'delivery_high' RETURNING key")
             let full = try hub.client(hub.full)
-            for text in ["first", "second"] {
-                let id = try #require(
-                    try await full.send(.template(["messageParam": text]), tagExpression: "World").notificationId)
-                let details = try await RealDeliveryTests.eventually { () async throws -> NotificationDetails? in
-                    let details = try await full.notificationDetails(id: id)
-                    return details.state == .abandoned ? details : nil
-                }
-                #expect(details.endTime != nil)
-                #expect(try await full.explain(id: id).findings.first?.contains("2^62") == true)
-            }
+            try await Self.expectSendsAbandoned(by: full)
         }
     }
 }
