@@ -229,6 +229,20 @@ struct ComposeReducerTests {
         #expect(state.compose.text.isEmpty)
     }
 
+    /// A notice stays in front of the messages that arrive while it shows: a hub started by a
+    /// send was said for a moment only, then hidden by the send's own arrival.
+    @Test func aNoticeStaysInFrontOfWhatArrivesMeanwhile() {
+        var state = makeState()
+        _ = state.reduce(.hubStarted)
+        _ = state.reduce(.inbox(.received([entry(1, "World", "a")])))
+        #expect(state.toast?.text == "Started the local hub: it was not running · Notification: a")
+        _ = state.reduce(.inbox(.received([entry(2, "World", "b")])))
+        #expect(state.toast?.text == "Started the local hub: it was not running · 2 new: b")
+        _ = state.reduce(.tick(state.now.addingTimeInterval(6)))
+        _ = state.reduce(.inbox(.received([entry(3, "World", "c")])))
+        #expect(state.toast?.text == "Notification: c", "once it is gone, arrivals alone")
+    }
+
     /// A burst is counted in the toast, not hidden behind its last message (finding 8).
     @Test func aBurstIsCountedInTheToast() {
         var state = makeState()

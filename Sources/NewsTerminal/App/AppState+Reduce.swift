@@ -130,10 +130,15 @@ extension AppState {
             }
             if let newest = entries.last {
                 // A burst is counted: "3 new: …" with the newest, not only the last of them.
-                let count = entries.count + (toast.map { $0.expires > now ? $0.count : 0 } ?? 0)
+                let shown = toast.flatMap { $0.expires > now ? $0 : nil }
+                let count = entries.count + (shown?.count ?? 0)
+                // A notice of the user's own doing (the hub started, a switch set) stays in
+                // front: an arrival that replaced it hid it within a moment.
+                let notice = shown?.notice ?? (shown?.count == 0 ? shown?.text : nil)
+                let arrival = arrivalText(newest.text, count: count, one: "Notification: ")
                 toast = Toast(
-                    text: arrivalText(newest.text, count: count, one: "Notification: "),
-                    expires: now.addingTimeInterval(toastSeconds), count: count)
+                    text: notice.map { "\($0) · \(arrival)" } ?? arrival, expires: now.addingTimeInterval(toastSeconds),
+                    count: count, notice: notice)
             }
             return alert
         case .shared(let shared, let alertSwitchesStored):

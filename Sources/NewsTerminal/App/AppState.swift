@@ -64,6 +64,8 @@ public struct Toast: Sendable, Hashable {
     public var expires: Date
     /// Messages this toast stands for: a burst is counted, not hidden behind its last.
     public var count = 1
+    /// The notice it shows first, when messages arrived while one was shown.
+    public var notice: String?
 }
 
 /// Everything the screen shows; changed only by `reduce`.
