@@ -85,8 +85,8 @@ struct ArrivalAlertTests {
                 .received([entry(2, "World", "Breaking World News : two"), entry(3, "Sports", "Breaking Sports News : three")])))
         #expect(arrived == [.alert(ArrivalAlerts(bell: true), text: "Breaking Sports News : three", count: 2, through: 3)])
         #expect(
-            state.toast?.text == "Bell on new messages: on · 2 new: Breaking Sports News : three",
-            "the switch's note stays in front, and counts no message")
+            state.toast?.text == "2 new: Breaking Sports News : three",
+            "the switch's note gives way to the news (the categories screen says it), and counts no message")
 
         #expect(state.press(.character("d")).first == .setAlert(.desktop, on: true))
         // On the log screen too: the alert is for the user working elsewhere.

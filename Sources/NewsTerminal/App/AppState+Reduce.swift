@@ -84,7 +84,7 @@ extension AppState {
             startingHub = false
             return []
         case .hubStarted:
-            note("Started the local hub: it was not running")
+            note("Started the local hub: it was not running", staysInFront: true)
             return []
         case .actionDone(let text):
             note(text)
@@ -132,12 +132,12 @@ extension AppState {
                 // A burst is counted: "3 new: …" with the newest, not only the last of them.
                 let shown = toast.flatMap { $0.expires > now ? $0 : nil }
                 let count = entries.count + (shown?.count ?? 0)
-                // A notice of the user's own doing (the hub started, a switch set) stays in
-                // front: an arrival that replaced it hid it within a moment.
-                let notice = shown?.notice ?? (shown?.count == 0 ? shown?.text : nil)
+                // A notice that keeps its place (the hub was started) stays on the line after
+                // the news: the send's own arrival hid it within a moment. Other notes give way.
+                let notice = shown?.notice
                 let arrival = arrivalText(newest.text, count: count, one: "Notification: ")
                 toast = Toast(
-                    text: notice.map { "\($0) · \(arrival)" } ?? arrival, expires: now.addingTimeInterval(toastSeconds),
+                    text: notice.map { "\(arrival) · \($0)" } ?? arrival, expires: now.addingTimeInterval(toastSeconds),
                     count: count, notice: notice)
             }
             return alert
@@ -176,9 +176,11 @@ extension AppState {
         }
     }
 
-    /// A passing note in the toast bar.
-    mutating func note(_ text: String) {
-        toast = Toast(text: text, expires: now.addingTimeInterval(toastSeconds), count: 0)
+    /// A passing note in the toast bar; one that `staysInFront` keeps its place before the
+    /// messages that arrive while it shows (nothing else on screen says it).
+    mutating func note(_ text: String, staysInFront: Bool = false) {
+        toast = Toast(
+            text: text, expires: now.addingTimeInterval(toastSeconds), count: 0, notice: staysInFront ? text : nil)
     }
 
     /// A subscribe's outcome: a note when it worked (the registration line says it too),

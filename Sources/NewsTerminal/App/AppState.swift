@@ -64,7 +64,7 @@ public struct Toast: Sendable, Hashable {
     public var expires: Date
     /// Messages this toast stands for: a burst is counted, not hidden behind its last.
     public var count = 1
-    /// The notice it shows first, when messages arrived while one was shown.
+    /// A notice that stays in front of the messages arriving while it shows.
     public var notice: String?
 }
 
