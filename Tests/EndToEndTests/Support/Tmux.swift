@@ -4,6 +4,10 @@ import HubTestSupport
 import LocalHubSupport
 import TestTiers
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A private tmux server for driving the terminal UI: sessions, keys, screen captures.
 struct Tmux {
     let socket = "bn-test-\(UUID().uuidString.prefix(8))"
@@ -37,13 +41,47 @@ struct Tmux {
         try await run(["new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows), script])
     }
 
+    /// Presses keys one at a time, as a person does: each is sent once the program has read
+    /// the one before (`drained`). Sent at once, printable keys are a burst the program sets
+    /// aside (a paste, keys typed ahead): `burst` sends them so.
     func keys(_ session: String, _ keys: String...) async throws {
-        try await run(["send-keys", "-t", session] + keys)
+        for key in keys {
+            try await run(["send-keys", "-t", session, key])
+            try await drained(session)
+        }
     }
 
-    /// Types text literally.
+    /// Sends `keys` in one go: the program finds them all waiting at once.
+    func burst(_ session: String, _ keys: String...) async throws {
+        try await run(["send-keys", "-t", session] + keys)
+        try await drained(session)
+    }
+
+    /// Types text literally, in one go (a text field takes it whole; elsewhere it is a burst).
     func type(_ session: String, _ text: String) async throws {
         try await run(["send-keys", "-t", session, "-l", text])
+        try await drained(session)
+    }
+
+    /// Waits until the program in `session` has read everything sent to its terminal: the
+    /// pane's terminal holds no input (FIONREAD on it), then a moment more, so the next key
+    /// is not found waiting beside the last one. tmux has written a key into the terminal by
+    /// the time `send-keys` returns.
+    func drained(_ session: String, timeout: Double = 20) async throws {
+        let tty = try await run(["display-message", "-p", "-t", session, "#{pane_tty}"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard tty.hasPrefix("/dev/") else { return }
+        let descriptor = open(tty, O_RDONLY | O_NOCTTY | O_NONBLOCK)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var waiting: Int32 = 0
+            guard ioctl(descriptor, UInt(FIONREAD), &waiting) == 0 else { return }
+            if waiting == 0 { break }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        try await Task.sleep(nanoseconds: 20_000_000)
     }
 
     func capture(_ session: String) async throws -> String {
