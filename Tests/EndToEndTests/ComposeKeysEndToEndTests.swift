@@ -42,8 +42,13 @@ struct ComposeKeysEndToEndTests {
             try await tmux.type("k", " all clear")
             screen = try await tmux.waitFor("k") { $0.contains("▏quake hits coast; bad damage all along all clear") }
             #expect(screen.contains("[x] World   [ ] Politics   [ ] Business"), "\(screen)")
-            // Still running: Escape then q quits, with status 0.
+            // Issue 45: on the category row a letter is text too: Escape then q types q.
             try await tmux.keys("k", "Escape")
+            try await tmux.keys("k", "q")
+            screen = try await tmux.waitFor("k") { $0.contains("▏quake hits coast; bad damage all along all clearq") }
+            #expect(!screen.contains("exit="), "q quit nothing")
+            // Still running: Tab away, then q quits, with status 0.
+            try await tmux.keys("k", "Tab")
             try await tmux.keys("k", "q")
             let ended = try await tmux.waitFor("k") { $0.contains("exit=") }
             #expect(ended.contains("exit=0"))

@@ -143,7 +143,7 @@ struct NewsActionsEndToEndTests {
             try await tmux.waitFor("k") { $0.contains("▸ [  ON ] World") }
             try await tmux.keys("k", "?")
             screen = try await tmux.waitFor("k") { $0.contains("┌ Keys") }
-            #expect(screen.contains("x              quit (Ctrl-C too)"), "\(screen)")
+            #expect(screen.contains("x              quit (Ctrl-C too"), "\(screen)")
             #expect(screen.contains("J              move down") && screen.contains("K              move up"), "\(screen)")
             try await tmux.keys("k", "Escape")
             try await tmux.waitFor("k") { !$0.contains("┌ Keys") }

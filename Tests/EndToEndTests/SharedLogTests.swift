@@ -150,7 +150,7 @@ struct ComposeEndToEndTests {
             _ = try await tmux.run(["paste-buffer", "-p", "-b", "news", "-t", "=p:"])
             var screen = try await tmux.waitFor("p") { $0.contains("▏draft line one⏎line two") }
             #expect(!screen.contains("✓ sent") && !screen.contains("Cannot send"), "a paste sends nothing")
-            try await tmux.keys("p", "Escape", "q")
+            try await tmux.keys("p", "Tab", "q")
             screen = try await tmux.waitFor("p") { $0.contains("exit=") }
             #expect(screen.contains("exit=0"))
 

@@ -82,7 +82,7 @@ struct TerminalUITests {
             screen = try await tmux.waitFor("A") { $0.contains("exit=") }
             #expect(screen.contains("exit=0"))
             #expect(!screen.contains("Breaking News"))
-            try await tmux.keys("B", "Escape", "q")
+            try await tmux.keys("B", "Tab", "q")
             let ended = try await tmux.waitFor("B") { $0.contains("exit=") }
             #expect(ended.contains("exit=0"))
         }

@@ -132,8 +132,12 @@ struct ArrivalAlertTests {
         #expect(state.type("bd") == [])
         #expect(String(state.compose.text) == "bd")
         #expect(state.alerts == .off)
-        // Outside the field they switch again.
+        // On the category row too (issue 45: letters are text on Compose); elsewhere they switch.
         _ = state.press(.escape)
+        #expect(state.press(.character("d")) == [])
+        #expect(String(state.compose.text) == "bdd" && state.alerts == .off)
+        _ = state.press(.tab)
+        #expect(state.screen == .log)
         #expect(state.press(.character("d")).first == .setAlert(.desktop, on: true))
     }
 

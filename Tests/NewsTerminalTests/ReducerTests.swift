@@ -179,7 +179,8 @@ struct ComposeReducerTests {
     /// More than one category asks once, listing them (issue 12, finding 2).
     @Test func sendingToSeveralCategoriesAsksOnce() {
         var state = composing()
-        _ = state.press(.escape, .character("a"), .up)
+        // [All] is the box after the six.
+        _ = state.press(.escape, .right, .right, .right, .right, .right, .right, .character(" "), .up)
         _ = state.type("Markets rally")
         #expect(state.press(.enter) == [], "nothing goes before the answer")
         let question = try? #require(state.dialog)
@@ -282,7 +283,9 @@ struct ComposeReducerTests {
         _ = state.type("news")
         _ = state.press(.down)
         #expect(state.compose.focus == .category(0))
-        _ = state.press(.character("a"), .character(" "), .right, .right, .character(" "))
+        _ = state.press(
+            .right, .right, .right, .right, .right, .right, .character(" "), .left, .left, .left, .left, .left, .left,
+            .character(" "), .right, .right, .character(" "))
         #expect(state.compose.checked == [false, true, false, true, true, true])
         _ = state.press(.down)
         #expect(state.compose.focus == .send)
@@ -304,8 +307,30 @@ struct ComposeReducerTests {
         _ = state.press(.down)
         #expect(state.press(.enter) == [])
         #expect(state.compose.error?.contains("category") == true)
-        _ = state.press(.character("a"))
-        #expect(state.compose.checked == Array(repeating: true, count: 6))
+        _ = state.press(.up, .right, .right, .right, .right, .right, .right, .character(" "))
+        #expect(state.compose.checked == Array(repeating: true, count: 6), "Space on [All] checks all six")
+        _ = state.press(.character(" "))
+        #expect(state.compose.checked == Array(repeating: false, count: 6), "and again, none")
+    }
+
+    /// Issue 45, finding 2: on the category row a letter is text, not a command: "hello all"
+    /// loses no h to the cursor, checks nothing, and "quake hits" does not quit.
+    @Test func lettersOnTheCategoryRowGoIntoTheMessage() {
+        var state = composing()
+        _ = state.press(.escape, .right)
+        #expect(state.compose.focus == .category(1))
+        _ = state.type("hello all")
+        #expect(String(state.compose.text) == "hello all")
+        #expect(state.compose.focus == .text, "the first letter moved the focus back to the message")
+        #expect(state.compose.checked == Array(repeating: false, count: 6))
+        _ = state.press(.down)
+        #expect(state.type("quake hits").isEmpty)
+        #expect(!state.quitting)
+        #expect(String(state.compose.text) == "hello allquake hits")
+        _ = state.press(.down, .down)
+        #expect(state.compose.focus == .send)
+        _ = state.type("q")
+        #expect(!state.quitting && String(state.compose.text) == "hello allquake hitsq", "on Send too")
     }
 
     @Test func outsideTheFieldScreenKeysWork() {

@@ -11,7 +11,11 @@ struct SmallScreenTests {
     /// some had to go the line ends with "…  ? help".
     @Test(arguments: [ScreenID.categories, .compose, .log])
     func theFooterKeepsWholeHintsAtEveryWidth(screen: ScreenID) {
-        let bindings = KeyMap.footer(for: screen)
+        // The screen as it opens (Compose: on its category row, where the footer is its own).
+        var state = makeState(rows: 14, columns: 50)
+        _ = state.press(.character(Character(String(screen.rawValue + 1))))
+        if screen == .compose { _ = state.press(.escape) }
+        let bindings = Layout.footerHints(state).map { (label: $0.0, summary: $0.1) }
         let hints = bindings.map { "\($0.label) \($0.summary)" }
         let all = " " + hints.joined(separator: "  ")
         for columns in 8...140 {
@@ -31,9 +35,6 @@ struct SmallScreenTests {
             if columns >= 12 { #expect(line.hasSuffix("…  ? help"), "\(columns) columns: \(line)") }
         }
         // Drawn on the smallest screen, the footer row is the same line.
-        var state = makeState(rows: 14, columns: 50)
-        _ = state.press(.character(Character(String(screen.rawValue + 1))))
-        if screen == .compose { _ = state.press(.escape) }
         let terminal = VirtualTerminal(rows: 1, columns: 50)
         Layout.drawHints(bindings.map { ($0.label, $0.summary) }, row: 0, Canvas(terminal))
         #expect(rendered(state).lines[13] == terminal.lines[0])

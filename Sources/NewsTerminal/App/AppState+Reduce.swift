@@ -187,7 +187,7 @@ extension AppState {
     /// a box saying what to do when it did not.
     private mutating func reportSubscribe(_ record: RegistrationRecord) {
         // A question on screen stays: the registration line shows the outcome too.
-        guard dialog?.confirm == nil else { return }
+        guard dialog?.isQuestion != true else { return }
         switch record.state {
         case .registered:
             let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
@@ -215,31 +215,25 @@ extension AppState {
         return [.reconnect(startingHub: false)]
     }
 
-    private mutating func handle(_ key: Key) -> [Effect] {
+    mutating func handle(_ key: Key) -> [Effect] {
         // The command line of `|` takes text, a paste's included, and runs only on Enter.
         if pipePrompt != nil { return handlePipePrompt(key) }
-        if case .burst(let text) = key {
-            // On Compose, the message takes it as a paste: an unbracketed paste never sends.
-            if screen == .compose, dialog == nil, !showHelp { return handle(.paste(text)) }
-            // Anywhere else, the keys it holds, one by one.
-            return text.flatMap { character -> [Effect] in
-                handle(character == "\n" ? .enter : character == "\t" ? .tab : .character(character))
-            }
-        }
+        // Keys faster than typing: text in a field, set aside anywhere else.
+        if case .burst(let text) = key { return handleBurst(text) }
         if chooser != nil { return handleChooser(key) }
         if dialog != nil || showHelp, scrollOverlay(key) { return [] }
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }
         if let shown = dialog {
-            if let effect = shown.confirm {
+            if shown.isQuestion {
                 switch key {
                 case .enter, .character("y"):
                     dialog = nil
-                    return confirmed(effect)
-                case .character("q") where effect == .quit:
+                    return answeredYes(shown)
+                case .character("q") where shown.confirm == .quit:
                     // q on "quit?" is the answer, as in many a program.
                     dialog = nil
-                    return confirmed(effect)
+                    return answeredYes(shown)
                 case .escape, .character("n"), .character("q"): dialog = nil
                 default: break
                 }
@@ -265,7 +259,7 @@ extension AppState {
         if isEditingText, let effects = handleTextField(key) { return effects }
         if screen == .compose, let effects = intoTheField(key) { return effects }
         if case .paste = key {
-            note("A paste goes into the message: press 2 for Compose")
+            note(Self.pasteSetAside)
             return []
         }
         if case .click(let row, let column) = key { return handleClick(row: row, column: column) }
@@ -289,6 +283,7 @@ extension AppState {
             }
         case .switchBell, .switchDesktop: return switchAlert(bell: command == .switchBell)
         case .quit: return requestQuit()
+        case .markShownRead where screen == .log && askBeforeMarkingRead(): return []
         default:
             switch screen {
             case .categories: return categoriesCommand(command)
@@ -302,6 +297,13 @@ extension AppState {
     /// anyway).
     private mutating func requestQuit() -> [Effect] {
         guard switches != storedSelection, !registering else {
+            if confirmQuit {
+                // `"confirmQuit": true` in config.json: q always asks.
+                dialog = Dialog(
+                    title: "Quit Breaking News?", message: "Quit, or stay (Esc).", isError: false, confirm: .quit,
+                    confirmLabel: "quit")
+                return []
+            }
             quitting = true
             return [.quit]
         }

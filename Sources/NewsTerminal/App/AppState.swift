@@ -35,9 +35,15 @@ public struct Dialog: Sendable, Hashable {
     public var confirm: Effect?
     /// What the question's yes is called ("send", "quit").
     public var confirmLabel = "send"
+    /// For a question about a command of the screen (`A` on many messages): what Enter (or
+    /// y) runs.
+    public var confirmCommand: Command? = nil
     /// The message view: the message this box shows whole, with its time, category and id
     /// (`o`, `y` and `|` act on it).
     public var entry: InboxEntry? = nil
+
+    /// Whether it asks (Enter or y: yes; Esc or n: no).
+    public var isQuestion: Bool { confirm != nil || confirmCommand != nil }
 }
 
 /// The small list `o` and `y` open when there is a choice: which link to open, or the
@@ -173,6 +179,8 @@ public struct AppState: Sendable, Hashable {
     public var columns: Int
     public var now: Date
     public var quitting = false
+    /// `"confirmQuit": true` in config.json: q asks before it quits.
+    public var confirmQuit = false
 
     public init(
         categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],

@@ -71,14 +71,15 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding(
             [.character("s")], "s", .subscribe, "save and subscribe", hint: "subscribe", on: [.categories],
             footer: true),
-        KeyBinding([.left, .character("h")], "←/h", .left, "previous category box", on: [.compose]),
-        KeyBinding([.right, .character("l")], "→/l", .right, "next category box", on: [.compose]),
+        KeyBinding([.left], "←", .left, "previous category box", on: [.compose]),
+        KeyBinding([.right], "→", .right, "next category box", on: [.compose]),
         KeyBinding(
-            [.character(" ")], "Space", .toggle, "check or uncheck the category", hint: "check", on: [.compose], footer: true),
-        KeyBinding([.character("a")], "a", .toggleAll, "check all categories, or none", on: [.compose]),
+            [.character(" ")], "Space", .toggle, "check or uncheck the category ([All]: all of them, or none)", hint: "check",
+            on: [.compose]),
+        KeyBinding([], "", .toggleAll, "check all categories, or none", on: [.compose]),
         KeyBinding(
             [.enter], "Enter", .send, "send (from the message too); on a result, explain it or show the error",
-            hint: "send", on: [.compose], footer: true),
+            hint: "send", on: [.compose]),
         KeyBinding([.escape], "Esc", .cancel, "back to the message", on: [.compose]),
         KeyBinding([.pageUp], "PgUp", .pageUp, "page up", on: [.log]),
         KeyBinding([.pageDown], "PgDn", .pageDown, "page down", on: [.log]),
@@ -109,7 +110,9 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding([.character("|")], "|", .pipe, "pipe the message to a command", on: [.log]),
         KeyBinding([.character("r")], "r", .reconnect, "try the hub again now (starts a stopped local hub)"),
         KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
-        KeyBinding([.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
+        KeyBinding(
+            [.character("q")], "q", .quit, "quit (Ctrl-C too; on Compose only Ctrl-C: letters are text there)", hint: "quit",
+            footer: true),
     ])
 
     /// The command of a key on a screen; screen-specific bindings win.
@@ -128,8 +131,6 @@ public struct KeyMap: Sendable, Hashable {
         }
     }
 
-    public static func footer(for screen: ScreenID) -> [(label: String, summary: String)] { standard.footer(for: screen) }
-
     /// The keys of `command` as the footer writes them ("" when it has none): a screen's own
     /// binding first.
     public func label(of command: Command, on screen: ScreenID? = nil) -> String {
@@ -146,6 +147,18 @@ public struct KeyMap: Sendable, Hashable {
                 return binding.with(keys: keys, label: keys.map(KeyName.label).joined(separator: "/"))
             }
             let kept = binding.keys.filter { !keys.contains($0) }
+            guard kept != binding.keys else { return binding }
+            return binding.with(keys: kept, label: kept.map(KeyName.label).joined(separator: "/"))
+        }
+        return map
+    }
+
+    /// The map without single-letter keys (`"letterKeys": false`): a command keeps its other
+    /// keys (arrows, Enter, Del, digits, `/`, `?`) and has none left when it had only a letter.
+    public var withoutLetterKeys: KeyMap {
+        var map = self
+        map.bindings = bindings.map { binding in
+            let kept = binding.keys.filter { if case .character(let c) = $0 { return !c.isLetter } else { return true } }
             guard kept != binding.keys else { return binding }
             return binding.with(keys: kept, label: kept.map(KeyName.label).joined(separator: "/"))
         }

@@ -9,13 +9,19 @@ import Foundation
 /// {
 ///   "keys": { "quit": ["x", "q"], "down": ["J", "Down"], "up": ["K", "Up"], "delete": [] },
 ///   "colors": "light",
-///   "hyperlinks": "auto"
+///   "hyperlinks": "auto",
+///   "letterKeys": true,
+///   "confirmQuit": false
 /// }
 /// ```
 public struct UserConfig: Sendable, Hashable {
     public var keyMap = KeyMap.standard
     public var colors = ColorScheme.standard
     public var hyperlinks = Hyperlinks.auto
+    /// `"confirmQuit": true`: q asks before it quits.
+    public var confirmQuit = false
+    /// The settings there are.
+    static let settings = ["keys", "colors", "hyperlinks", "letterKeys", "confirmQuit"]
     /// Each refused entry: "FILE: ENTRY: REASON".
     public var problems: [String] = []
 
@@ -41,9 +47,21 @@ public struct UserConfig: Sendable, Hashable {
             config.problems.append("\(file): not a JSON object: every setting is the default")
             return config
         }
-        for name in object.keys.sorted() where !["keys", "colors", "hyperlinks"].contains(name) {
-            refuse(name, "unknown setting (the settings are keys, colors and hyperlinks)")
+        for name in object.keys.sorted() where !settings.contains(name) {
+            refuse(name, "unknown setting (the settings are \(settings.joined(separator: ", ")))")
         }
+        /// JSON's true or false (a number, 0 or 1, is not one).
+        func flag(_ name: String) -> Bool? {
+            guard let value = object[name] else { return nil }
+            guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
+                refuse(name, "must be true or false")
+                return nil
+            }
+            return number.boolValue
+        }
+        config.confirmQuit = flag("confirmQuit") ?? false
+        // Before the keys: a letter the file binds to an action is the user's own choice.
+        if flag("letterKeys") == false { config.keyMap = config.keyMap.withoutLetterKeys }
         if let colors = object["colors"] {
             if let name = colors as? String, let scheme = ColorScheme.named(name) {
                 config.colors = scheme

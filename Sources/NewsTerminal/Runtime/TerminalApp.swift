@@ -63,6 +63,7 @@ public final class TerminalApp: Sendable {
         state.alerts = profile.store.load().values.arrivalAlerts
         state.identity = profile.currentIdentity
         state.keyMap = config.keyMap
+        state.confirmQuit = config.confirmQuit
         if !config.problems.isEmpty, state.dialog == nil {
             state.dialog = Dialog(
                 title: "config.json: entries refused, their defaults kept",

@@ -111,7 +111,7 @@ extension AppState {
     }
 
     mutating func subscribe() -> [Effect] {
-        guard !registering else { return [] }
+        guard !registering, !askBeforeSubscribingToNone() else { return [] }
         registering = true
         storedSelection = switches
         return [.subscribe(categories.filter(switches.contains))]

@@ -33,8 +33,10 @@ enum ComposeScreen {
             row += 2
         }
         var column = 3
-        for (i, category) in state.categories.enumerated() {
-            let box = (compose.checked[i] ? "[x] " : "[ ] ") + category.name
+        let all = compose.checked.allSatisfy { $0 }
+        let boxes = state.categories.enumerated().map { ($0.offset, compose.checked[$0.offset], $0.element.name) }
+        for (i, checked, name) in boxes + [(state.categories.count, all, "All")] {
+            let box = (checked ? "[x] " : "[ ] ") + name
             let width = TextWidth.of(box)
             if column + width > c.columns - 1 {
                 row += 1
@@ -118,7 +120,10 @@ extension AppState {
         case (.left, .category(let i)):
             compose.focus = .category(max(0, i - 1))
         case (.right, .category(let i)):
-            compose.focus = .category(min(count - 1, i + 1))
+            // The last box is [All].
+            compose.focus = .category(min(count, i + 1))
+        case (.toggle, .category(let i)) where i == count:
+            compose.checked = Array(repeating: !compose.checked.allSatisfy { $0 }, count: count)
         case (.toggle, .category(let i)):
             compose.checked[i].toggle()
         case (.down, .send) where !compose.results.isEmpty:
@@ -147,14 +152,17 @@ extension AppState {
         return []
     }
 
-    /// On Compose outside the field: a paste, and a printable key that is no key of the
-    /// screen, go into the message (the field takes them back); nil for the screen's keys.
+    /// On Compose outside the field: a paste, a letter, and any other printable key that is
+    /// no key of the screen, go into the message (the field takes them back); nil for the
+    /// screen's keys.
     mutating func intoTheField(_ key: Key) -> [Effect]? {
         switch key {
         case .paste:
             compose.focus = .text
             return handleTextField(key)
-        case .character(let c) where keyMap.command(for: key, on: .compose) == nil && !c.isNewline:
+        case .character(let c) where c.isLetter || (keyMap.command(for: key, on: .compose) == nil && !c.isNewline):
+            // Every letter is text on Compose: a word typed on the category row is not
+            // commands (h moving, a checking all, q quitting).
             compose.focus = .text
             return handleTextField(key)
         default:
@@ -281,6 +289,10 @@ extension AppState {
             compose.results = []
         case .quit:
             quitting = true
+        case .subscribe(let chosen) where !registering:
+            // Yes to subscribing with every category off.
+            registering = true
+            storedSelection = Set(chosen)
         default:
             break
         }

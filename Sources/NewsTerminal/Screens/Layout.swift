@@ -121,6 +121,15 @@ public enum Layout {
     }
 
     static func drawFooter(_ state: AppState, _ canvas: Canvas) {
+        var hints = footerHints(state)
+        if let overlay = overlay(state, state.geometry), overlay.lines.count > overlayRows(state.geometry) {
+            hints.insert(("↑↓ PgUp PgDn", "scroll"), at: 0)
+        }
+        drawHints(hints, row: state.geometry.footerRow, canvas)
+    }
+
+    /// The footer's key hints for what is on screen.
+    static func footerHints(_ state: AppState) -> [(String, String)] {
         let keys = state.keyMap
         var hints: [(String, String)]
         if let prompt = state.pipePrompt {
@@ -134,7 +143,7 @@ public enum Layout {
                 if !label.isEmpty { hints.append((label, hint)) }
             }
         } else if let dialog = state.dialog {
-            hints = dialog.confirm == nil ? [("Enter", "close")] : [("Enter", dialog.confirmLabel), ("Esc", "cancel")]
+            hints = dialog.isQuestion ? [("Enter", dialog.confirmLabel), ("Esc", "cancel")] : [("Enter", "close")]
         } else if state.showHelp {
             hints = [("any other key", "close help")]
         } else if state.screen == .log, state.log.searching {
@@ -145,25 +154,30 @@ public enum Layout {
             hints = [("↑/↓", "choose"), ("Enter", "show"), ("Esc", "close")]
         } else if state.isEditingText {
             hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "delete to start")]
+        } else if state.screen == .compose, case .category = state.compose.focus {
+            // Letters are text here: the footer names the keys that are not.
+            let boxes = [keys.label(of: .left, on: .compose), keys.label(of: .right, on: .compose)].filter { !$0.isEmpty }
+            hints = [
+                (boxes.joined(separator: "/"), "box"), (keys.label(of: .toggle, on: .compose), "check"), ("Enter", "send"),
+                ("↑", "message"), ("↓", "Send"), ("letters", "type the message"), (keys.label(of: .help), "help"),
+                ("Ctrl-C", "quit"),
+            ]
         } else if state.screen == .compose, case .result(let i) = state.compose.focus {
             let failed = state.compose.results[safe: i].map { !$0.succeeded } ?? false
             hints = [
-                ("Enter", failed ? "details" : "explain"), (keys.label(of: .up), "up"), (keys.label(of: .down), "down"),
-                ("Esc", "message"), (keys.label(of: .help), "help"), (keys.label(of: .quit), "quit"),
+                ("Enter", failed ? "details" : "explain"), ("↑", "up"), ("↓", "down"),
+                ("Esc", "message"), (keys.label(of: .help), "help"), ("Ctrl-C", "quit"),
             ]
         } else if state.screen == .compose, state.compose.focus == .send {
             hints = [
-                ("Enter", "send"), (keys.label(of: .up), "up"), (keys.label(of: .down), "results"), ("Esc", "message"),
-                (keys.label(of: .help), "help"), (keys.label(of: .quit), "quit"),
+                ("Enter", "send"), ("↑", "up"), ("↓", "results"), ("Esc", "message"),
+                (keys.label(of: .help), "help"), ("Ctrl-C", "quit"),
             ]
         } else {
             hints = keys.footer(for: state.screen)
         }
         hints.removeAll { $0.0.isEmpty }
-        if let overlay = overlay(state, state.geometry), overlay.lines.count > overlayRows(state.geometry) {
-            hints.insert(("↑↓ PgUp PgDn", "scroll"), at: 0)
-        }
-        drawHints(hints, row: state.geometry.footerRow, canvas)
+        return hints
     }
 
     /// Key hints from the left, each whole: when they do not all fit, the first ones that do,
@@ -222,7 +236,7 @@ public enum Layout {
             return Overlay(
                 title: dialog.title,
                 lines: Canvas.wrap(dialog.message, width: min(60, geometry.columns - 8))
-                    + ["", dialog.confirm == nil ? "[ OK ]  Enter" : "[ \(yes) ]  Enter     [ Cancel ]  Esc"],
+                    + ["", dialog.isQuestion ? "[ \(yes) ]  Enter     [ Cancel ]  Esc" : "[ OK ]  Enter"],
                 style: Style(color: dialog.isError ? .bad : .accent))
         }
         if state.screen == .log, state.log.picker != nil {

@@ -170,10 +170,12 @@ public final class CursesTerminal: Terminal {
         }
     }
 
-    /// `first`, or the burst it starts. Text that came at once with a line break inside it —
-    /// text after the break, faster than anyone types — is handed out whole as a `burst`
-    /// (a paste the terminal did not bracket, or keys typed ahead: the screen decides).
-    /// Anything else that came along (Enter last among it included) is handed out key by key.
+    /// `first`, or the burst it starts. Printable keys already waiting when the first is
+    /// read — two or more of them, Enter and Tab among them counted as text — came faster than
+    /// anyone types: a paste the terminal did not bracket, or keys typed ahead while the program
+    /// was busy. They are handed out whole as a `burst` (the screen decides what it is). The
+    /// input queue decides, not a clock. What follows the run (an arrow, Esc) is handed out
+    /// key by key.
     private func burst(startingWith first: Key) -> Key {
         guard Self.isText(first) else { return first }
         var keys = [first]
@@ -183,10 +185,8 @@ public final class CursesTerminal: Terminal {
             if !Self.isText(next) { break }
         }
         let text = Array(keys.prefix(while: Self.isText))
-        let inside = text.firstIndex(of: .enter).map { enter in
-            text[enter...].contains { if case .character = $0 { return true } else { return false } }
-        }
-        guard inside == true else {
+        let printable = text.contains { if case .character = $0 { return true } else { return false } }
+        guard text.count >= 2, printable else {
             queued = Array(keys.dropFirst())
             return first
         }

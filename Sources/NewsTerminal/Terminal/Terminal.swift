@@ -13,10 +13,10 @@ public enum Key: Sendable, Hashable {
     case click(row: Int, column: Int)
     /// Text the terminal pasted (bracketed paste): text, never keys, line feeds included.
     case paste(String)
-    /// Text that came at once with a line break inside it (`\n` for Enter, `\t` for Tab),
+    /// Two or more printable keys found waiting at once (`\n` for Enter, `\t` for Tab),
     /// without bracketed paste: a paste most likely, or keys typed ahead while the program
-    /// was busy. The message field takes it as a paste, so it never sends; anywhere else its
-    /// keys count one by one.
+    /// was busy. A text field takes it as text; anywhere else it is set aside, never commands
+    /// (`AppState.handleBurst`).
     case burst(String)
 }
 
