@@ -52,7 +52,7 @@ struct LogCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("keep-days"),
         help: ArgumentHelp(
-            "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay.",
+            "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay. Alone, it sets and confirms this, listing and pruning nothing.",
             valueName: "N"))
     var keepDays: Int?
 
@@ -77,6 +77,13 @@ struct LogCommand: AsyncParsableCommand {
 
     @OptionGroup var hubFlags: HubFlags
 
+    /// Whether `--keep-days` is all that was asked (the hub flags aside): a setting, answered
+    /// and stored, not a listing.
+    var onlySetsKeepDays: Bool {
+        keepDays != nil && !follow && category == nil && !unread && lines == nil && since == nil && !markRead && !json
+            && command == nil
+    }
+
     func run() async throws {
         let profile = try openProfile()
         if let keepDays {
@@ -84,6 +91,10 @@ struct LogCommand: AsyncParsableCommand {
                 try profile.store.update { $0.keepReceivedDays = keepDays > 0 ? keepDays : nil }
             } catch {
                 throw CommandFailure("cannot store --keep-days: \(error.localizedDescription)", exitCode: .failure)
+            }
+            if onlySetsKeepDays {
+                say(Self.keepDaysConfirmation(keepDays, going: profile.log.prunableCount(keepingDays: keepDays)))
+                return
             }
         }
         // What the preferences no longer keep goes before anything is listed.
@@ -117,6 +128,18 @@ struct LogCommand: AsyncParsableCommand {
             return
         }
         try await follow(profile, endpoint: endpoint, query: query)
+    }
+
+    /// The one line `log --keep-days N` alone answers: the setting, and what it will prune
+    /// (nothing is pruned now; the next `log` or window launch does).
+    static func keepDaysConfirmation(_ days: Int, going: Int) -> String {
+        guard days > 0 else { return "The received log keeps every message (keepReceivedDays unset): nothing is pruned." }
+        let unit = days == 1 ? "day" : "days"
+        let which =
+            going == 0
+            ? "none is older now"
+            : "\(going) read message\(going == 1 ? "" : "s") older than that go\(going == 1 ? "es" : "") at the next 'log' or window launch"
+        return "The received log keeps read messages \(days) \(unit) from now on (unread ones always stay); \(which)."
     }
 
     /// Prints what `query` selects (marking it read when asked).
