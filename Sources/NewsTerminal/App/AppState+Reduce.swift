@@ -209,11 +209,12 @@ extension AppState {
                     "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; press s to try now.",
                 isError: true)
         case .failed:
-            dialog = Dialog(
-                title: "Error subscribing",
-                message:
-                    "\(record.detail ?? "The hub refused the registration."). Check the connection string's key and the hub name, then press s again.",
-                isError: true)
+            let detail = record.detail ?? "The hub refused the registration"
+            // A refused key's detail already says which connection string to fetch.
+            let fix =
+                detail.contains(HubProblem.fetchListenString)
+                ? " Then press s again." : ". Check the connection string's key and the hub name, then press s again."
+            dialog = Dialog(title: "Error subscribing", message: detail + fix, isError: true)
         }
     }
 
