@@ -52,7 +52,7 @@ struct LogCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("keep-days"),
         help: ArgumentHelp(
-            "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay.",
+            "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay. Alone, it sets and confirms this, listing and pruning nothing.",
             valueName: "N"))
     var keepDays: Int?
 
@@ -77,6 +77,13 @@ struct LogCommand: AsyncParsableCommand {
 
     @OptionGroup var hubFlags: HubFlags
 
+    /// Whether `--keep-days` is all that was asked (the hub flags aside): a setting, answered
+    /// and stored, not a listing.
+    var onlySetsKeepDays: Bool {
+        keepDays != nil && !follow && category == nil && !unread && lines == nil && since == nil && !markRead && !json
+            && command == nil
+    }
+
     func run() async throws {
         let profile = try openProfile()
         if let keepDays {
@@ -84,6 +91,10 @@ struct LogCommand: AsyncParsableCommand {
                 try profile.store.update { $0.keepReceivedDays = keepDays > 0 ? keepDays : nil }
             } catch {
                 throw CommandFailure("cannot store --keep-days: \(error.localizedDescription)", exitCode: .failure)
+            }
+            if onlySetsKeepDays {
+                say(Self.keepDaysConfirmation(keepDays, going: profile.log.prunableCount(keepingDays: keepDays)))
+                return
             }
         }
         // What the preferences no longer keep goes before anything is listed.
@@ -117,6 +128,18 @@ struct LogCommand: AsyncParsableCommand {
             return
         }
         try await follow(profile, endpoint: endpoint, query: query)
+    }
+
+    /// The one line `log --keep-days N` alone answers: the setting, and what it will prune
+    /// (nothing is pruned now; the next `log` or window launch does).
+    static func keepDaysConfirmation(_ days: Int, going: Int) -> String {
+        guard days > 0 else { return "The received log keeps every message (keepReceivedDays unset): nothing is pruned." }
+        let unit = days == 1 ? "day" : "days"
+        let which =
+            going == 0
+            ? "none is older now"
+            : "\(going) read message\(going == 1 ? "" : "s") older than that go\(going == 1 ? "es" : "") at the next 'log' or window launch"
+        return "The received log keeps read messages \(days) \(unit) from now on (unread ones always stay); \(which)."
     }
 
     /// Prints what `query` selects (marking it read when asked).
@@ -166,20 +189,26 @@ struct LogCommand: AsyncParsableCommand {
                 }
             }
         }
-        let receiver = InboxReceiver(
-            sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
+        // The receiver; replaced by a new one (a new stream) when the home is unregistered.
+        let receiving = Mutex<(receiver: InboxReceiver?, replace: Bool)>((nil, false))
         // A registration made elsewhere (a window, a subscribe) lets a device the hub did not
-        // know stream at once.
+        // know stream at once; `unregister` elsewhere ends the stream the hub no longer sends
+        // to, and the new one says so (the follower goes on, and says when it is back).
         let watcher = HomeWatcher(profile: profile)
         let registrations = Task {
             var last = profile.lastRegistration
             for await shared in watcher.changes where shared.registration != last {
-                last = shared.registration
-                if shared.registration?.state == .registered { receiver.retryNow() }
+                defer { last = shared.registration }
+                if shared.registration?.state == .registered {
+                    receiving.withLock { $0.receiver }?.retryNow()
+                } else if shared.registration == nil, last != nil {
+                    receiving.withLock { state in
+                        state.replace = true
+                        return state.receiver
+                    }?.stop()
+                }
             }
         }
-        stopping.withLock { $0 = receiver }
-        if signal.withLock({ $0 }) != nil { receiver.stop() }
         defer {
             follower.stop()
             watcher.stop()
@@ -187,10 +216,17 @@ struct LogCommand: AsyncParsableCommand {
         }
         var reporter = FollowReporter()
         var offline: OfflineReason?
-        for await status in receiver.statuses {
-            if let line = reporter.line(for: status) { printError(line) }
-            if case .offline(let reason) = status, reason.gaveUp { offline = reason }
-        }
+        repeat {
+            let receiver = InboxReceiver(
+                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
+            receiving.withLock { $0 = (receiver, false) }
+            stopping.withLock { $0 = receiver }
+            if signal.withLock({ $0 }) != nil { receiver.stop() }
+            for await status in receiver.statuses {
+                if let line = reporter.line(for: status) { printError(line) }
+                if case .offline(let reason) = status, reason.gaveUp { offline = reason }
+            }
+        } while signal.withLock({ $0 }) == nil && receiving.withLock({ $0.replace })
         follower.poll()
         follower.stop()
         await printer.value
@@ -219,6 +255,9 @@ struct LogCommand: AsyncParsableCommand {
 /// What `log --follow` says on standard error as its connection changes: each outage once,
 /// why it is offline once, and when it is back.
 struct FollowReporter {
+    static let notRegistered =
+        "not registered: news is not reaching this terminal; waiting for a subscribe ('breaking-news subscribe <categories>')"
+
     private var wasOnline = false
     /// What was said last about the connection being away.
     private var said: String?
@@ -229,6 +268,9 @@ struct FollowReporter {
             defer {
                 wasOnline = true
                 said = nil
+            }
+            if said == Self.notRegistered {
+                return wasOnline ? "registered again: news reaches this terminal" : "registered: news reaches this terminal"
             }
             return wasOnline && said != nil ? "reconnected to the hub" : said != nil ? "connected to the hub" : nil
         case .reconnecting(let seconds, let reason):
@@ -241,8 +283,7 @@ struct FollowReporter {
             switch reason {
             case .hubStopped:
                 text = "the local hub is not running; waiting for it to start (a send, a subscribe or a window starts it)"
-            case .notRegistered:
-                text = "this terminal is not registered yet; waiting for a subscribe ('breaking-news subscribe <categories>')"
+            case .notRegistered: text = Self.notRegistered
             case .unavailable(let detail): text = "cannot reach the hub (\(detail)); trying again"
             case .refused, .noPushService: return nil  // said once, as the error it ends with
             }

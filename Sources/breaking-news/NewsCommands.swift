@@ -8,15 +8,34 @@ import NotificationHubs
 struct SubscribeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribe",
-        abstract: "Choose categories and register this terminal's installation with them (none: unsubscribe from all).")
+        abstract: "Choose categories and register this terminal's installation with them (--none: unsubscribe from all).",
+        discussion: """
+            With no categories and no --none it changes nothing: it prints the categories chosen \
+            now and its usage, and exits 2.
+            """)
 
     @Argument(help: "Categories: World, Politics, Business, Technology, Science, Sports.")
     var categories: [String] = []
 
+    @Flag(name: .customLong("none"), help: "Register no categories: news of none reaches this terminal.")
+    var none = false
+
     @OptionGroup var hubFlags: HubFlags
+
+    func validate() throws {
+        if none, !categories.isEmpty { throw ValidationError("--none takes no categories") }
+    }
 
     func run() async throws {
         let profile = try openProfile()
+        guard none || !categories.isEmpty else {
+            // An answer, not an act: what is chosen now, and how to change it.
+            let chosen = profile.selectedCategories.map(\.name)
+            say("Chosen now: \(chosen.isEmpty ? "none" : chosen.joined(separator: ", ")).")
+            throw CommandFailure.usage(
+                "nothing changed: name the categories to subscribe to, or --none for none. Usage: breaking-news subscribe "
+                    + "(CATEGORY … | --none), CATEGORY one of \(profile.catalog.categories.map(\.name).joined(separator: ", "))")
+        }
         let chosen: [BreakingNewsKit.Category]
         do {
             chosen = try profile.catalog.resolve(categories)
@@ -36,7 +55,7 @@ struct SubscribeCommand: AsyncParsableCommand {
             say("Subscribed to \(names).")
         case .pending:
             throw CommandFailure(
-                "Saved \(names), but \(outcome.error.map { "\($0)" } ?? "the hub is unreachable"). It registers at the next launch; try again with 'breaking-news subscribe'.",
+                "Saved \(names), but \(outcome.error.map { "\($0)" } ?? "the hub is unreachable"). It registers at the next launch; try the same command again.",
                 exitCode: .hubUnreachable)
         case .failed:
             throw CommandFailure.hub(

@@ -55,12 +55,12 @@ struct StoppedHubEndToEndTests {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
         let first = try await tmux.startUIOnItsOwnHub("n", of: user)
-        #expect(first.contains("○ not registered yet"), "\(first)")
+        #expect(first.contains("○ not registered: news is not reaching"), "\(first)")
         #expect(try await user.run(["hub", "stop"]).status == 0)
         // Well under the 60 s a window once waited between tries while not registered.
         try await tmux.waitFor("n", timeout: 20) { $0.contains(Self.stopped) }
         try await tmux.keys("n", "r")
-        try await tmux.waitFor("n", timeout: 30) { $0.contains("○ not registered yet") }
+        try await tmux.waitFor("n", timeout: 30) { $0.contains("○ not registered: news is not reaching") }
         #expect(try await user.run(["hub", "status"]).status == 0)
     }
 

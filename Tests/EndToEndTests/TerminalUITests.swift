@@ -22,7 +22,7 @@ struct TerminalUITests {
                     "BREAKING_NEWS_HOME": homeA, "BREAKING_NEWS_CONNECTION_STRING": hub.listen.description, "TERM": "screen",
                 ])
             // A new terminal: the hub knows nothing of it until it subscribes.
-            var screen = try await tmux.waitFor("A") { $0.contains("○ not registered yet") }
+            var screen = try await tmux.waitFor("A") { $0.contains("○ not registered: news is not reaching") }
             #expect(screen.contains(" ▸ [ OFF ] World"))
 
             // Toggle World and Sports, then subscribe.
@@ -50,7 +50,7 @@ struct TerminalUITests {
                 environment: [
                     "BREAKING_NEWS_HOME": homeB, "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "TERM": "screen",
                 ])
-            try await tmux.waitFor("B") { $0.contains("○ not registered yet") }
+            try await tmux.waitFor("B") { $0.contains("○ not registered: news is not reaching") }
             try await tmux.keys("B", "2")
             try await tmux.type("B", "Earthquake drill at noon")
             try await tmux.keys("B", "Escape", "Space", "Up")

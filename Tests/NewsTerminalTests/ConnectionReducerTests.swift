@@ -28,3 +28,27 @@ struct ConnectionReducerTests {
         #expect(String(state.compose.text).hasSuffix("r"))
     }
 }
+
+/// Issue 45: `unregister` in another process reaches the open window.
+struct UnregisteredHomeTests {
+    @Test func anUnregisteredHomeIsSaidInTheHeaderAndReceivedAgain() {
+        var state = makeState()
+        let record = RegistrationRecord(state: .registered, at: "2026-11-21T10:00:00Z", categories: ["World"], hub: "h")
+        _ = state.reduce(.registration(record, userInitiated: false))
+        _ = state.reduce(.inbox(.status(.online)))
+        state.hub = "breakingnews @ 127.0.0.1:47474"
+        #expect(Layout.connectionText(state).0 == "● online")
+        // The home's registration is gone: the stream the hub sends nothing to is replaced.
+        let effects = state.reduce(.shared(SharedHomeState(selection: [], registration: nil)))
+        #expect(effects == [.followIdentity])
+        #expect(state.connection == .offline(.notRegistered))
+        let header = rendered(state).lines[0]
+        #expect(header.hasSuffix("○ not registered: news is not reaching this terminal"), "\(header)")
+        // Nothing more is asked while it stays so; a registration made elsewhere opens it.
+        #expect(state.reduce(.shared(SharedHomeState(selection: [], registration: nil))) == [])
+        #expect(state.reduce(.shared(SharedHomeState(selection: [], registration: record))) == [.reconnect(startingHub: false)])
+        // A home that was never registered asks nothing either.
+        var fresh = makeState()
+        #expect(fresh.reduce(.shared(SharedHomeState(selection: [], registration: nil))) == [])
+    }
+}

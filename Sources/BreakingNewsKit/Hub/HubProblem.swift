@@ -17,9 +17,10 @@ public enum HubProblem {
                 : "Check the connection string's Endpoint (BREAKING_NEWS_CONNECTION_STRING or --connection-string) and the network."
         }
         switch error.status {
+        case 401 where doing == .sending || doing == .explaining:
+            return "The hub refused the key: it may be wrong or rotated. " + fetchFullString
         case 401:
-            return
-                "The hub refused the key: check BREAKING_NEWS_CONNECTION_STRING (or --connection-string); the key may be wrong or rotated."
+            return "The hub refused the key: it may be wrong or rotated. " + fetchListenString
         case 403 where !error.isRightsRefusal:
             return nil  // not the key: a full hub, whose detail says what to delete
         case 403 where doing == .sending || doing == .explaining:
@@ -37,6 +38,15 @@ public enum HubProblem {
             return nil
         }
     }
+
+    /// What a home whose Listen key was refused does: fetch the string signed with the key
+    /// the hub serves now, from the command that prints it.
+    public static let fetchListenString =
+        "Fetch the current Listen connection string ('breaking-news hub connection-strings' prints it on the hub's machine; on Azure, the hub's Access Policies) and set BREAKING_NEWS_CONNECTION_STRING (or --connection-string) to it."
+
+    /// The same for a send's key: the Full string.
+    public static let fetchFullString =
+        "Fetch the current Full connection string ('breaking-news hub connection-strings' prints it on the hub's machine; on Azure, the hub's Access Policies) and set BREAKING_NEWS_SEND_CONNECTION_STRING (or --send-connection-string) to it."
 
     /// The error and its fix, one line.
     public static func line(_ error: HubError, doing: Doing, embedded: Bool) -> String {

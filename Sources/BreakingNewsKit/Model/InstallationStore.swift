@@ -6,14 +6,34 @@ import NotificationHubs
 /// installation id, the device token and its claim's secret (and the previous ones, while the
 /// previous token is retired), and the last registration. Written atomically, owner only, changed under `installation.lock`; a corrupt
 /// file is moved aside with a warning, never overwritten.
+///
+/// Every save also writes a copy, `installation.backup.json` beside it: a corrupt file is
+/// then set aside and who this terminal is restored from the copy (the same installation id,
+/// token and claim secret), so the hub keeps one installation of this terminal, never an old
+/// one still sent to beside a new one. Without a usable copy the terminal starts anew, and the
+/// warning says that the old installation stays on the hub and why.
 public final class InstallationStore: Sendable {
     public let url: URL
     private let file: KeptJSONObject
+    private let copy: KeptJSONObject
 
     public init(url: URL) {
         self.url = url
-        self.file = KeptJSONObject(url: url, consequence: "this terminal has a new installation id and device token")
+        self.file = KeptJSONObject(url: url, consequence: Self.startsAnew)
+        self.copy = KeptJSONObject(url: Self.backupURL(of: url), consequence: "it is written again at the next registration")
     }
+
+    /// The copy of `url` every save writes: `installation.backup.json` beside it.
+    public static func backupURL(of url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent("installation.backup.json")
+    }
+
+    public var backupURL: URL { Self.backupURL(of: url) }
+
+    static let startsAnew =
+        "this terminal has a new installation id and device token; its old installation could not be removed from the hub, "
+        + "its id being only in that file (no copy in installation.backup.json), so it stays there with its tags until it "
+        + "expires, at most 90 days after its last registration"
 
     /// What the store holds.
     public struct Values: Sendable, Hashable {
@@ -57,7 +77,16 @@ public final class InstallationStore: Sendable {
 
     public func load(now: Date = Date()) -> Loaded {
         let existed = FileManager.default.fileExists(atPath: url.path)
-        let (members, warning) = file.read(now: now)
+        var (members, warning) = file.read(now: now)
+        if let said = warning, members.isEmpty, let restored = restoredFromCopy() {
+            // Set aside: who this terminal is comes back from the copy, written where it was.
+            members = restored.members
+            warning = said.replacingOccurrences(
+                of: Self.startsAnew,
+                with: "who this terminal is was restored from installation.backup.json (installation \(restored.id)): "
+                    + "the hub keeps one installation of it")
+            try? file.write(members.map { ($0.0, Optional($0.1)) })
+        }
         var values = Values()
         for (key, value) in members {
             switch key {
@@ -74,12 +103,23 @@ public final class InstallationStore: Sendable {
         return Loaded(values: values, warning: warning, existed: existed)
     }
 
+    /// The copy's members when it holds an identity (an installation id and a device token).
+    private func restoredFromCopy() -> (members: [(String, JSONValue)], id: String)? {
+        let members = copy.read().members
+        let value = { (key: String) in members.first { $0.0 == key }?.1.stringValue }
+        guard let id = value(DefaultsStore.installationIdKey), !id.isEmpty, value(DefaultsStore.deviceTokenKey) != nil else {
+            return nil
+        }
+        return (members, id)
+    }
+
     static let claimSecretKey = "claimSecret"
     static let previousClaimSecretKey = "previousClaimSecret"
     static let tokenClaimsWithSecretKey = "tokenClaimsWithSecret"
 
+    /// Writes the store, then its copy (see the type's note).
     public func save(_ values: Values) throws {
-        try file.write([
+        let members: [(String, JSONValue?)] = [
             (DefaultsStore.installationIdKey, values.installationId.map(JSONValue.string)),
             (DefaultsStore.deviceTokenKey, values.deviceToken.map(JSONValue.string)),
             (DefaultsStore.previousDeviceTokenKey, values.previousDeviceToken.map(JSONValue.string)),
@@ -87,7 +127,9 @@ public final class InstallationStore: Sendable {
             (Self.previousClaimSecretKey, values.previousClaimSecret.map(JSONValue.string)),
             (Self.tokenClaimsWithSecretKey, values.tokenClaimsWithSecret ? .bool(true) : nil),
             (DefaultsStore.registrationKey, values.lastRegistration?.json),
-        ])
+        ]
+        try file.write(members)
+        try? copy.write(members)
     }
 
     /// Reads, changes and writes the store under its lock.

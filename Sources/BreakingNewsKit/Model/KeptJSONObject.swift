@@ -17,7 +17,7 @@ struct KeptJSONObject: Sendable {
 
     /// The members; none for a missing file; none and a warning for a corrupt one, which is
     /// moved aside.
-    func read(now: Date = Date()) -> (members: [(String, JSONValue)], warning: String?) {
+    func read(now: Date = Date(), again: Bool = true) -> (members: [(String, JSONValue)], warning: String?) {
         guard let data = try? Data(contentsOf: url) else { return ([], nil) }
         if let json = try? JSONValue(parsing: data), let members = json.objectMembers { return (members, nil) }
         let stamp = W3CDate.format(now).prefix(19).filter(\.isNumber)
@@ -26,6 +26,11 @@ struct KeptJSONObject: Sendable {
             try FileManager.default.moveItem(at: url, to: aside)
             return ([], "\(url.path) was not valid JSON; it was kept as \(aside.lastPathComponent) and \(consequence)")
         } catch {
+            // Another process of the home moved it aside a moment before (and says so): what
+            // is there now (nothing, or what it restored) is what this one reads.
+            if again, (try? Data(contentsOf: url)) != data {
+                return read(now: now, again: false)
+            }
             return ([], "\(url.path) is not valid JSON and could not be moved aside (\(error.localizedDescription))")
         }
     }

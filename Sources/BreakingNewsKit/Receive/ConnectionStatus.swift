@@ -41,7 +41,8 @@ public enum OfflineReason: Sendable, Hashable, CustomStringConvertible {
         case .refused(let detail): return detail
         case .noPushService: return Self.noPushServiceText
         case .notRegistered:
-            return "not registered yet: the hub streams to this terminal once it is subscribed (choose categories and subscribe)"
+            return
+                "not registered: news is not reaching this terminal; the hub streams to it once it is subscribed (choose categories and subscribe)"
         case .hubStopped:
             return "the local hub was stopped ('breaking-news hub stop'); r starts it again, and so does a send or a subscribe"
         case .unavailable(let detail): return detail

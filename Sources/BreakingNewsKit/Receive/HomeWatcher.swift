@@ -29,8 +29,10 @@ public struct SharedHomeState: Sendable, Hashable {
         var preferences = profile.store.load()
         let installation = profile.installations.load()
         if let warning = preferences.warning {
-            // Moved aside while the window was open: the selection comes back as at a launch.
-            preferences = DefaultsStore.Loaded(values: profile.store.load().values, warning: profile.recover(after: warning))
+            // Moved aside while the window was open: the selection comes back as at a launch,
+            // and what is shown is what was restored (read after the restore, not before).
+            let recovered = profile.recover(after: warning)
+            preferences = DefaultsStore.Loaded(values: profile.store.load().values, warning: recovered)
         }
         let warnings = [preferences.warning, installation.warning].compactMap { $0 }
         return SharedHomeState(

@@ -24,12 +24,7 @@ extension InboxLog {
             _ = readNewLines()
             var marks = loadMarks()
             let entries = state.withLock { $0.entries }
-            var pruned = ReadMarks()
-            for entry in entries where !entry.pruned {
-                guard let at = W3CDate.parse(entry.receivedAt), at < horizon else { continue }
-                guard marks.read.contains(entry.index) || marks.deleted.contains(entry.index) else { continue }
-                pruned.formUnion(ReadMarks([entry.index...entry.index]))
-            }
+            let pruned = Self.prunable(entries, marks: marks, before: horizon)
             guard !pruned.isEmpty else { return 0 }
             // Deleted first: a reader between the two writes shows none of them.
             marks.deleted.formUnion(pruned)
@@ -55,5 +50,24 @@ extension InboxLog {
             }
             return pruned.count
         }
+    }
+
+    /// How many messages a prune keeping `days` days would remove at `now`, removing none: a
+    /// setting's confirmation says it before any prune does.
+    public func prunableCount(keepingDays days: Int?, now: Date = Date()) -> Int {
+        guard let days, days > 0 else { return 0 }
+        catchUp()
+        return Self.prunable(entries, marks: reloadMarks(), before: now.addingTimeInterval(-Double(days) * 86_400)).count
+    }
+
+    /// The positions of the messages received before `horizon` and read or deleted.
+    static func prunable(_ entries: [InboxEntry], marks: InboxMarks, before horizon: Date) -> ReadMarks {
+        var pruned = ReadMarks()
+        for entry in entries where !entry.pruned {
+            guard let at = W3CDate.parse(entry.receivedAt), at < horizon else { continue }
+            guard marks.read.contains(entry.index) || marks.deleted.contains(entry.index) else { continue }
+            pruned.formUnion(ReadMarks([entry.index...entry.index]))
+        }
+        return pruned
     }
 }

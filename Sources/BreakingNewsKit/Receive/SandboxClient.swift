@@ -52,7 +52,8 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    /// A hub error, classified: 401 and 403 are refusals (a wrong key); a 404 that says the
+    /// A hub error, classified: 401 and 403 are refusals (a wrong key; a 401 says which
+    /// connection string to fetch); a 404 that says the
     /// device is not registered waits for a registration, any other 404 means a hub without
     /// the push service (Azure delivers to real devices only); 429, and a 5xx that says when
     /// to come back, are waited for as long as asked; anything else is tried again.
@@ -60,7 +61,11 @@ public struct SandboxClient: Sendable {
         switch error.status {
         case 404 where error.detail.lowercased().contains("not registered"): return .notRegistered
         case 404: return .noPushService
-        case 401, 403: return .refused("the hub refused \(what): \(error.readableDetail)")
+        // A refused signature is a key rotated (or wrong): said with where the current one is.
+        case 401:
+            let detail = error.readableDetail.trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            return .refused("the hub refused \(what): \(detail). \(HubProblem.fetchListenString)")
+        case 403: return .refused("the hub refused \(what): \(error.readableDetail)")
         case 429: return .throttled("the hub is busy (\(what), 429)", retryAfter: error.retryAfter)
         case let status? where status >= 500 && error.retryAfter != nil:
             return .throttled("the hub is busy (\(what), \(status))", retryAfter: error.retryAfter)

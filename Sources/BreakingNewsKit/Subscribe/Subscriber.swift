@@ -92,8 +92,13 @@ public struct Subscriber: Sendable {
         }
         let state: RegistrationRecord.State =
             error == nil ? .registered : (error!.isUnreachable || error!.isTransient ? .pending : .failed)
+        // A refused key is said with its fix (which connection string to fetch), wherever the
+        // record is shown: the UI's box, `categories`.
+        let detail = error.map { error in
+            error.status == 401 ? HubProblem.line(error, doing: .subscribing, embedded: endpoint.isEmbedded) : "\(error)"
+        }
         let record = RegistrationRecord(
-            state: state, at: W3CDate.format(now), categories: names, hub: endpoint.hubURL, detail: error.map { "\($0)" })
+            state: state, at: W3CDate.format(now), categories: names, hub: endpoint.hubURL, detail: detail)
         _ = try? installations.update { values in
             // With the identity it is about: a file that lost it (removed meanwhile) gets it back.
             if values.installationId == nil {

@@ -54,7 +54,8 @@ public enum Effect: Sendable, Hashable {
     /// Try the hub again now: end a receiver's wait, or settle the hub again; `startingHub`
     /// starts the local hub when it is not running.
     case reconnect(startingHub: Bool)
-    /// Receive as the identity the home holds now (it changed on disk).
+    /// Receive again, on a new stream, as the identity the home holds now (it changed on
+    /// disk, or its registration was removed).
     case followIdentity
     case quit
 }
@@ -146,6 +147,9 @@ extension AppState {
             // Switches the user is still changing here stay as they are.
             if switches == storedSelection { switches = stored }
             storedSelection = stored
+            // The home's registration gone (`unregister` in another process): the hub sends
+            // this terminal nothing now, whatever its open stream says.
+            let unregistered = !registering && registration != nil && shared.registration == nil
             if !registering { registration = shared.registration }
             // Read before a switch of this window was stored, the alerts on disk lack it.
             if (alertSwitchesStored ?? alertSwitches) == alertSwitches { alerts = shared.alerts }
@@ -163,6 +167,12 @@ extension AppState {
                     note("This home is now installation \(now.installationId): receiving as it")
                 }
                 identity = now
+            }
+            if unregistered, !effects.contains(.followIdentity) {
+                // A new stream, which the hub answers as it knows the terminal now (not
+                // registered), and which the next registration opens at once.
+                connection = .offline(.notRegistered)
+                effects.append(.followIdentity)
             }
             if let record = shared.registration, !registering { effects += retryUnregistered(record) }
             return effects
@@ -199,11 +209,12 @@ extension AppState {
                     "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; press s to try now.",
                 isError: true)
         case .failed:
-            dialog = Dialog(
-                title: "Error subscribing",
-                message:
-                    "\(record.detail ?? "The hub refused the registration."). Check the connection string's key and the hub name, then press s again.",
-                isError: true)
+            let detail = record.detail ?? "The hub refused the registration"
+            // A refused key's detail already says which connection string to fetch.
+            let fix =
+                detail.contains(HubProblem.fetchListenString)
+                ? " Then press s again." : ". Check the connection string's key and the hub name, then press s again."
+            dialog = Dialog(title: "Error subscribing", message: detail + fix, isError: true)
         }
     }
 

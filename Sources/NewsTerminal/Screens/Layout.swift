@@ -70,7 +70,11 @@ public enum Layout {
     static func drawHeader(_ state: AppState, _ canvas: Canvas) {
         canvas.text(" Breaking News", row: 0, column: 0, style: Style(bold: true))
         let (text, color) = connectionText(state)
-        let hub = state.hub.map { "  \($0)" } ?? ""
+        var hub = state.hub.map { "  \($0)" } ?? ""
+        // The connection's state is the truth the header tells: the hub's name gives way to it.
+        if TextWidth.of(text + hub + " ") > canvas.columns - 16, TextWidth.of(text + " ") <= canvas.columns - 16 {
+            hub = ""
+        }
         let right = text + hub + " "
         let width = min(TextWidth.of(right), canvas.columns - 16)
         canvas.text(right, row: 0, column: canvas.columns - width, style: Style(color: color), width: width)
@@ -85,7 +89,7 @@ public enum Layout {
             let left = state.reconnectAt.map { max(0, Int($0.timeIntervalSince(state.now).rounded(.up))) } ?? Int(seconds)
             return ("◌ reconnecting in \(left) s (r: now)", .warning)
         case .offline(.hubStopped): return ("○ local hub stopped (r: start it)", .bad)
-        case .offline(.notRegistered): return ("○ not registered yet (subscribe on 1)", .warning)
+        case .offline(.notRegistered): return ("○ not registered: news is not reaching this terminal", .warning)
         case .offline(.noPushService): return ("○ no push service on this hub", .bad)
         case .offline(.refused(let detail)), .offline(.unavailable(let detail)):
             return ("○ offline (r: retry): \(detail)", .bad)

@@ -134,9 +134,9 @@ struct Tmux {
 
 extension Tmux {
     /// Whether a window has settled with its hub: online, or (a home that never subscribed)
-    /// told that the hub does not know it yet.
+    /// told that the hub does not know it (not registered).
     static func settled(_ screen: String, online: String = "● online") -> Bool {
-        screen.contains(online) || screen.contains("not registered yet")
+        screen.contains(online) || screen.contains("○ not registered: news is not reaching")
     }
 
     /// Starts the UI of `user`'s home on its own embedded hub (no connection string), in a

@@ -1,0 +1,171 @@
+import Foundation
+import HubTestSupport
+import NotificationHubs
+import TestTiers
+import Testing
+
+/// Issue 45, "every window tells the truth": two windows and a follower on one home, the
+/// built binary on the home's own hub, in tmux.
+@Suite(
+    .tags(.live, .tmux), .fullSuiteOnly, .serialized, .enabled(if: Tmux.isAvailable, "tmux is needed; 'make test' installs it"))
+struct HomeTruthEndToEndTests {
+    /// After `unregister` every window stops saying "● online" (within 10 s) and the follower
+    /// says so once and keeps following; a subscribe brings them all back.
+    @Test func unregisterReachesEveryWindowAndFollower() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try await tmux.startUIOnItsOwnHub("a", of: user)
+        try await tmux.startUIOnItsOwnHub("b", of: user)
+        try await tmux.keys("b", "3")
+        let follow = try user.start(["log", "--follow"])
+        defer { follow.stop() }
+        #expect(try await user.run(["send", "before", "--category", "World"]).status == 0)
+        #expect(await follow.waitFor { out, _ in out.contains("Breaking World News : before") }, "\(follow.stderr)")
+
+        let unregistered = try await user.run(["unregister"])
+        #expect(unregistered.status == 0, "\(unregistered.stderr)")
+        for window in ["a", "b"] {
+            let screen = try await tmux.waitFor(window, timeout: 10) {
+                $0.contains("○ not registered: news is not reaching this terminal") && !$0.contains("● online")
+            }
+            #expect(!screen.contains("● online"), "\(screen)")
+        }
+        let said = "not registered: news is not reaching this terminal"
+        #expect(await follow.waitFor(timeout: 10) { _, err in err.contains(said) }, "\(follow.stderr)")
+        #expect(follow.stderr.components(separatedBy: said).count == 2, "said once: \(follow.stderr)")
+        #expect(follow.child.isRunning)
+
+        // Registered again: every window is online, the follower says so and gets the news.
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        for window in ["a", "b"] { try await tmux.waitFor(window, timeout: 20) { $0.contains("● online") } }
+        #expect(
+            await follow.waitFor(timeout: 20) { _, err in err.contains("registered again: news reaches this terminal") },
+            "\(follow.stderr)")
+        #expect(try await user.run(["send", "after", "--category", "World"]).status == 0)
+        #expect(await follow.waitFor { out, _ in out.contains("Breaking World News : after") }, "\(follow.stderr)")
+    }
+
+    /// A defaults.json corrupted while a window is open: the window shows the switches its
+    /// box says were restored, and `s` there keeps them (on the hub and in the file).
+    @Test func aCorruptDefaultsFileShowsAndKeepsTheRestoredSwitches() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World", "Sports"]).status == 0)
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try await tmux.startUIOnItsOwnHub("ui", of: user)
+        try await tmux.waitFor("ui") { $0.contains("✓ Registered World, Sports") }
+        let defaults = user.home.appendingPathComponent("config/defaults.json")
+        try Data("garbage{".utf8).write(to: defaults)
+        let screen = try await tmux.waitFor("ui", timeout: 10) { $0.contains("A file could not be read") }
+        #expect(screen.contains("restored from the last"), "\(screen)")
+        #expect(screen.contains("[  ON ] World") && screen.contains("[  ON ] Sports"), "\(screen)")
+        try await tmux.keys("ui", "Enter")
+        try await tmux.waitFor("ui") { !$0.contains("A file could not be read") }
+        try await tmux.keys("ui", "s")
+        let subscribed = try await tmux.waitFor("ui") { $0.contains("✓ Subscribed: news for") }
+        #expect(subscribed.contains("✓ Subscribed: news for World, Sports"), "\(subscribed)")
+        let kept = try String(contentsOf: defaults, encoding: .utf8)
+        #expect(kept.contains(#""BreakingNewsCategories":["World","Sports"]"#), "\(kept)")
+        let installation = try await user.run(["installation"])
+        let tags = try JSONValue(parsing: installation.stdout)["tags"]
+        #expect(tags == .strings(["World", "Sports"]), "\(installation.stdout)")
+    }
+}
+
+/// Issue 45: a corrupt installation.json, and a rotated Listen key, from the command line.
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct HomeTruthCommandTests {
+    /// The old installation is not left on the hub beside a new one: a send afterwards
+    /// reaches one device, not two.
+    @Test func aCorruptInstallationFileLeavesOneInstallationOnTheHub() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        let file = user.home.appendingPathComponent("data/installation.json")
+        let id = try #require(try JSONValue(parsing: Data(contentsOf: file))["installationId"]?.stringValue)
+        try Data("junk".utf8).write(to: file)
+        let again = try await user.run(["subscribe", "World"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("restored from installation.backup.json (installation \(id))"), "\(again.stderr)")
+        let sent = try await user.run(["send", "once", "--category", "World", "--test"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout.contains("outcome: 1 succeeded, 0 failed"), "\(sent.stdout)")
+        let devices = try await user.run(["hub", "devices", "--json"])
+        guard case .array(let listed) = try JSONValue(parsing: devices.stdout) else {
+            Issue.record("\(devices.stdout)")
+            return
+        }
+        #expect(listed.count == 1, "\(devices.stdout)")
+    }
+
+    /// A home on another home's hub with the Listen string of before a rotation is told
+    /// which connection string to fetch, by `subscribe` and by `log`.
+    @Test func aRotatedListenKeyNamesTheCommandThatPrintsTheCurrentString() async throws {
+        let owner = Command.freshHome()
+        defer { _ = try? owner.start(["hub", "stop"]) }
+        #expect(try await owner.run(["subscribe", "World"]).status == 0)
+        let printed = try await owner.run(["hub", "connection-strings", "--json"])
+        let listen = try #require(try JSONValue(parsing: printed.stdout)["listen"]?.stringValue, "\(printed.stdout)")
+        let other = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": listen])
+        #expect(try await other.run(["subscribe", "World"]).status == 0)
+        let rotated = try await owner.run(["hub", "keys", "regenerate", AuthorizationRule.listenRuleName])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        let refused = try await other.run(["subscribe", "World"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("'breaking-news hub connection-strings'"), "\(refused.stderr)")
+        let log = try await other.run(["log"])
+        #expect(log.stderr.contains("'breaking-news hub connection-strings'"), "\(log.stderr)")
+    }
+}
+
+/// Issue 45, "the CLI answers before it acts".
+@Suite(.tags(.live), .fullSuiteOnly, .serialized) struct AnswerFirstCommandTests {
+    /// `subscribe` with no categories changes nothing: it prints what is chosen and its usage
+    /// (exit 2); `--none` unsubscribes from everything.
+    @Test func subscribeWithNoCategoriesAnswersAndNoneUnsubscribes() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World", "Sports"]).status == 0)
+        let bare = try await user.run(["subscribe"])
+        #expect(bare.status == 2, "\(bare.stdout) \(bare.stderr)")
+        #expect(bare.stdout == "Chosen now: World, Sports.\n", "\(bare.stdout)")
+        #expect(bare.stderr.contains("nothing changed") && bare.stderr.contains("--none"), "\(bare.stderr)")
+        #expect(bare.stderr.contains("Usage: breaking-news subscribe"), "\(bare.stderr)")
+        func tags() async throws -> JSONValue? {
+            try JSONValue(parsing: try await user.run(["installation"]).stdout)["tags"]
+        }
+        #expect(try await tags() == .strings(["World", "Sports"]))
+        let both = try await user.run(["subscribe", "--none", "World"])
+        #expect(both.status == 2, "\(both.stderr)")
+        let none = try await user.run(["subscribe", "--none"])
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(none.stdout == "Subscribed to no categories.\n", "\(none.stdout)")
+        let emptied = try await tags()
+        #expect(emptied == nil || emptied == .array([]), "\(String(describing: emptied))")
+    }
+
+    /// `log --keep-days N` alone stores the setting, says so in one line and lists nothing;
+    /// it prunes nothing itself (the next `log` does, as the line says).
+    @Test func keepDaysAloneSetsConfirmsAndListsNothing() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World"]).status == 0)
+        #expect(try await user.run(["send", "kept", "--category", "World"]).status == 0)
+        #expect(try await user.run(["log", "--mark-read"]).stdout.contains("Breaking World News : kept"))
+        let set = try await user.run(["log", "--keep-days", "2"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let confirmed = "The received log keeps read messages 2 days from now on (unread ones always stay); none is older now.\n"
+        #expect(set.stdout == confirmed, "\(set.stdout)")
+        let defaults = try String(contentsOf: user.home.appendingPathComponent("config/defaults.json"), encoding: .utf8)
+        #expect(defaults.contains(#""keepReceivedDays":2"#), "\(defaults)")
+        let everything = try await user.run(["log", "--keep-days", "0"])
+        #expect(everything.status == 0 && everything.stdout.hasPrefix("The received log keeps every message"))
+        #expect(!everything.stdout.contains("Breaking World News"))
+        // With another option it still lists, as before.
+        let listed = try await user.run(["log", "--keep-days", "2", "-n", "5"])
+        #expect(listed.stdout.contains("Breaking World News : kept"), "\(listed.stdout)")
+    }
+}
