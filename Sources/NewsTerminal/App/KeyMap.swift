@@ -101,7 +101,8 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
         KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
         KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
-        KeyBinding([.character("z")], "z", .undo, "undo the last A or delete", on: [.log]),
+        KeyBinding(
+            [.character("z")], "z", .undo, "undo this window's last delete or A, then the one before (up to 1,000)", on: [.log]),
         KeyBinding(
             [.character("o")], "o", .openLink, "open a link of the message in the browser (a choice when several)",
             hint: "open link", on: [.log]),

@@ -57,6 +57,12 @@ enum LogScreen {
     static func matchesText(_ count: Int) -> String {
         count == 0 ? "no match" : count == 1 ? "1 match" : "\(count) matches"
     }
+
+    /// The headline of `entry` as a toast names it: one line, at most 40 columns.
+    static func shortHeadline(_ entry: InboxEntry) -> String {
+        let headline = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
+        return TextWidth.prefix(TextWidth.printable(headline), fitting: 40)
+    }
 }
 
 /// The keys of the log screen.
@@ -125,15 +131,15 @@ extension AppState {
                 note("Nothing unread to mark")
                 return []
             }
-            undo = .markedRead(shown)
+            remember(.markedRead(shown))
             note("Marked \(shown.count) read · z undoes")
             return changeMarks(.read(shown))
         case .delete:
             guard let entry = entryUnderCursor else { return [] }
             let one = ReadMarks([entry.index...entry.index])
-            undo = .deleted(one)
-            let headline = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
-            note("Deleted “\(TextWidth.prefix(TextWidth.printable(headline), fitting: 40))” · z undoes")
+            let headline = LogScreen.shortHeadline(entry)
+            remember(.deleted(one, headline: headline))
+            note("Deleted “\(headline)” · z undoes")
             effects += changeMarks(.delete(one))
             recountMatches()
             // The cursor stays where it was, on the message below, which it does not read:
@@ -150,25 +156,6 @@ extension AppState {
             effects += readUnderCursor()
         }
         return effects
-    }
-
-    /// `z`: undoes the last `A` or deletion, in every window of the home.
-    private mutating func undoLast() -> [Effect] {
-        guard let last = undo else {
-            note("Nothing to undo")
-            return []
-        }
-        undo = nil
-        switch last {
-        case .markedRead(let marks):
-            note("Undone: \(marks.count) unread again")
-            return changeMarks(.unread(marks))
-        case .deleted(let marks):
-            note("Undone: the message is back")
-            let effects = changeMarks(.restore(marks))
-            recountMatches()
-            return effects
-        }
     }
 
     /// Moves the cursor to the next unread message below it, wrapping to the top; false when
