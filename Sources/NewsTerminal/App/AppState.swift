@@ -106,6 +106,14 @@ public struct AppState: Sendable, Hashable {
         public var picker: Int?
         /// Messages that arrived above the cursor while it was not on the newest.
         public var newAbove = 0
+        /// The deleted view (`D`), open: the home's deleted messages in place of the list.
+        public var deletedView: DeletedView?
+    }
+
+    /// The deleted view's place in its list (newest first).
+    public struct DeletedView: Sendable, Hashable {
+        public var cursor = 0
+        public var top = 0
     }
 
     /// One action of this window that `z` undoes: the messages it changed (log positions).
@@ -140,8 +148,8 @@ public struct AppState: Sendable, Hashable {
     /// Everything received and not deleted, oldest first (the received log's entries); grows
     /// by `receive`.
     public private(set) var items: [InboxEntry] = []
-    /// Deleted messages, by log position: out of the list, kept for an undo; a pruned one
-    /// (only its stub is left) is not kept.
+    /// Deleted messages, by log position: out of the list, kept for an undo and the deleted
+    /// view; a pruned one (only its stub is left) is not kept.
     private(set) var deletedItems: [Int: InboxEntry] = [:]
     /// The messages read and deleted (log positions), as this window shows them: changed here
     /// at once, and by other windows through the shared marks on disk.

@@ -4,6 +4,7 @@ import Foundation
 /// The received messages, newest first.
 enum LogScreen {
     static func draw(_ state: AppState, _ c: Canvas) {
+        if let view = state.log.deletedView { return drawDeleted(state, view, c) }
         let count = state.visibleCount
         let filter = state.log.filter?.name ?? "all categories"
         c.text("  Received", row: ScreenGeometry.contentTop, column: 0, style: Style(bold: true))
@@ -72,6 +73,7 @@ extension AppState {
     var logPageSize: Int { geometry.logPageSize }
 
     mutating func logCommand(_ command: Command) -> [Effect] {
+        if log.deletedView != nil { return deletedViewCommand(command) }
         let count = visibleCount
         let cursorBefore = log.cursor
         var effects: [Effect] = []
@@ -147,6 +149,11 @@ extension AppState {
             return effects
         case .undo:
             return undoLast()
+        case .deletedView:
+            // The header says where the user is: no note over it.
+            log.deletedView = DeletedView()
+            toast = nil
+            return []
         default: break
         }
         clampLog()
@@ -209,5 +216,6 @@ extension AppState {
         if log.cursor >= log.top + page { log.top = log.cursor - page + 1 }
         log.top = max(0, min(log.top, max(0, count - page)))
         if log.cursor == 0 { log.newAbove = 0 }
+        clampDeletedView()
     }
 }
