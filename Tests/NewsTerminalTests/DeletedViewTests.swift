@@ -62,6 +62,8 @@ struct DeletedViewTests {
         #expect(state.toast?.text == "The deleted view: u or Enter restores, D or Esc goes back to the log")
         #expect(state.marks.deleted == ReadMarks([2...3, 5...5]))
         #expect(!state.log.searching)
+        _ = state.press(.escape)
+        #expect(state.toast == nil, "the note about the view goes with it")
     }
 
     @Test func theViewFollowsAnotherWindowsChangesAndSaysWhenEmpty() {

@@ -96,21 +96,15 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding(
             [.character("c")], "c", .chooseFilter, "choose a category to show (with counts)", hint: "filter", on: [.log],
             footer: true),
-        KeyBinding(
-            [.escape], "Esc", .cancel, "every message again (no filter, no search); out of the deleted view", on: [.log]),
-        KeyBinding([.enter], "Enter", .open, "show the whole message; in the deleted view, restore it", on: [.log]),
+        KeyBinding([.escape], "Esc", .cancel, "every message again (no filter, no search)", on: [.log]),
+        KeyBinding([.enter], "Enter", .open, "show the whole message", on: [.log]),
         KeyBinding(
             [.character(" ")], "Space", .nextUnread, "next unread message", hint: "next unread", on: [.log], footer: true),
-        KeyBinding(
-            [.character("u")], "u", .toggleRead, "mark the message read or unread; in the deleted view, restore it",
-            on: [.log]),
+        KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
         KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
         KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
-        KeyBinding(
-            [.character("z")], "z", .undo, "undo this window's last delete or A, then the one before (up to 1,000)", on: [.log]),
-        KeyBinding(
-            [.character("D")], "D", .deletedView, "deleted view: messages deleted in any window, u restores",
-            on: [.log]),
+        KeyBinding([.character("z")], "z", .undo, "undo x or A, newest first (this window's last 1,000)", on: [.log]),
+        KeyBinding([.character("D")], "D", .deletedView, "deleted view: u or Enter restores, D or Esc leaves", on: [.log]),
         KeyBinding(
             [.character("o")], "o", .openLink, "open a link of the message in the browser (a choice when several)",
             hint: "open link", on: [.log]),

@@ -70,14 +70,16 @@ extension AppState {
         case .top: view.cursor = 0
         case .bottom: view.cursor = count - 1
         case .deletedView, .cancel:
+            // A note about the view goes with it.
             log.deletedView = nil
+            toast = nil
             return []
         case .toggleRead, .open:
             return restoreUnderCursor()
         case .undo:
             return undoLast()
         default:
-            let restore = deletedViewKeys(.toggleRead, .open)
+            let restore = count == 0 ? "" : deletedViewKeys(.toggleRead, .open)
             let leave = deletedViewKeys(.deletedView, .cancel)
             note(
                 "The deleted view: " + (restore.isEmpty ? "" : "\(restore) restores, ")
