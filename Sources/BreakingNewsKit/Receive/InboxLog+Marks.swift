@@ -68,7 +68,19 @@ extension InboxLog {
     public func apply(_ change: ReadChange) -> InboxMarks {
         withFileLock {
             var marks = loadMarks()
-            marks.apply(change)
+            if case .restore(let positions) = change {
+                // A message pruned meanwhile (another window's launch) stays deleted: only
+                // its stub is left.
+                _ = readNewLines()
+                let stubs = state.withLock { state in
+                    state.entries.lazy.filter { $0.pruned && positions.contains($0.index) }.map { $0.index...$0.index }
+                }
+                var kept = positions
+                kept.subtract(ReadMarks(stubs))
+                marks.apply(.restore(kept))
+            } else {
+                marks.apply(change)
+            }
             saveMarks(marks)
             return marks
         }

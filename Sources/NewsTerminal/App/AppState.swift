@@ -112,13 +112,26 @@ public struct AppState: Sendable, Hashable {
         public var picker: Int?
         /// Messages that arrived above the cursor while it was not on the newest.
         public var newAbove = 0
+        /// The deleted view (`D`), open: the home's deleted messages in place of the list.
+        public var deletedView: DeletedView?
     }
 
-    /// What `z` undoes: the last `A` or deletion.
-    public enum Undo: Sendable, Hashable {
-        case markedRead(ReadMarks)
-        case deleted(ReadMarks)
+    /// The deleted view's place in its list (newest first).
+    public struct DeletedView: Sendable, Hashable {
+        public var cursor = 0
+        public var top = 0
     }
+
+    /// One action of this window that `z` undoes: the messages it changed (log positions).
+    public enum Undo: Sendable, Hashable {
+        /// `A`: the messages it marked read.
+        case markedRead(ReadMarks)
+        /// `x`: the message it deleted, and what the toast calls it.
+        case deleted(ReadMarks, headline: String)
+    }
+
+    /// How many actions `z` can undo: the oldest beyond are forgotten.
+    public static let undoLimit = 1_000
 
     public var screen: ScreenID = .categories
     public var categories: [Category]
@@ -141,13 +154,15 @@ public struct AppState: Sendable, Hashable {
     /// Everything received and not deleted, oldest first (the received log's entries); grows
     /// by `receive`.
     public private(set) var items: [InboxEntry] = []
-    /// Deleted messages, by log position: out of the list, kept for an undo.
+    /// Deleted messages, by log position: out of the list, kept for an undo and the deleted
+    /// view; a pruned one (only its stub is left) is not kept.
     private(set) var deletedItems: [Int: InboxEntry] = [:]
     /// The messages read and deleted (log positions), as this window shows them: changed here
     /// at once, and by other windows through the shared marks on disk.
     public private(set) var marks = InboxMarks()
-    /// What `z` undoes.
-    public var undo: Undo?
+    /// What `z` undoes, newest last: this window's deletes and `A`s for as long as it is open
+    /// (the last `undoLimit` of them).
+    public internal(set) var undos: [Undo] = []
     /// This window's changes to the marks not yet known to be on disk, oldest first, and how
     /// many are (every change is counted: the runtime reports how many it has applied).
     private(set) var unconfirmedReadChanges: [ReadChange] = []
@@ -215,7 +230,7 @@ public struct AppState: Sendable, Hashable {
     mutating func receive(_ entries: [InboxEntry]) {
         for entry in entries {
             if marks.deleted.contains(entry.index) {
-                deletedItems[entry.index] = entry
+                if !entry.pruned { deletedItems[entry.index] = entry }
                 continue
             }
             items.append(entry)
@@ -276,12 +291,24 @@ public struct AppState: Sendable, Hashable {
         let deleted = marks.deleted
         let restored = deletedItems.values.filter { !deleted.contains($0.index) }
         if items.contains(where: { deleted.contains($0.index) }) {
-            for entry in items where deleted.contains(entry.index) { deletedItems[entry.index] = entry }
+            for entry in items where deleted.contains(entry.index) && !entry.pruned { deletedItems[entry.index] = entry }
             items.removeAll { deleted.contains($0.index) }
         }
         guard !restored.isEmpty else { return }
         for entry in restored { deletedItems[entry.index] = nil }
-        items = (items + restored).sorted { $0.index < $1.index }
+        // Merged back in their places: an undo costs one pass over the list, not a sort.
+        var merged: [InboxEntry] = []
+        merged.reserveCapacity(items.count + restored.count)
+        var next = 0
+        for entry in restored.sorted(by: { $0.index < $1.index }) {
+            while next < items.count, items[next].index < entry.index {
+                merged.append(items[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: items[next...])
+        items = merged
     }
 
     private mutating func recountUnread() {

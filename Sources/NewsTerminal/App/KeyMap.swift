@@ -10,6 +10,8 @@ public enum Command: Sendable, Hashable {
     case cancel
     case search, nextMatch, previousMatch, chooseFilter, open
     case nextUnread, toggleRead, markShownRead, delete, undo
+    /// The deleted view of the log: open it, or leave it.
+    case deletedView
     /// Open a link of the message, copy it or a link (OSC 52), pipe it to a command.
     case openLink, copy, pipe
 }
@@ -102,7 +104,8 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
         KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
         KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
-        KeyBinding([.character("z")], "z", .undo, "undo the last A or delete", on: [.log]),
+        KeyBinding([.character("z")], "z", .undo, "undo x or A, newest first (this window's last 1,000)", on: [.log]),
+        KeyBinding([.character("D")], "D", .deletedView, "deleted view: u or Enter restores, D or Esc leaves", on: [.log]),
         KeyBinding(
             [.character("o")], "o", .openLink, "open a link of the message in the browser (a choice when several)",
             hint: "open link", on: [.log]),

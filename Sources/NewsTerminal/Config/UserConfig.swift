@@ -132,8 +132,8 @@ public enum KeyActions {
         ("bottom", .bottom), ("toggle", .toggle), ("subscribe", .subscribe), ("send", .send), ("check-all", .toggleAll),
         ("back", .cancel), ("search", .search), ("next-match", .nextMatch), ("previous-match", .previousMatch),
         ("filter", .chooseFilter), ("show-message", .open), ("next-unread", .nextUnread), ("toggle-read", .toggleRead),
-        ("mark-shown-read", .markShownRead), ("delete", .delete), ("undo", .undo), ("open-link", .openLink),
-        ("copy", .copy), ("pipe", .pipe),
+        ("mark-shown-read", .markShownRead), ("delete", .delete), ("undo", .undo), ("deleted-view", .deletedView),
+        ("open-link", .openLink), ("copy", .copy), ("pipe", .pipe),
     ]
 
     public static func command(named name: String) -> Command? { names.first { $0.0 == name }?.1 }

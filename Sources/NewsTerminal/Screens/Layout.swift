@@ -154,6 +154,8 @@ public enum Layout {
             hints = [("/", state.log.search + "▏")]
             if !state.log.search.isEmpty { hints.append((LogScreen.matchesText(state.log.matches), "")) }
             hints += [("Enter", "keep"), ("Esc", "cancel")]
+        } else if state.screen == .log, state.log.deletedView != nil {
+            hints = LogScreen.deletedFooter(state)
         } else if state.screen == .log, state.log.picker != nil {
             hints = [("↑/↓", "choose"), ("Enter", "show"), ("Esc", "close")]
         } else if state.isEditingText {

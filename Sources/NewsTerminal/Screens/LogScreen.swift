@@ -4,6 +4,7 @@ import Foundation
 /// The received messages, newest first.
 enum LogScreen {
     static func draw(_ state: AppState, _ c: Canvas) {
+        if let view = state.log.deletedView { return drawDeleted(state, view, c) }
         let count = state.visibleCount
         let filter = state.log.filter?.name ?? "all categories"
         c.text("  Received", row: ScreenGeometry.contentTop, column: 0, style: Style(bold: true))
@@ -57,6 +58,12 @@ enum LogScreen {
     static func matchesText(_ count: Int) -> String {
         count == 0 ? "no match" : count == 1 ? "1 match" : "\(count) matches"
     }
+
+    /// The headline of `entry` as a toast names it: one line, at most 40 columns.
+    static func shortHeadline(_ entry: InboxEntry) -> String {
+        let headline = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
+        return TextWidth.prefix(TextWidth.printable(headline), fitting: 40)
+    }
 }
 
 /// The keys of the log screen.
@@ -66,6 +73,7 @@ extension AppState {
     var logPageSize: Int { geometry.logPageSize }
 
     mutating func logCommand(_ command: Command) -> [Effect] {
+        if log.deletedView != nil { return deletedViewCommand(command) }
         let count = visibleCount
         let cursorBefore = log.cursor
         var effects: [Effect] = []
@@ -125,15 +133,15 @@ extension AppState {
                 note("Nothing unread to mark")
                 return []
             }
-            undo = .markedRead(shown)
+            remember(.markedRead(shown))
             note("Marked \(shown.count) read · z undoes")
             return changeMarks(.read(shown))
         case .delete:
             guard let entry = entryUnderCursor else { return [] }
             let one = ReadMarks([entry.index...entry.index])
-            undo = .deleted(one)
-            let headline = entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text
-            note("Deleted “\(TextWidth.prefix(TextWidth.printable(headline), fitting: 40))” · z undoes")
+            let headline = LogScreen.shortHeadline(entry)
+            remember(.deleted(one, headline: headline))
+            note("Deleted “\(headline)” · z undoes")
             effects += changeMarks(.delete(one))
             recountMatches()
             // The cursor stays where it was, on the message below, which it does not read:
@@ -141,6 +149,11 @@ extension AppState {
             return effects
         case .undo:
             return undoLast()
+        case .deletedView:
+            // The header says where the user is: no note over it.
+            log.deletedView = DeletedView()
+            toast = nil
+            return []
         default: break
         }
         clampLog()
@@ -150,25 +163,6 @@ extension AppState {
             effects += readUnderCursor()
         }
         return effects
-    }
-
-    /// `z`: undoes the last `A` or deletion, in every window of the home.
-    private mutating func undoLast() -> [Effect] {
-        guard let last = undo else {
-            note("Nothing to undo")
-            return []
-        }
-        undo = nil
-        switch last {
-        case .markedRead(let marks):
-            note("Undone: \(marks.count) unread again")
-            return changeMarks(.unread(marks))
-        case .deleted(let marks):
-            note("Undone: the message is back")
-            let effects = changeMarks(.restore(marks))
-            recountMatches()
-            return effects
-        }
     }
 
     /// Moves the cursor to the next unread message below it, wrapping to the top; false when
@@ -222,5 +216,6 @@ extension AppState {
         if log.cursor >= log.top + page { log.top = log.cursor - page + 1 }
         log.top = max(0, min(log.top, max(0, count - page)))
         if log.cursor == 0 { log.newAbove = 0 }
+        clampDeletedView()
     }
 }
