@@ -170,3 +170,45 @@ struct RiskyKeyTests {
         #expect(UserConfig.parse(Data(#"{"confirmQuit": true}"#.utf8), file: "c").confirmQuit)
     }
 }
+
+extension ComposeReducerTests {
+    @Test func allOrNoneAndTheRefusals() {
+        var state = composing()
+        _ = state.press(.enter)
+        #expect(state.compose.error?.contains("empty") == true)
+        _ = state.type(String(repeating: "é", count: 513))
+        #expect(state.press(.enter) == [])
+        #expect(state.compose.error?.contains("1024") == true)
+        _ = state.press(.control("u"))
+        _ = state.type("ok")
+        _ = state.press(.escape)
+        #expect(state.compose.checked == Array(repeating: false, count: 6))
+        _ = state.press(.down)
+        #expect(state.press(.enter) == [])
+        #expect(state.compose.error?.contains("category") == true)
+        _ = state.press(.up, .right, .right, .right, .right, .right, .right, .character(" "))
+        #expect(state.compose.checked == Array(repeating: true, count: 6), "Space on [All] checks all six")
+        _ = state.press(.character(" "))
+        #expect(state.compose.checked == Array(repeating: false, count: 6), "and again, none")
+    }
+
+    /// Issue 45, finding 2: on the category row a letter is text, not a command: "hello all"
+    /// loses no h to the cursor, checks nothing, and "quake hits" does not quit.
+    @Test func lettersOnTheCategoryRowGoIntoTheMessage() {
+        var state = composing()
+        _ = state.press(.escape, .right)
+        #expect(state.compose.focus == .category(1))
+        _ = state.type("hello all")
+        #expect(String(state.compose.text) == "hello all")
+        #expect(state.compose.focus == .text, "the first letter moved the focus back to the message")
+        #expect(state.compose.checked == Array(repeating: false, count: 6))
+        _ = state.press(.down)
+        #expect(state.type("quake hits").isEmpty)
+        #expect(!state.quitting)
+        #expect(String(state.compose.text) == "hello allquake hits")
+        _ = state.press(.down, .down)
+        #expect(state.compose.focus == .send)
+        _ = state.type("q")
+        #expect(!state.quitting && String(state.compose.text) == "hello allquake hitsq", "on Send too")
+    }
+}

@@ -230,24 +230,6 @@ struct ComposeReducerTests {
         #expect(state.compose.text.isEmpty)
     }
 
-    /// "Started the local hub" stays on the line after the messages that arrive while it
-    /// shows (it was said for a moment only, then hidden by the send's own arrival); the news
-    /// comes first, so a narrow screen cuts the notice, not the message. Other notes give way.
-    @Test func theHubStartedNoticeFollowsWhatArrivesMeanwhile() {
-        var state = makeState()
-        _ = state.reduce(.hubStarted)
-        _ = state.reduce(.inbox(.received([entry(1, "World", "a")])))
-        #expect(state.toast?.text == "Notification: a · Started the local hub: it was not running")
-        _ = state.reduce(.inbox(.received([entry(2, "World", "b")])))
-        #expect(state.toast?.text == "2 new: b · Started the local hub: it was not running")
-        _ = state.reduce(.tick(state.now.addingTimeInterval(6)))
-        _ = state.reduce(.inbox(.received([entry(3, "World", "c")])))
-        #expect(state.toast?.text == "Notification: c", "once it is gone, arrivals alone")
-        _ = state.reduce(.actionDone("Copied the link"))
-        _ = state.reduce(.inbox(.received([entry(4, "World", "d")])))
-        #expect(state.toast?.text == "Notification: d", "any other note gives way to the news")
-    }
-
     /// A burst is counted in the toast, not hidden behind its last message (finding 8).
     @Test func aBurstIsCountedInTheToast() {
         var state = makeState()
@@ -291,46 +273,6 @@ struct ComposeReducerTests {
         #expect(state.compose.focus == .send)
         _ = state.press(.enter)
         #expect(state.press(.enter) == [.send(text: "news", categories: ["Politics", "Technology", "Science", "Sports"])])
-    }
-
-    @Test func allOrNoneAndTheRefusals() {
-        var state = composing()
-        _ = state.press(.enter)
-        #expect(state.compose.error?.contains("empty") == true)
-        _ = state.type(String(repeating: "é", count: 513))
-        #expect(state.press(.enter) == [])
-        #expect(state.compose.error?.contains("1024") == true)
-        _ = state.press(.control("u"))
-        _ = state.type("ok")
-        _ = state.press(.escape)
-        #expect(state.compose.checked == Array(repeating: false, count: 6))
-        _ = state.press(.down)
-        #expect(state.press(.enter) == [])
-        #expect(state.compose.error?.contains("category") == true)
-        _ = state.press(.up, .right, .right, .right, .right, .right, .right, .character(" "))
-        #expect(state.compose.checked == Array(repeating: true, count: 6), "Space on [All] checks all six")
-        _ = state.press(.character(" "))
-        #expect(state.compose.checked == Array(repeating: false, count: 6), "and again, none")
-    }
-
-    /// Issue 45, finding 2: on the category row a letter is text, not a command: "hello all"
-    /// loses no h to the cursor, checks nothing, and "quake hits" does not quit.
-    @Test func lettersOnTheCategoryRowGoIntoTheMessage() {
-        var state = composing()
-        _ = state.press(.escape, .right)
-        #expect(state.compose.focus == .category(1))
-        _ = state.type("hello all")
-        #expect(String(state.compose.text) == "hello all")
-        #expect(state.compose.focus == .text, "the first letter moved the focus back to the message")
-        #expect(state.compose.checked == Array(repeating: false, count: 6))
-        _ = state.press(.down)
-        #expect(state.type("quake hits").isEmpty)
-        #expect(!state.quitting)
-        #expect(String(state.compose.text) == "hello allquake hits")
-        _ = state.press(.down, .down)
-        #expect(state.compose.focus == .send)
-        _ = state.type("q")
-        #expect(!state.quitting && String(state.compose.text) == "hello allquake hitsq", "on Send too")
     }
 
     @Test func outsideTheFieldScreenKeysWork() {
