@@ -198,6 +198,8 @@ extension ComposeReducerTests {
         var state = composing()
         _ = state.press(.escape, .right)
         #expect(state.compose.focus == .category(1))
+        let footer = rendered(state).lines[state.rows - 1]
+        #expect(footer.hasPrefix(" ←/→ box  Space check  Enter send") && !footer.contains("q quit"), "\(footer)")
         _ = state.type("hello all")
         #expect(String(state.compose.text) == "hello all")
         #expect(state.compose.focus == .text, "the first letter moved the focus back to the message")
