@@ -136,7 +136,8 @@ extension Tmux {
     /// Whether a window has settled with its hub: online, or (a home that never subscribed)
     /// told that the hub does not know it (not registered).
     static func settled(_ screen: String, online: String = "● online") -> Bool {
-        screen.contains(online) || screen.contains("○ not registered: news is not reaching")
+        // A narrow header cuts the sentence after its start.
+        screen.contains(online) || screen.contains("not registered: news")
     }
 
     /// Starts the UI of `user`'s home on its own embedded hub (no connection string), in a
