@@ -43,13 +43,13 @@ struct ReadStateEndToEndTests {
             try await tmux.keys("two", "Space")
             var screen = try await tmux.waitFor("two") { $0.contains("30 messages · 24 unread") && $0.contains("6/30") }
             // u makes it unread again, A reads everything shown: more than a screenful, so
-            // it asks first (issue 45), and y answers.
+            // it asks first (issue 45), and Enter answers.
             try await tmux.keys("two", "u")
             try await tmux.waitFor("two") { $0.contains("30 messages · 25 unread") }
             try await tmux.waitFor("one") { $0.contains("3 Log (25)") }
             try await tmux.keys("two", "A")
             try await tmux.waitFor("two") { $0.contains("Mark 25 messages read?") }
-            try await tmux.keys("two", "y")
+            try await tmux.keys("two", "Enter")
             screen = try await tmux.waitFor("two") { $0.contains("30 messages") && !Self.countsUnread($0) }
             try await tmux.waitFor("one") { $0.contains("2 Compose    3 Log\n") && !Self.countsUnread($0) }
 

@@ -42,7 +42,8 @@ struct BurstTests {
         let before = kept(state)
         #expect(state.press(.burst(sentence)) == [])
         #expect(kept(state) == before)
-        #expect(state.toast?.text == AppState.pasteSetAside)
+        let words = sentence.contains(" ") || sentence.contains("\n")
+        #expect(state.toast?.text == (words ? AppState.pasteSetAside : AppState.keysSetAside))
     }
 
     @Test(arguments: sentences)
@@ -111,6 +112,10 @@ struct RiskyKeyTests {
         #expect(state.switches.isEmpty)
         #expect(state.press(.character("s")) == [])
         #expect(state.dialog?.title == "Subscribe to no category?")
+        // A typed y (the end of "today") answers nothing: it says no.
+        _ = state.type("y")
+        #expect(state.dialog == nil && state.storedSelection == ["World"] && !state.registering)
+        _ = state.press(.character("s"))
         _ = state.press(.escape)
         #expect(state.storedSelection == ["World"] && !state.registering)
         _ = state.press(.character("s"))
@@ -130,7 +135,13 @@ struct RiskyKeyTests {
         #expect(state.dialog?.title == "Mark \(unread) messages read?")
         _ = state.press(.character("n"))
         #expect(state.items.filter(state.isUnread).count == unread, "n marks nothing")
-        _ = state.press(.character("A"), .character("y"))
+        // Typing is no answer: the l of "Always" after its A says no, and says so; its y
+        // then copies (a Log key), and marks nothing.
+        _ = state.type("Al")
+        #expect(state.dialog == nil && state.toast?.text == "Not done: a question is answered with Enter")
+        _ = state.type("ways")
+        #expect(state.dialog == nil && state.items.filter(state.isUnread).count == unread)
+        _ = state.press(.character("A"), .enter)
         #expect(state.items.allSatisfy { !state.isUnread($0) })
         var few = makeState(items: (1...3).map { entry($0, "World", "m\($0)") })
         _ = few.press(.character("3"), .character("A"))
@@ -212,5 +223,44 @@ extension ComposeReducerTests {
         #expect(state.compose.focus == .send)
         _ = state.type("q")
         #expect(!state.quitting && String(state.compose.text) == "hello allquake hitsq", "on Send too")
+    }
+}
+
+/// What the review of issue 45 found: keys acting out of sight, and screens naming keys that
+/// `"letterKeys": false` took away.
+struct OutOfSightKeyTests {
+    /// On "Terminal too small" a key acts on nothing hidden; q quits.
+    @Test func aTooSmallScreenTakesOnlyQ() {
+        var state = makeState(items: (1...30).map { entry($0, "World", "m\($0)") }, rows: 14, columns: 50)
+        _ = state.press(.character("3"))
+        state.rows = 12
+        state.columns = 40
+        let before = state
+        #expect(state.press(.character("x"), .character("A"), .character("u"), .character("j")) == [])
+        #expect(state == before, "nothing out of sight changed")
+        #expect(state.press(.character("q")) == [.quit])
+    }
+
+    /// A held key set aside says so, not that it was a paste.
+    @Test func aHeldKeySetAsideIsNotCalledAPaste() {
+        var state = makeState(items: [entry(1, "World", "one")])
+        _ = state.press(.character("3"))
+        #expect(state.press(.burst("xxxx")) == [])
+        #expect(state.items.count == 1 && state.toast?.text == AppState.keysSetAside)
+    }
+
+    /// With the letters off, no line names a letter that does nothing.
+    @Test func withoutLetterKeysNoLineNamesALetter() {
+        var state = makeState(items: [entry(1, "World", "one")])
+        state.keyMap = KeyMap.standard.withoutLetterKeys
+        #expect(state.alertsLine == "Alerts: off")
+        _ = state.press(.character(" "))
+        #expect(rendered(state).text.contains("Unsaved changes: press Subscribe to store and register them."))
+        _ = state.press(.character("3"), .delete)
+        #expect(state.toast?.text == "Deleted “one”")
+        var standard = makeState()
+        #expect(standard.alertsLine == "Alerts: off  (b bell, d desktop)")
+        _ = standard.press(.character("b"))
+        #expect(standard.alertsLine == "Alerts: bell  (b, d)")
     }
 }

@@ -44,11 +44,32 @@ extension AppState {
         return effects
     }
 
-    /// What the categories screen says about the alerts.
+    /// What the categories screen says about the alerts, naming the keys that switch them
+    /// (none when `config.json` left them none).
     var alertsLine: String {
         let on = [alerts.bell ? "bell" : nil, alerts.desktop ? "desktop" : nil].compactMap { $0 }
-        return on.isEmpty ? "Alerts: off  (b bell, d desktop)" : "Alerts: \(on.joined(separator: ", "))  (b, d)"
+        let bell = keyName(.switchBell)
+        let desktop = keyName(.switchDesktop)
+        if on.isEmpty {
+            let keys = [bell.map { "\($0) bell" }, desktop.map { "\($0) desktop" }].compactMap { $0 }
+            return "Alerts: off" + (keys.isEmpty ? "" : "  (\(keys.joined(separator: ", ")))")
+        }
+        let keys = [bell, desktop].compactMap { $0 }
+        return "Alerts: \(on.joined(separator: ", "))" + (keys.isEmpty ? "" : "  (\(keys.joined(separator: ", ")))")
     }
+
+    /// How the screen names the key of `command` ("z", or the keys config.json gave it); nil
+    /// when it has none (`"letterKeys": false` took its letter).
+    func keyName(_ command: Command, on screen: ScreenID? = nil) -> String? {
+        let label = keyMap.label(of: command, on: screen)
+        return label.isEmpty ? nil : label
+    }
+
+    /// " · z undoes", or nothing when undo has no key.
+    var undoHint: String { keyName(.undo, on: .log).map { " · \($0) undoes" } ?? "" }
+
+    /// "press s", or "press Subscribe" when subscribe has no key.
+    var subscribeHint: String { "press " + (keyName(.subscribe, on: .categories) ?? "Subscribe") }
 }
 
 /// The least time between two arrival alerts.

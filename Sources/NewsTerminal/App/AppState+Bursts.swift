@@ -11,8 +11,10 @@ extension AppState {
         .up, .down, .left, .right, .pageUp, .pageDown, .top, .bottom, .nextMatch, .previousMatch,
     ]
 
-    /// What a bracketed paste outside a text field says; a burst set aside says it too.
+    /// What a bracketed paste outside a text field says; a burst of words set aside says it too.
     static let pasteSetAside = "A paste goes into the message: press 2 for Compose"
+    /// What a burst of keys alone (no space, no line break: a held key) set aside says.
+    static let keysSetAside = "Keys that came at once were set aside: press them one at a time"
 
     mutating func handleBurst(_ text: String) -> [Effect] {
         guard let first = text.first else { return [] }
@@ -55,7 +57,7 @@ extension AppState {
             default: break
             }
         }
-        note(Self.pasteSetAside)
+        note(text.contains { $0 == " " || $0 == "\n" || $0 == "\t" } ? Self.pasteSetAside : Self.keysSetAside)
         return []
     }
 

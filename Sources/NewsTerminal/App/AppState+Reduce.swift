@@ -206,14 +206,15 @@ extension AppState {
             dialog = Dialog(
                 title: "Error subscribing",
                 message:
-                    "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; press s to try now.",
+                    "The hub could not be reached (\(record.detail ?? "no answer")). Your selection is saved and registers when the hub is back; \(subscribeHint) to try now.",
                 isError: true)
         case .failed:
             let detail = record.detail ?? "The hub refused the registration"
             // A refused key's detail already says which connection string to fetch.
             let fix =
                 detail.contains(HubProblem.fetchListenString)
-                ? " Then press s again." : ". Check the connection string's key and the hub name, then press s again."
+                ? " Then \(subscribeHint) again."
+                : ". Check the connection string's key and the hub name, then \(subscribeHint) again."
             dialog = Dialog(title: "Error subscribing", message: detail + fix, isError: true)
         }
     }
@@ -227,6 +228,13 @@ extension AppState {
     }
 
     mutating func handle(_ key: Key) -> [Effect] {
+        // On "Terminal too small" nothing else is seen, so nothing else acts: q quits (as it
+        // says there, whatever the key map), every other key waits for a larger screen.
+        guard geometry.fits else {
+            guard key == .character("q") || keyMap.command(for: key, on: screen) == .quit else { return [] }
+            quitting = true
+            return [.quit]
+        }
         // The command line of `|` takes text, a paste's included, and runs only on Enter.
         if pipePrompt != nil { return handlePipePrompt(key) }
         // Keys faster than typing: text in a field, set aside anywhere else.
@@ -238,14 +246,20 @@ extension AppState {
         if let shown = dialog {
             if shown.isQuestion {
                 switch key {
-                case .enter, .character("y"):
+                case .enter:
                     dialog = nil
                     return answeredYes(shown)
                 case .character("q") where shown.confirm == .quit:
                     // q on "quit?" is the answer, as in many a program.
                     dialog = nil
                     return answeredYes(shown)
-                case .escape, .character("n"), .character("q"): dialog = nil
+                case .escape, .character("n"):
+                    dialog = nil
+                case .character:
+                    // Typing is not an answer: a sentence aimed at the wrong screen must not
+                    // say yes with its y. It says no.
+                    dialog = nil
+                    note("Not done: a question is answered with Enter")
                 default: break
                 }
                 return []
@@ -325,7 +339,7 @@ extension AppState {
         ].compactMap { $0 }.joined(separator: ", ")
         dialog = Dialog(
             title: "Quit without subscribing?",
-            message: "Your category changes (\(changes)) are not subscribed. Quit and drop them, or stay and press s.",
+            message: "Your category changes (\(changes)) are not subscribed. Quit and drop them, or stay and \(subscribeHint).",
             isError: false, confirm: .quit, confirmLabel: "quit")
         return []
     }

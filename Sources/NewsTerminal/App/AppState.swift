@@ -31,18 +31,17 @@ public struct Dialog: Sendable, Hashable {
     public var title: String
     public var message: String
     public var isError: Bool
-    /// For a question: what Enter (or y) does; Esc (or n) cancels.
+    /// For a question: what Enter does; Esc, n or any other typed key cancels.
     public var confirm: Effect?
     /// What the question's yes is called ("send", "quit").
     public var confirmLabel = "send"
-    /// For a question about a command of the screen (`A` on many messages): what Enter (or
-    /// y) runs.
+    /// For a question about a command of the screen (`A` on many messages): what Enter runs.
     public var confirmCommand: Command? = nil
     /// The message view: the message this box shows whole, with its time, category and id
     /// (`o`, `y` and `|` act on it).
     public var entry: InboxEntry? = nil
 
-    /// Whether it asks (Enter or y: yes; Esc or n: no).
+    /// Whether it asks (Enter: yes; Esc, n or any other typed key: no).
     public var isQuestion: Bool { confirm != nil || confirmCommand != nil }
 }
 

@@ -114,8 +114,7 @@ public struct KeyMap: Sendable, Hashable {
         KeyBinding([.character("r")], "r", .reconnect, "try the hub again now (starts a stopped local hub)"),
         KeyBinding([.character("?")], "?", .help, "this help", hint: "help", footer: true),
         KeyBinding(
-            [.character("q")], "q", .quit, "quit (Ctrl-C too; on Compose only Ctrl-C: letters are text there)", hint: "quit",
-            footer: true),
+            [.character("q")], "q", .quit, "quit (Ctrl-C too)", hint: "quit", footer: true),
     ])
 
     /// The command of a key on a screen; screen-specific bindings win.
@@ -185,6 +184,7 @@ public struct KeyMap: Sendable, Hashable {
 
     /// Keys of the compose screen's text field, which takes every printable key itself.
     public static let textFieldKeys: [(String, String)] = [
+        ("letters", "text, on the category row too (q)"),
         ("←/→", "move the cursor"), ("Home/End", "start / end (Ctrl-A / Ctrl-E)"), ("Backspace/Del", "delete"),
         ("Alt-B/Alt-F", "a word left / right"), ("Ctrl-W", "delete the word before"), ("Alt-D", "delete the word after"),
         ("Ctrl-U", "delete to the start"), ("Ctrl-K", "delete to the end"), ("Esc/↓", "leave the field"),

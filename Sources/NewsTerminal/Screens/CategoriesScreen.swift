@@ -54,7 +54,8 @@ enum CategoriesScreen {
         }
         if state.switches != state.storedSelection, !state.registering {
             c.text(
-                "  Unsaved changes: press s (or Subscribe) to store and register them.", row: row, column: 0,
+                "  Unsaved changes: \(state.subscribeHint)\(state.keyName(.subscribe, on: .categories) == nil ? "" : " (or Subscribe)") to store and register them.",
+                row: row, column: 0,
                 style: Style(color: .warning))
             row += 1
         }
@@ -63,7 +64,9 @@ enum CategoriesScreen {
 
     static func registrationText(_ state: AppState) -> (String, Style.Color) {
         if state.registering { return ("Registering…", .warning) }
-        guard let record = state.registration else { return ("Not registered yet: choose categories and press s.", .muted) }
+        guard let record = state.registration else {
+            return ("Not registered yet: choose categories and \(state.subscribeHint).", .muted)
+        }
         let names = record.categories.isEmpty ? "no categories" : record.categories.joined(separator: ", ")
         let at = DisplayTime.short(record.at, now: state.now)
         switch record.state {

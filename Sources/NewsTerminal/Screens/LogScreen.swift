@@ -134,14 +134,14 @@ extension AppState {
                 return []
             }
             remember(.markedRead(shown))
-            note("Marked \(shown.count) read · z undoes")
+            note("Marked \(shown.count) read" + undoHint)
             return changeMarks(.read(shown))
         case .delete:
             guard let entry = entryUnderCursor else { return [] }
             let one = ReadMarks([entry.index...entry.index])
             let headline = LogScreen.shortHeadline(entry)
             remember(.deleted(one, headline: headline))
-            note("Deleted “\(headline)” · z undoes")
+            note("Deleted “\(headline)”" + undoHint)
             effects += changeMarks(.delete(one))
             recountMatches()
             // The cursor stays where it was, on the message below, which it does not read:
