@@ -21,50 +21,27 @@ public struct NewsProfile: Sendable {
     public init(paths: Paths = Paths(), catalog: NewsCatalog) throws {
         self.paths = paths
         self.catalog = catalog
-        let store = DefaultsStore(url: paths.defaultsFile)
         let installations = InstallationStore(url: paths.installationFile)
-        // Reading first moves a corrupt file aside before anything is saved.
-        let loaded = store.load()
+        // A corrupt defaults.json without its copy gets the selection last registered back.
+        let store = DefaultsStore(url: paths.defaultsFile) { [installations, catalog] in
+            let installation = installations.load().values
+            let registered = installation.lastRegistration?.categories ?? []
+            return DefaultsStore.Fallback(
+                categories: catalog.categories.map(\.name).filter { registered.contains($0) },
+                installationId: installation.installationId)
+        }
+        // Reading first moves a corrupt file aside before anything is saved (who this
+        // terminal is first: the defaults' restore reads it).
         let installation = installations.load()
+        let loaded = store.load()
         self.store = store
         self.installations = installations
         self.identity = try DeviceIdentity.load(from: installations, migrating: store)
-        var warnings = [installation.warning].compactMap { $0 }
-        if let warning = loaded.warning {
-            warnings.insert(Self.recover(after: warning, store: store, installations: installations, catalog: catalog), at: 0)
-        }
+        var warnings = [loaded.warning, installation.warning].compactMap { $0 }
         let log = InboxLog(url: paths.inboxFile)
         self.log = log
         warnings += [log.warning].compactMap { $0 }
         self.warning = warnings.isEmpty ? nil : warnings.joined(separator: "\n")
-    }
-
-    /// After `defaults.json` was found corrupt (and moved aside, `warning`): the preferences are
-    /// gone, who this terminal is is not. The selection it last registered is the best guess
-    /// of what the user wants (registering an empty one at the next launch would unsubscribe
-    /// them), so it is stored again. Returns the warning, saying what was kept.
-    static func recover(
-        after warning: String, store: DefaultsStore, installations: InstallationStore, catalog: NewsCatalog
-    ) -> String {
-        let installation = installations.load().values
-        let registered = installation.lastRegistration?.categories ?? []
-        let restored = catalog.categories.filter { category in registered.contains { $0 == category.name } }
-        var warning = warning
-        if !restored.isEmpty,
-            (try? store.update { values in if values.categories.isEmpty { values.categories = restored.map(\.name) } })
-                != nil
-        {
-            warning = warning.replacingOccurrences(
-                of: "the selection starts empty",
-                with: "the selection was restored from the last registration (\(restored.map(\.name).joined(separator: ", ")))")
-        }
-        guard let id = installation.installationId else { return warning }
-        return warning + "; this terminal is still installation \(id)"
-    }
-
-    /// `recover` for this profile's home.
-    public func recover(after warning: String) -> String {
-        Self.recover(after: warning, store: store, installations: installations, catalog: catalog)
     }
 
     /// The identity as `installation.json` holds it now (another process, or a home restored

@@ -24,9 +24,70 @@ struct HomeTruthTests {
         try Data("garbage{".utf8).write(to: profile.paths.defaultsFile)
         let shared = SharedHomeState.read(profile)
         let warning = try #require(shared.warning)
-        #expect(warning.contains("restored from the last registration (World, Sports)"), "\(warning)")
+        #expect(warning.contains("restored from defaults.backup.json (categories World, Sports"), "\(warning)")
         #expect(shared.selection.map(\.name) == ["World", "Sports"])
         #expect(profile.selectedCategories.map(\.name) == ["World", "Sports"])
+    }
+
+    /// A corrupt defaults.json, whoever reads it first: every value comes back from the copy
+    /// every save writes (the selection, both alerts, the days kept, a key of another version),
+    /// and the warning says which.
+    @Test func aCorruptDefaultsFileIsRestoredWhollyFromItsCopy() throws {
+        let profile = try Self.registeredProfile()
+        try profile.store.update {
+            $0.arrivalAlerts = ArrivalAlerts(bell: true, desktop: true)
+            $0.keepReceivedDays = 5
+        }
+        let text = try String(contentsOf: profile.paths.defaultsFile, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "{", with: #"{"theme":"dark","#, options: [.anchored]).utf8).write(
+            to: profile.paths.defaultsFile)
+        let before = profile.store.load().values
+        let config = profile.paths.configDirectory
+        #expect(FileManager.default.fileExists(atPath: config.appendingPathComponent("defaults.backup.json").path))
+        try Data("garbage{{{".utf8).write(to: profile.paths.defaultsFile)
+        let loaded = profile.store.load()
+        #expect(loaded.values == before)
+        #expect(loaded.values.arrivalAlerts == ArrivalAlerts(bell: true, desktop: true))
+        #expect(loaded.values.keepReceivedDays == 5)
+        let warning = try #require(loaded.warning)
+        #expect(
+            warning.contains(
+                "every value was restored from defaults.backup.json (categories World, Sports; alerts bell, desktop; "
+                    + "read messages kept 5 days; 1 other setting)"), "\(warning)")
+        #expect(warning.contains("still installation \(profile.identity.installationId)"), "\(warning)")
+        // Written back where it was, and said where every window of the home reads it.
+        #expect(DefaultsStore(url: profile.paths.defaultsFile).load().values == before)
+        let note = try? String(contentsOf: config.appendingPathComponent("defaults.restored.txt"), encoding: .utf8)
+        #expect(note == warning)
+    }
+
+    /// A window open while another process (a command, a window started later) finds
+    /// defaults.json corrupt is told too, and given what was restored.
+    @Test func anOpenWindowIsToldOfARestoreAnotherProcessMade() async throws {
+        let profile = try Self.registeredProfile()
+        try profile.store.update { $0.arrivalAlerts = ArrivalAlerts(bell: true, desktop: true) }
+        // It looks a second from now: the command reads the file first.
+        let watcher = HomeWatcher(profile: profile, interval: .seconds(1))
+        let timeout = Task {
+            try? await Task.sleep(for: .seconds(15))
+            watcher.stop()
+        }
+        defer {
+            timeout.cancel()
+            watcher.stop()
+        }
+        try Data("garbage{{{".utf8).write(to: profile.paths.defaultsFile)
+        let command = try NewsProfile(paths: profile.paths, catalog: Self.catalog)
+        let said = try #require(command.warning)
+        var told: SharedHomeState?
+        for await state in watcher.changes where state.warning != nil {
+            told = state
+            break
+        }
+        let state = try #require(told)
+        #expect(state.warning == said, "\(state.warning ?? "")")
+        #expect(state.alerts == ArrivalAlerts(bell: true, desktop: true))
+        #expect(state.selection.map(\.name) == ["World", "Sports"])
     }
 
     /// A corrupt installation.json: who the terminal is comes back from the copy every save

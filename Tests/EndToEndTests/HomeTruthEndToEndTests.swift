@@ -61,7 +61,7 @@ struct HomeTruthEndToEndTests {
         let defaults = user.home.appendingPathComponent("config/defaults.json")
         try Data("garbage{".utf8).write(to: defaults)
         let screen = try await tmux.waitFor("ui", timeout: 10) { $0.contains("A file could not be read") }
-        #expect(screen.contains("restored from the last"), "\(screen)")
+        #expect(Self.box(screen).contains("every value was restored from defaults.backup.json"), "\(screen)")
         #expect(screen.contains("[  ON ] World") && screen.contains("[  ON ] Sports"), "\(screen)")
         try await tmux.keys("ui", "Enter")
         try await tmux.waitFor("ui") { !$0.contains("A file could not be read") }
@@ -85,6 +85,56 @@ struct HomeTruthEndToEndTests {
         let installation = try await user.run(["installation"])
         let tags = try JSONValue(parsing: installation.stdout)["tags"]
         #expect(tags == .strings(["World", "Sports"]), "\(installation.stdout)")
+    }
+
+    /// Both alerts on and `log --keep-days 5`, then defaults.json corrupted while a window is
+    /// open: the window shows the box a new window would (what was set aside, what was
+    /// restored), its Alerts line still says bell and desktop, and the file holds the alerts
+    /// and the days again.
+    @Test func aCorruptDefaultsFileKeepsTheAlertsAndTheDaysKept() async throws {
+        let user = Command.freshHome()
+        defer { _ = try? user.start(["hub", "stop"]) }
+        #expect(try await user.run(["subscribe", "World", "Sports"]).status == 0)
+        #expect(try await user.run(["log", "--keep-days", "5"]).status == 0)
+        let tmux = Tmux()
+        defer { tmux.killServer() }
+        try await tmux.startUIOnItsOwnHub("ui", of: user)
+        try await tmux.keys("ui", "b", "d")
+        try await tmux.waitFor("ui") { $0.contains("Alerts: bell, desktop") }
+        let defaults = user.home.appendingPathComponent("config/defaults.json")
+        func stored() throws -> JSONValue { try JSONValue(parsing: Data(contentsOf: defaults)) }
+        // The switches are stored after the frame that shows them.
+        for _ in 0..<50 where (try? stored())?["arrivalAlerts"]?["desktop"] != .bool(true) {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        #expect(try stored()["arrivalAlerts"] == .object([("bell", .bool(true)), ("desktop", .bool(true))]))
+        try Data("garbage{{{\n".utf8).write(to: defaults)
+        let screen = try await tmux.waitFor("ui", timeout: 10) { $0.contains("A file could not be read") }
+        let box = Self.box(screen)
+        #expect(box.contains("was not valid JSON; it was kept as defaults.json.corrupt-"), "\(screen)")
+        #expect(
+            box.contains(
+                "every value was restored from defaults.backup.json (categories World, Sports; alerts bell, desktop; "
+                    + "read messages kept 5 days)"), "\(screen)")
+        try await tmux.keys("ui", "Enter")
+        let after = try await tmux.waitFor("ui") { !$0.contains("A file could not be read") }
+        #expect(after.contains("Alerts: bell, desktop"), "\(after)")
+        #expect(after.contains("[  ON ] World") && after.contains("[  ON ] Sports"), "\(after)")
+        let kept = try stored()
+        #expect(kept["arrivalAlerts"] == .object([("bell", .bool(true)), ("desktop", .bool(true))]), "\(kept.text)")
+        #expect(kept["keepReceivedDays"] == .number("5"), "\(kept.text)")
+        #expect(kept["BreakingNewsCategories"] == .strings(["World", "Sports"]), "\(kept.text)")
+        // And it stays so: a second later the window still says so.
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        #expect(try await tmux.capture("ui").contains("Alerts: bell, desktop"))
+    }
+
+    /// The text of the box on `screen`, its lines joined as one.
+    static func box(_ screen: String) -> String {
+        screen.split(separator: "\n").compactMap { line -> String? in
+            guard let first = line.firstIndex(of: "│"), let last = line.lastIndex(of: "│"), first < last else { return nil }
+            return line[line.index(after: first)..<last].trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }.joined(separator: " ")
     }
 }
 

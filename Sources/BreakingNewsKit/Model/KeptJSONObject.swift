@@ -15,6 +15,16 @@ struct KeptJSONObject: Sendable {
             url.deletingPathExtension().lastPathComponent + ".lock")
     }
 
+    /// The members when the file holds a JSON object; nil when it is missing or holds
+    /// anything else. Only reads: nothing is moved.
+    func peek() -> [(String, JSONValue)]? {
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return (try? JSONValue(parsing: data))?.objectMembers
+    }
+
+    /// Whether the file is there (even corrupt).
+    var exists: Bool { FileManager.default.fileExists(atPath: url.path) }
+
     /// The members; none for a missing file; none and a warning for a corrupt one, which is
     /// moved aside.
     func read(now: Date = Date(), again: Bool = true) -> (members: [(String, JSONValue)], warning: String?) {

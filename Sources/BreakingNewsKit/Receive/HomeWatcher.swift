@@ -26,14 +26,9 @@ public struct SharedHomeState: Sendable, Hashable {
 
     /// The state of `profile`'s home as it is on disk now.
     public static func read(_ profile: NewsProfile) -> SharedHomeState {
-        var preferences = profile.store.load()
+        // A corrupt defaults.json is set aside and restored by the read (see `DefaultsStore`).
+        let preferences = profile.store.load()
         let installation = profile.installations.load()
-        if let warning = preferences.warning {
-            // Moved aside while the window was open: the selection comes back as at a launch,
-            // and what is shown is what was restored (read after the restore, not before).
-            let recovered = profile.recover(after: warning)
-            preferences = DefaultsStore.Loaded(values: profile.store.load().values, warning: recovered)
-        }
         let warnings = [preferences.warning, installation.warning].compactMap { $0 }
         return SharedHomeState(
             selection: profile.catalog.categories.filter { category in
@@ -58,7 +53,9 @@ public final class HomeWatcher: Sendable {
     public init(profile: NewsProfile, interval: Duration = .milliseconds(250)) {
         let (changes, continuation) = AsyncStream<SharedHomeState>.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.changes = changes
-        let files = [profile.store.url, profile.installations.url, profile.log.readMarksFile]
+        // The restore note: a corrupt defaults.json another process (or another read of this
+        // one) set aside and restored, said here too.
+        let files = [profile.store.url, profile.installations.url, profile.log.readMarksFile, profile.store.restoreNoteURL]
         // Stamped now, before the window reads its state, so no change falls in between.
         let initial = files.map(Self.stamp)
         task = Task {
@@ -67,9 +64,13 @@ public final class HomeWatcher: Sendable {
                 try? await Task.sleep(for: interval)
                 let now = files.map(Self.stamp)
                 guard now != seen else { continue }
+                let noted = now[3] != seen[3]
                 seen = now
-                let state = SharedHomeState.read(profile)
-                // A corrupt file moved aside (and the selection written back) is not another change.
+                var state = SharedHomeState.read(profile)
+                if noted, let note = profile.store.restoreNote, state.warning?.contains(note) != true {
+                    state.warning = [state.warning, note].compactMap { $0 }.joined(separator: "\n")
+                }
+                // A corrupt file moved aside (and restored, and noted) is not another change.
                 if state.warning != nil { seen = files.map(Self.stamp) }
                 continuation.yield(state)
             }
