@@ -44,10 +44,17 @@ TEST_TMPDIR := $(CURDIR)/.build/test-tmp
 # cores busy (the test phase took as long).
 TEST_WIDTH ?= 8
 
+# SlowDatabaseTests run on their own after the rest: each of their answers comes 1.2 s late
+# through a proxy against the store's 60 s for any operation. Beside the other suites (a
+# hundred hubs and servers in the same process) one write among them took over 60 s in about
+# one run of five, where alone it takes 1-3 s; the cause is not found (the store's waits by
+# hand, a continuation and two unstructured tasks, are issue 46's to replace).
 test: deps
 	$(SWIFT) build --build-tests
 	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
-	TMPDIR="$(TEST_TMPDIR)" SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) Tests/run-tests $(SWIFT) test --skip-build
+	TMPDIR="$(TEST_TMPDIR)" SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) Tests/run-tests $(SWIFT) test --skip-build \
+		--skip SlowDatabaseTests
+	TMPDIR="$(TEST_TMPDIR)" Tests/run-tests $(SWIFT) test --skip-build --filter SlowDatabaseTests
 
 # The fast tier: unit tests and the hub's routes in process (router tests); what needs a
 # socket, a second process, PostgreSQL or tmux is tagged and left out (Tests/TestTiers,
