@@ -50,7 +50,7 @@ struct LogCommand: AsyncParsableCommand {
     var json = false
 
     @Option(
-        name: .customLong("keep-days"),
+        name: .customLong("keep-days"), parsing: .unconditional,
         help: ArgumentHelp(
             "From now on keep read messages N days in the received log (0: keep everything, the default); unread ones always stay. Alone, it sets and confirms this, listing and pruning nothing.",
             valueName: "N"))
@@ -92,10 +92,14 @@ struct LogCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure("cannot store --keep-days: \(error.localizedDescription)", exitCode: .failure)
             }
+            let confirmation = Self.keepDaysConfirmation(keepDays, going: profile.log.prunableCount(keepingDays: keepDays))
             if onlySetsKeepDays {
-                say(Self.keepDaysConfirmation(keepDays, going: profile.log.prunableCount(keepingDays: keepDays)))
+                say(confirmation)
                 return
             }
+            // Beside a listing, the setting is still said, on standard error (the listing
+            // stays what it was on standard output).
+            printError(confirmation)
         }
         // What the preferences no longer keep goes before anything is listed.
         profile.pruneReceivedLog()

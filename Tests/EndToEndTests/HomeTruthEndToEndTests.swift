@@ -226,8 +226,13 @@ struct HomeTruthEndToEndTests {
         let everything = try await user.run(["log", "--keep-days", "0"])
         #expect(everything.status == 0 && everything.stdout.hasPrefix("The received log keeps every message"))
         #expect(!everything.stdout.contains("Breaking World News"))
-        // With another option it still lists, as before.
+        // With another option it still lists, as before, and says the setting on standard error.
         let listed = try await user.run(["log", "--keep-days", "2", "-n", "5"])
         #expect(listed.stdout.contains("Breaking World News : kept"), "\(listed.stdout)")
+        #expect(listed.stderr.hasPrefix("The received log keeps read messages 2 days from now on"), "\(listed.stderr)")
+        // A negative number is a bad value, not a missing one: exit 2, one line, nothing stored.
+        let negative = try await user.run(["log", "--keep-days", "-1"])
+        #expect(negative.status == 2 && negative.stderr.contains("--keep-days takes 0 (keep everything) or more"))
+        #expect(!negative.stderr.contains("Missing value"), "\(negative.stderr)")
     }
 }
