@@ -21,7 +21,9 @@ extension AppState {
         let which = log.filter.map { "\($0.name) " } ?? ""
         dialog = Dialog(
             title: "Mark \(count) messages read?",
-            message: "Every unread \(which)message shown, \(count) of them, becomes read\(undoHint).", isError: false,
+            message:
+                "Every unread \(which)message shown, \(count) of them, becomes read"
+                + (keyName(.undo, on: .log).map { " (\($0) undoes it)." } ?? "."), isError: false,
             confirmLabel: "mark read", confirmCommand: .markShownRead)
         return true
     }
