@@ -264,3 +264,14 @@ struct OutOfSightKeyTests {
         #expect(standard.alertsLine == "Alerts: bell  (b, d)")
     }
 }
+
+extension BurstTests {
+    /// A paste near the longest the terminal hands over (16,384 keys), as searches one after
+    /// another: each line a search of its own, and the last one is the search left open.
+    @Test func aPasteOfThousandsOfSearchesEndsOnTheLast() {
+        var state = log(3)
+        let lines = Array(repeating: "/message 2", count: 1_489) + ["/message 3"]
+        _ = state.press(.burst(lines.joined(separator: "\n")))
+        #expect(state.log.searching && state.log.search == "message 3")
+    }
+}

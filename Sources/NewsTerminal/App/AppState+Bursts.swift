@@ -17,48 +17,58 @@ extension AppState {
     static let keysSetAside = "Keys that came at once were set aside: press them one at a time"
 
     mutating func handleBurst(_ text: String) -> [Effect] {
-        guard let first = text.first else { return [] }
+        // Each step takes what a field or the screen takes and hands back what is left (after
+        // a search a line break ended, after the key that opened a field): a loop, so a paste
+        // of thousands of lines costs no stack.
+        var effects: [Effect] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let (done, left) = burstStep(rest)
+            effects += done
+            rest = left
+        }
+        return effects
+    }
+
+    /// One step of a burst: its effects, and what is left of it for the next.
+    private mutating func burstStep(_ text: Substring) -> ([Effect], Substring) {
+        guard let first = text.first else { return ([], "") }
         // The command line of `|` takes text and runs only on Enter.
         if let prompt = pipePrompt {
             let line = String(text.reversed().drop { $0 == "\n" }.reversed())
             pipePrompt?.command = prompt.command + TextWidth.printable(line)
-            return []
+            return ([], "")
         }
         let overlay = dialog != nil || showHelp || chooser != nil
         if screen == .compose, !overlay {
             // Compose takes it in the message wherever the focus was.
             compose.focus = .text
-            return typeIntoField(text)
+            return (typeIntoField(String(text)), "")
         }
         if screen == .log, log.searching, !overlay {
             // The search takes its first line; a line break keeps it, and the rest is a burst
             // of its own on the Log (a `/` there begins another search).
             let line = text.prefix { $0 != "\n" }
-            var effects = handleSearch(.paste(String(line)))
-            guard line.endIndex < text.endIndex else { return effects }
-            effects += handleSearch(.enter)
-            let rest = text[text.index(after: line.endIndex)...]
-            return rest.isEmpty ? effects : effects + handleBurst(String(rest))
+            let effects = handleSearch(.paste(String(line)))
+            guard line.endIndex < text.endIndex else { return (effects, "") }
+            return (effects + handleSearch(.enter), text[text.index(after: line.endIndex)...])
         }
         let command = keyMap.command(for: Self.key(first), on: screen)
         if let command, Self.repeatable.contains(command), text.allSatisfy({ $0 == first }) {
-            return text.flatMap { handle(Self.key($0)) }
+            return (text.flatMap { handle(Self.key($0)) }, "")
         }
         if !overlay, log.picker == nil {
             // A key that opens a text field, then text: the field takes the text.
             switch command {
             case .search? where screen == .log, .pipe? where screen == .log, .show(.compose)?:
-                var effects = handle(Self.key(first))
-                let rest = String(text.dropFirst())
-                if !rest.isEmpty, pipePrompt != nil || log.searching || screen == .compose {
-                    effects += handleBurst(rest)
-                }
-                return effects
+                let effects = handle(Self.key(first))
+                let opened = pipePrompt != nil || log.searching || screen == .compose
+                return (effects, opened ? text.dropFirst() : "")
             default: break
             }
         }
         note(text.contains { $0 == " " || $0 == "\n" || $0 == "\t" } ? Self.pasteSetAside : Self.keysSetAside)
-        return []
+        return ([], "")
     }
 
     /// A burst in the message field: pasted text. Enter after the text's last character is

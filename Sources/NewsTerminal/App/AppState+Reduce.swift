@@ -244,26 +244,7 @@ extension AppState {
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }
         if let shown = dialog {
-            if shown.isQuestion {
-                switch key {
-                case .enter:
-                    dialog = nil
-                    return answeredYes(shown)
-                case .character("q") where shown.confirm == .quit:
-                    // q on "quit?" is the answer, as in many a program.
-                    dialog = nil
-                    return answeredYes(shown)
-                case .escape, .character("n"):
-                    dialog = nil
-                case .character:
-                    // Typing is not an answer: a sentence aimed at the wrong screen must not
-                    // say yes with its y. It says no.
-                    dialog = nil
-                    note("Not done: a question is answered with Enter")
-                default: break
-                }
-                return []
-            }
+            if shown.isQuestion { return answer(shown, with: key) }
             if let entry = shown.entry, let command = keyMap.command(for: key, on: .log),
                 [.openLink, .copy, .pipe].contains(command)
             {
@@ -316,32 +297,6 @@ extension AppState {
             case .log: return logCommand(command)
             }
         }
-    }
-
-    /// `q`: quits, after asking when category changes are not subscribed (the draft is kept
-    /// anyway).
-    private mutating func requestQuit() -> [Effect] {
-        guard switches != storedSelection, !registering else {
-            if confirmQuit {
-                // `"confirmQuit": true` in config.json: q always asks.
-                dialog = Dialog(
-                    title: "Quit Breaking News?", message: "Quit, or stay (Esc).", isError: false, confirm: .quit,
-                    confirmLabel: "quit")
-                return []
-            }
-            quitting = true
-            return [.quit]
-        }
-        let on = categories.filter { switches.contains($0) && !storedSelection.contains($0) }.map(\.name)
-        let off = categories.filter { !switches.contains($0) && storedSelection.contains($0) }.map(\.name)
-        let changes = [
-            on.isEmpty ? nil : "\(on.joined(separator: ", ")) on", off.isEmpty ? nil : "\(off.joined(separator: ", ")) off",
-        ].compactMap { $0 }.joined(separator: ", ")
-        dialog = Dialog(
-            title: "Quit without subscribing?",
-            message: "Your category changes (\(changes)) are not subscribed. Quit and drop them, or stay and \(subscribeHint).",
-            isError: false, confirm: .quit, confirmLabel: "quit")
-        return []
     }
 
     private mutating func show(_ target: ScreenID) -> [Effect] {

@@ -63,12 +63,8 @@ extension AppState {
         guard var view = log.deletedView else { return [] }
         let count = deletedList.count
         switch command {
-        case .up: view.cursor -= 1
-        case .down: view.cursor += 1
-        case .pageUp: view.cursor -= logPageSize
-        case .pageDown: view.cursor += logPageSize
-        case .top: view.cursor = 0
-        case .bottom: view.cursor = count - 1
+        case .up, .down, .pageUp, .pageDown, .top, .bottom:
+            view.cursor = moved(view.cursor, by: command, count: count)
         case .deletedView, .cancel:
             // A note about the view goes with it.
             log.deletedView = nil

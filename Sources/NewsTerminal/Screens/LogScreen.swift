@@ -72,18 +72,28 @@ extension AppState {
     var geometry: ScreenGeometry { ScreenGeometry(rows: rows, columns: columns) }
     var logPageSize: Int { geometry.logPageSize }
 
+    /// Where a list's cursor goes for a key that moves it (the caller keeps it in range):
+    /// the log's and the deleted view's alike.
+    func moved(_ cursor: Int, by command: Command, count: Int) -> Int {
+        switch command {
+        case .up: return cursor - 1
+        case .down: return cursor + 1
+        case .pageUp: return cursor - logPageSize
+        case .pageDown: return cursor + logPageSize
+        case .top: return 0
+        case .bottom: return count - 1
+        default: return cursor
+        }
+    }
+
     mutating func logCommand(_ command: Command) -> [Effect] {
         if log.deletedView != nil { return deletedViewCommand(command) }
         let count = visibleCount
         let cursorBefore = log.cursor
         var effects: [Effect] = []
         switch command {
-        case .up: log.cursor -= 1
-        case .down: log.cursor += 1
-        case .pageUp: log.cursor -= logPageSize
-        case .pageDown: log.cursor += logPageSize
-        case .top: log.cursor = 0
-        case .bottom: log.cursor = count - 1
+        case .up, .down, .pageUp, .pageDown, .top, .bottom:
+            log.cursor = moved(log.cursor, by: command, count: count)
         case .search:
             log.searching = true
             log.search = ""
