@@ -203,7 +203,8 @@ extension HubResponder {
         }
         // The backlog's first page is read before the stream is answered. A 200 says the stream
         // is established: what is published after it reaches the device at once (read after the
-        // answer, 500 streams opened together went live tens of milliseconds after their 200s).
+        // answer, streams opened together went live only once every backlog read queued before
+        // theirs was done, well after their 200s).
         // A database that cannot be read is a 503 the client can retry, not a 200 cut short.
         let first: (gap: SandboxGap?, deliveries: [Delivery])?
         if let stream {
