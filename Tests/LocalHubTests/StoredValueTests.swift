@@ -148,7 +148,7 @@ import Testing
                 hub: "news", try newsInstallation("d", device: device, tags: ["World"]).validatedForStorage(lastUpdate: "")),
             .insertNotification(worn), .insertNotification(fresh),
         ])
-        let engine = HubEngine(store: store, hubs: ["news"], logger: TestHub.quietLogger)
+        let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), logger: TestHub.quietLogger)
         try await engine.start()
         try await withService(EngineService(engine: engine)) {
             let ended = try await RealDeliveryTests.eventually { () async throws -> [StoredNotification]? in
