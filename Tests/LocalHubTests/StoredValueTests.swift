@@ -149,8 +149,9 @@ import Testing
             .insertNotification(worn), .insertNotification(fresh),
         ])
         let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), logger: TestHub.quietLogger)
-        try await engine.start()
-        try await withService(EngineService(engine: engine)) {
+        let service = EngineService(engine: engine)
+        try await withService(service) {
+            try await service.waitUntilStarted()
             let ended = try await RealDeliveryTests.eventually { () async throws -> [StoredNotification]? in
                 let both = [
                     try await store.notification(hub: "news", id: "worn"), try await store.notification(hub: "news", id: "fresh"),
