@@ -14,7 +14,7 @@ let templateBody = #"{"aps":{"alert":"$(messageParam)"}}"#
 /// 1. Match and render in process: 100,000 installations on 1–3 random categories, one
 /// send per category; rendered notifications per second.
 func matchAndRender(installations: Int, runs: Int) async throws -> BenchRow {
-    let engine = HubEngine(store: MemoryHubStore(), hubs: ["bench"])
+    let engine = HubEngine(store: MemoryHubStore(), configuration: .init(hubs: ["bench"]))
     try await engine.start()
     let task = Task { await engine.run() }
     defer { task.cancel() }

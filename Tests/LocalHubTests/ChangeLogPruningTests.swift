@@ -17,7 +17,7 @@ import Testing
         var nodes: [(store: PostgresHubStore, engine: HubEngine)] = []
         for name in ["a", "b"] {
             let store = try await PostgresHubStore(url: url, node: name, logger: TestHub.quietLogger)
-            let engine = HubEngine(store: store, hubs: ["news"], logger: TestHub.quietLogger)
+            let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), logger: TestHub.quietLogger)
             try await engine.start()
             nodes.append((store, engine))
         }

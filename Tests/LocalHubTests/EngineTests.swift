@@ -22,7 +22,7 @@ import Testing
                 StoredNotification(
                     hub: "news", id: "n1", format: .template, tagExpression: "World", body: #"{"messageParam":"late"}"#)),
         ])
-        let engine = HubEngine(store: store, hubs: ["news"])
+        let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]))
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func concurrentPatchesAreNotLost() async throws {
-        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        let engine = HubEngine(store: MemoryHubStore(), configuration: .init(hubs: ["news"]))
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }
@@ -76,7 +76,7 @@ import Testing
     @Test func eachPlatformIsSentThroughItsPushServiceAndItsOutcomesCount() async throws {
         let google = RecordingPushService(.fcmV1, platform: .fcmV1, refusing: "Bad-Handle")
         let store = MemoryHubStore()
-        let engine = HubEngine(store: store, hubs: ["news"], pushServices: [google])
+        let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), pushServices: [google])
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func planRendersEachDistinctTemplateOnce() async throws {
-        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        let engine = HubEngine(store: MemoryHubStore(), configuration: .init(hubs: ["news"]))
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }
@@ -133,7 +133,7 @@ import Testing
     @Test func numbersResumeAboveTheReservationAfterARestart() async throws {
         let path = TestHub.temporaryDirectory().appendingPathComponent("hub.sqlite").path
         let store = try SQLiteHubStore(path: path)
-        let first = HubEngine(store: store, hubs: ["news"])
+        let first = HubEngine(store: store, configuration: .init(hubs: ["news"]))
         try await first.start()
         let running = Task { await first.run() }
         let installation = try newsInstallation("i", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")
@@ -150,7 +150,7 @@ import Testing
         // A block was reserved: the next engine numbers above it, not from 2.
         let reopened = try SQLiteHubStore(path: path)
         #expect(try await reopened.sequenceHighWater() >= 10_000)
-        let second = HubEngine(store: reopened, hubs: ["news"])
+        let second = HubEngine(store: reopened, configuration: .init(hubs: ["news"]))
         try await second.start()
         let again = Task { await second.run() }
         defer { again.cancel() }

@@ -303,7 +303,9 @@ extension NodeOwnCommitsTests {
     ) async throws {
         let stores = try await SharedHubStoreTests.nodes(2)
         defer { for store in stores { store.shutdown() } }
-        let engines = stores.map { HubEngine(store: $0, hubs: ["news"], testSendLimit: testSendLimit) }
+        let engines = stores.map { store in
+            HubEngine(store: store, configuration: .init(hubs: ["news"]) { $0.testSendLimit = testSendLimit })
+        }
         for engine in engines { try await engine.start() }
         let running = engines.map { engine in Task { await engine.run() } }
         defer {

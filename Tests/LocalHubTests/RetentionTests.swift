@@ -97,7 +97,7 @@ struct RetentionTests {
 
     /// A retention pass keeps what was renewed between finding it expired and removing it.
     @Test func anInstallationRenewedSinceItWasFoundExpiredIsKept() async throws {
-        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"])
+        let engine = HubEngine(store: MemoryHubStore(), configuration: .init(hubs: ["news"]))
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }

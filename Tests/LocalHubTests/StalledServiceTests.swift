@@ -27,7 +27,7 @@ final class StallingPushService: PushService, @unchecked Sendable {
 struct StalledServiceTests {
     @Test func aStalledExternalServiceNeverHoldsBackATerminal() async throws {
         let stalled = StallingPushService()
-        let engine = HubEngine(store: MemoryHubStore(), hubs: ["news"], pushServices: [stalled])
+        let engine = HubEngine(store: MemoryHubStore(), configuration: .init(hubs: ["news"]), pushServices: [stalled])
         try await engine.start()
         let running = Task { await engine.run() }
         defer {

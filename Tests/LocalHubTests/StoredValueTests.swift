@@ -148,9 +148,10 @@ import Testing
                 hub: "news", try newsInstallation("d", device: device, tags: ["World"]).validatedForStorage(lastUpdate: "")),
             .insertNotification(worn), .insertNotification(fresh),
         ])
-        let engine = HubEngine(store: store, hubs: ["news"], logger: TestHub.quietLogger)
-        try await engine.start()
-        try await withService(EngineService(engine: engine)) {
+        let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), logger: TestHub.quietLogger)
+        let service = EngineService(engine: engine)
+        try await withService(service) {
+            try await service.waitUntilStarted()
             let ended = try await RealDeliveryTests.eventually { () async throws -> [StoredNotification]? in
                 let both = [
                     try await store.notification(hub: "news", id: "worn"), try await store.notification(hub: "news", id: "fresh"),

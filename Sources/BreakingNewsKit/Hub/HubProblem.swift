@@ -29,7 +29,7 @@ public enum HubProblem {
         case 403:
             return
                 "The key lacks the rights for this: a Listen key registers and receives; check BREAKING_NEWS_CONNECTION_STRING (or --connection-string)."
-        case 404 where error.detail.contains("could not be found"):
+        case 404 where error.isHubNotFound:
             return "No hub of that name: check BREAKING_NEWS_HUB (or --hub, or EntityPath in the connection string)."
         case 429, 503:
             return error.retryAfter.map { "The hub is busy: try again in \(Int($0.rounded(.up))) s." }
@@ -55,10 +55,22 @@ public enum HubProblem {
 }
 
 extension HubError {
-    /// True when the hub refused the key (401) or its rights (a 403 that says a claim is
-    /// required); a full hub also answers 403, and that is not the key's fault.
+    /// True when the hub refused the key (401) or its rights (a 403 that says so: by the
+    /// local hub's code, by Azure's text that a claim is required where no code came); a full
+    /// hub also answers 403, and that is not the key's fault.
     public var isRightsRefusal: Bool {
-        status == 401 || (status == 403 && detail.lowercased().contains("claim is required"))
+        guard status != 401 else { return true }
+        guard status == 403 else { return false }
+        if let refusal { return refusal == .rightsRefused }
+        return detail.lowercased().contains("claim is required")
+    }
+
+    /// True for the 404 of a hub that does not exist: by the local hub's code, by Azure's text
+    /// where no code came.
+    public var isHubNotFound: Bool {
+        guard status == 404 else { return false }
+        if let refusal { return refusal == .hubNotFound }
+        return detail.contains("could not be found")
     }
 
     /// The service's detail without the `.TrackingId:…,TimeStamp:…` the service appends to

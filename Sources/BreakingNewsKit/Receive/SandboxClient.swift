@@ -53,13 +53,14 @@ public struct SandboxClient: Sendable {
     }
 
     /// A hub error, classified: 401 and 403 are refusals (a wrong key; a 401 says which
-    /// connection string to fetch); a 404 that says the
-    /// device is not registered waits for a registration, any other 404 means a hub without
-    /// the push service (Azure delivers to real devices only); 429, and a 5xx that says when
-    /// to come back, are waited for as long as asked; anything else is tried again.
+    /// connection string to fetch); a 404 of a device not registered (by the hub's code, by
+    /// the text only where none came: `HubError.isDeviceNotRegistered`) waits for a
+    /// registration, any other 404 means a hub without the push service (Azure delivers to
+    /// real devices only); 429, and a 5xx that says when to come back, are waited for as long
+    /// as asked; anything else is tried again.
     public static func failure(_ error: HubError, doing what: String) -> StreamFailure {
         switch error.status {
-        case 404 where error.detail.lowercased().contains("not registered"): return .notRegistered
+        case 404 where error.isDeviceNotRegistered: return .notRegistered
         case 404: return .noPushService
         // A refused signature is a key rotated (or wrong): said with where the current one is.
         case 401:

@@ -34,50 +34,52 @@ public final class HubEngine: Sendable {
     /// The furthest ahead a send may be scheduled, as on the service.
     public static let longestSchedule: TimeInterval = 7 * 24 * 3600
 
+    /// An engine on `store`, run as `configuration` says, delivering through the built-in
+    /// push service and `pushServices` (the real ones, `ExternalPushServices`).
     public init(
-        store: any HubStore, hubs: [String], testSendLimit: Int = 10, keepAliveInterval: Double = 15,
-        maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20, maximumStreamsPerDevice: Int = 16,
-        maximumStreams: Int = .max, maximumStreamsPerClient: Int = 0, pushServices: [any PushService] = [],
-        claimLifetime: TimeInterval = 7 * 86_400, retention: RetentionPolicy = .standard,
+        store: any HubStore, configuration: Configuration, pushServices: [any PushService] = [],
         logger: Logger = Logger(label: "local-hub")
     ) {
         self.store = store
         self.logger = logger
-        self.keepAliveInterval = keepAliveInterval
-        let state = HubState(hubs: hubs)
+        self.keepAliveInterval = configuration.keepAliveInterval
+        let state = HubState(hubs: configuration.hubs)
         self.state = state
         let streams = DeviceStreams(
-            maximumPerDevice: maximumStreamsPerDevice, maximum: maximumStreams, maximumPerClient: maximumStreamsPerClient)
+            maximumPerDevice: configuration.maximumStreamsPerDevice, maximum: configuration.maximumStreams,
+            maximumPerClient: configuration.maximumStreamsPerClient)
         self.streams = streams
-        let metrics: HubMetrics
-        let coordination: any NodeCoordination
-        if let shared = store as? any SharedHubStore {
-            metrics = HubMetrics(node: shared.node)
-            coordination = SharedDatabase(store: shared, state: state, streams: streams, metrics: metrics, logger: logger)
-        } else {
-            metrics = HubMetrics(node: nil)
-            coordination = SingleNode(store: store, streams: streams, logger: logger)
-        }
+        let (metrics, coordination) = Self.coordination(store: store, state: state, streams: streams, logger: logger)
         (self.metrics, self.coordination) = (metrics, coordination)
-        let services = Self.services(
-            builtIn: BuiltInPushService(streams: streams, publishesBeforeCommit: coordination.publishesBeforeCommit),
-            others: pushServices)
+        let services = Self.services(builtIn: BuiltInPushService(streams: streams, handOff: coordination), others: pushServices)
         explainer = SendExplainer(services: services)
-        let claims = ClaimKeeper(lifetime: .seconds(claimLifetime))
+        let claims = ClaimKeeper(lifetime: .seconds(configuration.claimLifetime))
         self.claims = claims
-        let retention = RetentionKeeper(policy: retention)
+        let retention = RetentionKeeper(policy: configuration.retention)
         self.retention = retention
         let dispatcher = HubDispatcher(
             state: state, store: store, coordination: coordination,
-            planner: DispatchPlanner(services: services, testLimit: testSendLimit), writes: writes, metrics: metrics,
-            logGrowth: retention.growth, logger: logger)
+            planner: DispatchPlanner(services: services, testLimit: configuration.testSendLimit), writes: writes,
+            metrics: metrics, logGrowth: retention.growth, logger: logger)
         self.dispatcher = dispatcher
         writer = HubWriter(
             writes: writes, state: state, coordination: coordination, dispatcher: dispatcher, claims: claims,
             limits: HubWriter.Limits(
-                maximumPerHub: maximumInstallationsPerHub, maximumBytesPerHub: maximumBytesPerHub,
-                installationTTL: retention.policy.installationTTL),
+                maximumPerHub: configuration.maximumInstallationsPerHub,
+                maximumBytesPerHub: configuration.maximumBytesPerHub,
+                installationTTL: configuration.retention.installationTTL),
             logger: logger)
+    }
+
+    /// How this node works with others: alone on its store, or one of the nodes sharing it.
+    private static func coordination(store: any HubStore, state: HubState, streams: DeviceStreams, logger: Logger)
+        -> (HubMetrics, any NodeCoordination)
+    {
+        guard let shared = store as? any SharedHubStore else {
+            return (HubMetrics(node: nil), SingleNode(store: store, streams: streams, logger: logger))
+        }
+        let metrics = HubMetrics(node: shared.node)
+        return (metrics, SharedDatabase(store: shared, state: state, streams: streams, metrics: metrics, logger: logger))
     }
 
     /// The built-in service, and each service given (a later one of a kind replaces an

@@ -3,13 +3,13 @@ import NotificationHubs
 import Synchronization
 
 /// The built-in push service: APNs-shaped devices that are terminals. A delivery is handed
-/// to the device's open streams at once and kept in the hub's delivery log, from which a
-/// device that was offline resumes.
+/// to the device's open streams and kept in the hub's delivery log, from which a device that
+/// was offline resumes. How it reaches the streams is the node's to say (`handOff`).
 struct BuiltInPushService: PushService {
     let streams: DeviceStreams
-    /// Whether `push` hands deliveries to live streams itself; when not (a shared store),
-    /// streams get them from the store's delivery feed after the commit.
-    var publishesBeforeCommit = true
+    /// Hands the deliveries to the streams and says what became of each: the node's
+    /// coordination (`NodeCoordination`); by default, published at once.
+    var handOff: any BuiltInPushHandOff = PublishedBeforeCommit()
 
     var kind: PushServiceKind { .builtIn }
     var platform: Platform { .apns }
@@ -20,13 +20,27 @@ struct BuiltInPushService: PushService {
         APNsPayloadRules.check(payload).map { .refused(name: $0.outcomeName, text: $0.outcomeText) }
     }
 
-    /// Publishes to live streams before the dispatcher's commit (which then marks them
-    /// recorded): a stream sees news as soon as it is numbered.
+    /// What the hand-off says of each delivery, send by send.
     func push(_ sends: [PushSend]) async -> [[PushOutcome]] {
-        guard publishesBeforeCommit else { return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) } }
-        let written = streams.publish(sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), recorded: false)
-        await Self.awaitWrites(written, atMost: Self.writeWait)
-        return sends.map { Array(repeating: .delivered, count: $0.deliveries.count) }
+        let outcomes = await handOff.handOff(
+            sends.count == 1 ? sends[0].deliveries : sends.flatMap(\.deliveries), to: streams)
+        var answers: [[PushOutcome]] = []
+        var next = outcomes.startIndex
+        for send in sends {
+            let end = min(next + send.deliveries.count, outcomes.endIndex)
+            answers.append(Array(outcomes[next..<end]))
+            next = end
+        }
+        return answers
+    }
+
+    /// Publishes to live streams before the dispatcher's commit (which then marks them
+    /// recorded): a stream sees news as soon as it is numbered. Every delivery is then with
+    /// the device's streams, or kept for it until the commit writes it to the log.
+    static func publishBeforeCommit(_ deliveries: [Delivery], to streams: DeviceStreams) async -> [PushOutcome] {
+        let written = streams.publish(deliveries, recorded: false)
+        await awaitWrites(written, atMost: writeWait)
+        return Array(repeating: .delivered, count: deliveries.count)
     }
 
     /// How long the dispatcher waits for the loops to write a publish before it records it.
@@ -88,5 +102,19 @@ private final class WriteWait: Sendable {
             return state.continuation
         }
         continuation?.resume()
+    }
+}
+
+/// How the built-in push service's deliveries reach the device streams, and what became of
+/// each, in order: a node's coordination answers (`NodeCoordination`).
+protocol BuiltInPushHandOff: Sendable {
+    func handOff(_ deliveries: [Delivery], to streams: DeviceStreams) async -> [PushOutcome]
+}
+
+/// Publishes at once, before the commit (`BuiltInPushService.publishBeforeCommit`): a hub
+/// alone on its store.
+struct PublishedBeforeCommit: BuiltInPushHandOff {
+    func handOff(_ deliveries: [Delivery], to streams: DeviceStreams) async -> [PushOutcome] {
+        await BuiltInPushService.publishBeforeCommit(deliveries, to: streams)
     }
 }

@@ -111,13 +111,14 @@ extension HubResponder {
     }
 
     /// What a release of a token not claimed (or claimed, asked without its secret) is told.
-    static let notClaimed = HubRefusal(.notFound, WriteRefusal.notClaimed)
+    static let notClaimed = HubRefusal(.notFound, WriteRefusal.notClaimed, code: .notClaimed)
 
     /// What a token neither claimed nor registered (or claimed, asked without its secret) is told.
     static let unknownDevice = HubRefusal(
         .notFound,
         "The device is not registered: nothing is delivered to a token that is neither claimed for the built-in "
-            + "push service nor the handle of an installation; claim it (PUT) or register it first")
+            + "push service nor the handle of an installation; claim it (PUT) or register it first",
+        code: .deviceNotRegistered)
 
     /// A page of a device's deliveries: its inbox (Listen) or, for an operator, its deliveries.
     func page(_ r: HubRequest, _ context: HubRequestContext) async throws -> Response {

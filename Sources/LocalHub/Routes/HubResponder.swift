@@ -85,7 +85,8 @@ struct HubResponder: Sendable {
             let claim = rights.contains(.manage) ? "Manage" : rights.contains(.send) ? "Send" : "Listen"
             throw HubRefusal(
                 Self.answersMissingRightsWith401(apiVersion: r.apiVersion) ? .unauthorized : .forbidden,
-                "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)")
+                "\(claim) claim is required for this operation. The rule '\(rule.name)' grants \(rule.rights)",
+                code: .rightsRefused)
         }
         return token
     }

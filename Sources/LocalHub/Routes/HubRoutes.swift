@@ -178,7 +178,7 @@ struct HubFront: RouterMiddleware {
                 "The sandbox serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries; nothing at \(r.rawPath)")
         }
         guard responder.engine.hubName(first) != nil else {
-            return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found")
+            return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found", code: .hubNotFound)
         }
         if ["installations", "registrations", "registrationids", "messages", "tags"].contains(r.lowered.dropFirst().first ?? "") {
             return HubRefusal(.methodNotAllowed, "The method \(r.method) is not allowed on \(r.rawPath)")
@@ -224,7 +224,7 @@ struct HubScope: RouterMiddleware {
         let raw = context.parameters.get("hub") ?? ""
         let name = PercentEncoding.decode(raw) ?? raw
         guard let hub = responder.engine.hubName(name) else {
-            throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found")
+            throw HubRefusal(.notFound, "The messaging entity '\(name)' could not be found", code: .hubNotFound)
         }
         if checksVersion, let version = HubRequest.queryValue(request.uri.query, named: "api-version"),
             !HubResponder.isSupported(apiVersion: version)

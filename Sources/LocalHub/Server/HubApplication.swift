@@ -3,8 +3,9 @@ import Logging
 
 /// A hub as the server serves it, short of the listener: the engine on a store, set up from
 /// the configuration, and the route table on it, middleware and all. The one way a hub is put
-/// together: `LocalHubServer` serves its router behind a socket, and the tests of HTTP
-/// behaviour send requests to the same router in process (`RouterHub`).
+/// together: `LocalHubServer.buildApplication` serves its router behind a socket
+/// (`httpApplication`), and the tests of HTTP behaviour send requests to the same router in
+/// process (`RouterHub`).
 struct HubApplication: Sendable {
     let engine: HubEngine
     /// The keys served, replaced while the hub runs (`KeyWatcher`).
@@ -20,8 +21,8 @@ struct HubApplication: Sendable {
         pushServices: [any PushService] = [], logger: Logger
     ) {
         engine = HubEngine(
-            store: store, configuration: configuration, maximumStreams: maximumStreams, pushServices: pushServices,
-            logger: logger)
+            store: store, configuration: configuration.engineConfiguration(maximumStreams: maximumStreams),
+            pushServices: pushServices, logger: logger)
         keyRing = KeyRing(keys: keys, hubs: configuration.hubs, clockSkew: configuration.clockSkew)
         responder = HubResponder(engine: engine, keyRing: keyRing, configuration: configuration, secret: secret)
     }

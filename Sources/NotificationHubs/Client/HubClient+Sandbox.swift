@@ -151,11 +151,9 @@ extension HubClient {
         }
         guard response.status.code == 200 else {
             let text = (try? await response.body.collect(upTo: 64 * 1024)).map { String(buffer: $0) } ?? ""
-            throw HubError(
-                .status(Int(response.status.code)),
-                detail: ServiceErrorBody(xml: text)?.detail ?? response.status.reasonPhrase,
-                trackingId: response.headers.first(name: "TrackingId"),
-                retryAfter: response.headers.first(name: "Retry-After").flatMap(Double.init))
+            throw HubError.answered(Int(response.status.code), body: text, fallback: response.status.reasonPhrase) {
+                response.headers.first(name: $0)
+            }
         }
         return response
     }

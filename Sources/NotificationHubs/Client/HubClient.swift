@@ -327,10 +327,9 @@ public struct HubClient: Sendable {
         let status = Int(response.status.code)
         let trackingId = response.headers.first(name: "TrackingId")
         guard expect.contains(status) else {
-            let detail =
-                ServiceErrorBody(xml: text)?.detail ?? (text.isEmpty ? response.status.reasonPhrase : String(text.prefix(500)))
-            let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
-            throw HubError(.status(status), detail: detail, trackingId: trackingId, retryAfter: retryAfter)
+            throw HubError.answered(
+                status, body: text, fallback: text.isEmpty ? response.status.reasonPhrase : String(text.prefix(500))
+            ) { response.headers.first(name: $0) }
         }
         return Response(status: status, body: text, location: response.headers.first(name: "Location"), trackingId: trackingId)
     }

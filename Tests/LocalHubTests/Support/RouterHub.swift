@@ -15,8 +15,8 @@ import NotificationHubs
 /// straight to the router (HummingbirdTesting's `.router`), which answers as the server does,
 /// middleware and all. What `TestHub` is to tests that need a socket, this is to tests of
 /// HTTP behaviour: the same names (`baseURL`, `listen`, `full`, `token`, `raw`), and the
-/// engine and the router made as the server makes them (`HubApplication`), the engine run by
-/// the server's own `EngineService`.
+/// engine and the router made as the server makes them (`HubApplication`), the engine started
+/// and run by the server's own `EngineService`.
 struct RouterHub: Sendable {
     /// What the router sees as the authority of every request.
     let baseURL = "http://localhost"
@@ -67,10 +67,11 @@ struct RouterHub: Sendable {
         let served = HubApplication(
             store: store, configuration: configuration, keys: keys, secret: "router-hub",
             maximumStreams: limits.streams, logger: TestHub.quietLogger)
-        try await served.engine.start()
         // Not among the application's services: the test framework would run those with
         // the process's SIGTERM and SIGINT taken over.
-        try await withService(EngineService(engine: served.engine)) {
+        let engine = EngineService(engine: served.engine)
+        try await withService(engine) {
+            try await engine.waitUntilStarted()
             let app = Application(responder: served.router().buildResponder(), logger: TestHub.quietLogger)
             try await app.test(.router) { client in
                 try await body(try RouterHub(hub: hubs[0], keys: keys, engine: served.engine, client: client))

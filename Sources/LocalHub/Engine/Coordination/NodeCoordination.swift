@@ -4,27 +4,27 @@ import NotificationHubs
 
 /// What differs between a hub on a store of its own and one node of several sharing a
 /// database, behind one protocol with an implementation for each (`SingleNode`,
-/// `SharedDatabase`): catching up with other nodes, numbering deliveries, what follows a
-/// commit, scheduled sends, and the node's background work. The engine's parts ask nothing
-/// else about their situation.
-protocol NodeCoordination: Sendable {
-    /// This node's name when it shares its store (`/metrics` labels), nil alone.
-    var nodeName: String? { get }
-    /// Whether the built-in push service hands deliveries to streams before their commit
-    /// (alone), or streams read them from the store's feed after it (shared: the store numbers
-    /// deliveries at commit, in the order every node sees them).
-    var publishesBeforeCommit: Bool { get }
-
-    /// Catches the tables up with every write committed anywhere before this call.
+/// `SharedDatabase`): catching up with other nodes, numbering deliveries and handing them to
+/// the streams, what follows a commit, scheduled sends, and the node's background work. The engine's parts ask nothing
+/// else about their situation, and test no flag of it: they ask the coordination what to do.
+/// What a node alone does nothing about has that answer here, in the extension below.
+protocol NodeCoordination: BuiltInPushHandOff {
+    /// Catches the tables up with every write committed anywhere before this call (alone:
+    /// the tables are the store's, nothing comes after them).
     func catchUp() async throws
-    /// The change-log position the tables follow on a shared store (nil alone): a batch
-    /// resolved against them is committed with it (`commit(_:resolvedAt:)`), so whether
-    /// anything committed after it would have resolved the batch otherwise is checked there.
-    func position() -> Int64?
-    /// Commits a batch's mutations; on a shared store, with the `Resolution` it was resolved
-    /// at, only if nothing committed after it would have resolved it otherwise (`moved`,
-    /// nothing written: the writer catches up and resolves it again).
-    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome
+    /// Where a batch resolved against the tables now is resolved: what its commit is checked
+    /// at (`commit(_:resolvedAt:)`).
+    func resolutionPoint() -> ResolutionPoint
+    /// Whether a batch resolved without catching up first must be resolved again after
+    /// catching up before it is committed (the recheck): alone, never; on a shared store when
+    /// the tables it was resolved against may be behind and it wrote nothing, answered a write
+    /// without writing, or refused one (`refusing`): an answer from tables behind is not
+    /// checked at the commit.
+    func mustResolveAgain(_ batch: WriteBatch, refusing: Bool) -> Bool
+    /// Commits a batch's mutations; on a shared store only if nothing committed after the
+    /// point it was resolved at would have resolved it otherwise (`moved`, nothing written:
+    /// the writer catches up and resolves it again).
+    func commit(_ batch: WriteBatch, resolvedAt point: ResolutionPoint) async throws -> CommitOutcome
     /// Whether the store answers, and a line naming it (`/healthz`).
     func storeHealth() async -> (healthy: Bool, line: String)
     /// Before the tables are loaded: what a shared store must note first.
@@ -54,7 +54,7 @@ protocol NodeCoordination: Sendable {
     /// Scheduled sends a failed commit had taken out: they wait again.
     func commitFailed(unscheduled: [StoredNotification])
     /// Refuses a scheduled send the hub has no room for, where the room is counted outside
-    /// the writer (a shared database).
+    /// the writer (a shared database; alone, the writer counts it).
     func checkRoomForScheduled(hub: String) async throws
     /// Cancels a scheduled send that has not fired (`WriteRefusal` not found otherwise).
     func cancelScheduled(hub: String, id: String, writes: WriteQueue) async throws
@@ -68,6 +68,26 @@ protocol NodeCoordination: Sendable {
     /// A dispatch's deliveries are committed: `published`, those handed to streams before the
     /// commit (alone); `written`, those the store wrote, numbered (a shared store numbers them).
     func recorded(published: [Delivery], written: [Delivery])
+}
+
+/// Where a write batch was resolved, which its commit is checked at.
+enum ResolutionPoint: Sendable, Equatable {
+    /// Against the tables of a hub alone on its store, which are the store's.
+    case ownStore
+    /// Against tables that follow a shared change log through `position`: the commit is
+    /// checked against what was committed anywhere after it (`Resolution`).
+    case changeLog(position: Int64)
+}
+
+/// A node alone on its store: nothing to catch up with, no recheck, nothing but the store's
+/// retention, and the room for scheduled sends counted by the writer.
+extension NodeCoordination {
+    func catchUp() async throws {}
+    func resolutionPoint() -> ResolutionPoint { .ownStore }
+    func mustResolveAgain(_ batch: WriteBatch, refusing: Bool) -> Bool { false }
+    @discardableResult
+    func retain(now: Date) async -> Int { 0 }
+    func checkRoomForScheduled(hub: String) async throws {}
 }
 
 /// What a node's background work acts on.

@@ -119,17 +119,32 @@ final class SharedDatabase: NodeCoordination {
         try? await store.noteChangePosition(head, now: Date())
     }
 
-    var nodeName: String? { store.node }
-    var publishesBeforeCommit: Bool { false }
-
     func catchUp() async throws { try await changes.refresh() }
 
     /// Where this node's tables follow the change log: every change up to it is in them.
-    func position() -> Int64? { changeCursor.position }
+    func resolutionPoint() -> ResolutionPoint { .changeLog(position: changeCursor.position) }
 
-    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome {
-        guard let resolution else { return .committed(try await store.apply(mutations)) }
-        return try await store.apply(mutations, resolvedAt: resolution)
+    /// The tables may be behind the change log: a batch that wrote nothing, answered a write
+    /// without writing or refused one is resolved again after catching up (what it answered
+    /// from tables behind would not be checked at the commit).
+    func mustResolveAgain(_ batch: WriteBatch, refusing: Bool) -> Bool {
+        batch.mutations.isEmpty || batch.answeredUnwritten || refusing
+    }
+
+    /// Commits only if nothing committed after the point the batch was resolved at would have
+    /// resolved it otherwise.
+    func commit(_ batch: WriteBatch, resolvedAt point: ResolutionPoint) async throws -> CommitOutcome {
+        guard case .changeLog(let position) = point else { return .committed(try await store.apply(batch.mutations)) }
+        return try await store.apply(
+            batch.mutations, resolvedAt: Resolution(position: position, room: batch.room, reads: batch.reads))
+    }
+
+    /// The store numbers these deliveries at the dispatch's commit, in the order every node
+    /// sees them, and writes them to the delivery log, whose feed brings them to every node's
+    /// streams (this node's at once, `recorded`). So they are not published before it: each is
+    /// kept for the commit, which writes it with its outcome or, failing, neither.
+    func handOff(_ deliveries: [Delivery], to streams: DeviceStreams) async -> [PushOutcome] {
+        Array(repeating: .delivered, count: deliveries.count)
     }
 
     func storeHealth() async -> (healthy: Bool, line: String) {

@@ -27,16 +27,15 @@ final class SingleNode: NodeCoordination {
         self.logger = logger
     }
 
-    var nodeName: String? { nil }
-    var publishesBeforeCommit: Bool { true }
+    /// Alone, the tables are the store's: a batch commits as it was resolved.
+    func commit(_ batch: WriteBatch, resolvedAt point: ResolutionPoint) async throws -> CommitOutcome {
+        .committed(try await store.apply(batch.mutations))
+    }
 
-    func catchUp() async throws {}
-
-    /// Alone, the tables are the store's: nothing comes after them.
-    func position() -> Int64? { nil }
-
-    func commit(_ mutations: [HubMutation], resolvedAt resolution: Resolution?) async throws -> CommitOutcome {
-        .committed(try await store.apply(mutations))
+    /// Alone, this node numbers deliveries before their commit, so their streams have them at
+    /// once (`BuiltInPushService.publishBeforeCommit`).
+    func handOff(_ deliveries: [Delivery], to streams: DeviceStreams) async -> [PushOutcome] {
+        await BuiltInPushService.publishBeforeCommit(deliveries, to: streams)
     }
 
     func storeHealth() async -> (healthy: Bool, line: String) {
@@ -84,9 +83,6 @@ final class SingleNode: NodeCoordination {
         }
     }
 
-    /// Alone, nothing but the store's own retention.
-    func retain(now: Date) async -> Int { 0 }
-
     func committed(changes: ClosedRange<Int64>?, publish: () -> Void) { publish() }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) {
@@ -100,8 +96,6 @@ final class SingleNode: NodeCoordination {
     func commitFailed(unscheduled: [StoredNotification]) {
         book.withLock { book in for notification in unscheduled { book.add(notification) } }
     }
-
-    func checkRoomForScheduled(hub: String) async throws {}
 
     func cancelScheduled(hub: String, id: String, writes: WriteQueue) async throws {
         _ = try await writes.submit(.cancelScheduled(hub: hub, id: id))

@@ -68,31 +68,29 @@ final class HubWriter: Sendable {
     /// Resolves a batch against the tables plus the batch's own earlier writes, commits its
     /// mutations in one transaction, then publishes them and answers each writer.
     ///
-    /// On a shared store the tables follow the change log to a position, and the commit is
-    /// checked against what was committed anywhere after it (`Resolution`). A batch of writes
-    /// that read only what they name is resolved without catching up first; it is resolved
-    /// again after catching up when the check finds something that would have resolved it
-    /// otherwise, and when it refuses a write or answers one without writing (an answer given
-    /// from tables behind would not be checked). Other batches catch up first.
+    /// The batch is committed at the point the coordination says it was resolved at
+    /// (`ResolutionPoint`: on a shared store, where the tables follow the change log; the
+    /// commit is checked against what was committed anywhere after it). A batch of writes that
+    /// read only what they name is resolved without catching up first; it is resolved again
+    /// after catching up when the coordination says so (`mustResolveAgain`) or the check at
+    /// the commit finds something that would have resolved it otherwise. Other batches catch
+    /// up first.
     private func commit(_ pending: [WriteQueue.Pending]) async {
         var catchUp = !pending.allSatisfy(\.request.readsOnlyWhatItNames)
         for attempt in 1...Self.attempts {
             do {
                 if catchUp { try await coordination.catchUp() }
-                let position = coordination.position()
+                let point = coordination.resolutionPoint()
                 var batch = WriteBatch(state: state, limits: limits, coordination: coordination, claims: claims, now: Date())
                 let results = pending.map { batch.resolve($0.request) }
-                if !catchUp, position != nil,
-                    batch.mutations.isEmpty || batch.answeredUnwritten || results.contains(where: \.isFailure)
-                {
+                if !catchUp, coordination.mustResolveAgain(batch, refusing: results.contains(where: \.isFailure)) {
                     batch.uncommitted()
                     catchUp = true
                     continue
                 }
-                let resolution = position.map { Resolution(position: $0, room: batch.room, reads: batch.reads) }
                 let outcome: CommitOutcome
                 do {
-                    outcome = try await coordination.commit(batch.mutations, resolvedAt: resolution)
+                    outcome = try await coordination.commit(batch, resolvedAt: point)
                 } catch {
                     logger.error("commit of \(batch.mutations.count) changes failed: \(error)")
                     // Scheduled sends this batch took out of the book are still scheduled in the store.
