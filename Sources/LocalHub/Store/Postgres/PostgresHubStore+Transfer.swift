@@ -48,7 +48,15 @@ extension PostgresHubStore {
         {
             meta.highestSequence = high
         }
-        var batch: [HubMutation] = []
+        meta.skipped += try await exportRecords(on: connection, into: target)
+        meta.skipped += try await exportNotifications(on: connection, into: target)
+        meta.skipped += try await exportDeliveries(on: connection, into: target)
+        return meta
+    }
+
+    /// Copies the installations, registrations and claims; answers how many rows it left out.
+    private func exportRecords(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (batch, skipped) = ([HubMutation](), 0)
         func flush(_ force: Bool = false) async throws {
             guard force || batch.count >= 500 else { return }
             try await target.apply(batch)
@@ -61,7 +69,7 @@ extension PostgresHubStore {
                 batch.append(.upsertInstallation(hub: hub, installation))
                 try await flush()
             } else {
-                meta.skipped += 1
+                skipped += 1
             }
         }
         for try await (hub, id, xml, created, updated) in try await connection.query(
@@ -71,14 +79,14 @@ extension PostgresHubStore {
                 batch.append(.upsertRegistration(stored))
                 try await flush()
             } else {
-                meta.skipped += 1
+                skipped += 1
             }
         }
         for try await (hub, device, claimed, digest) in try await connection.query(
             "SELECT hub, device, claimed, secret_hash FROM sandbox_device", logger: logger
         ).decode((String, String, Double, String?).self) {
             guard DeviceToken.isValid(device), StoredRange.time.contains(claimed) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             batch.append(
@@ -88,26 +96,37 @@ extension PostgresHubStore {
             try await flush()
         }
         try await flush(true)
-        var reports: [DispatchRecord] = []
+        return skipped
+    }
+
+    /// Copies the notifications with their reports; answers how many rows it left out.
+    private func exportNotifications(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (batch, reports, skipped) = ([HubMutation](), [DispatchRecord](), 0)
+        func flush() async throws {
+            try await target.apply(batch)
+            batch.removeAll(keepingCapacity: true)
+            _ = try await target.record(reports)
+            reports.removeAll(keepingCapacity: true)
+        }
         for try await row in try await connection.query("SELECT * FROM notification ORDER BY seq", logger: logger) {
             guard let notification = checkedNotification(row.makeRandomAccess()) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             batch.append(.insertNotification(notification))
             if !notification.report.isEmpty { reports.append(DispatchRecord(notification: notification, deliveries: [])) }
-            if batch.count >= 500 {
-                try await flush(true)
-                _ = try await target.record(reports)
-                reports.removeAll(keepingCapacity: true)
-            }
+            if batch.count >= 500 { try await flush() }
         }
-        try await flush(true)
-        _ = try await target.record(reports)
-        var deliveries: [Delivery] = []
+        try await flush()
+        return skipped
+    }
+
+    /// Copies the deliveries and the gaps; answers how many rows it left out.
+    private func exportDeliveries(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (deliveries, skipped) = ([Delivery](), 0)
         for try await row in try await connection.query("SELECT * FROM delivery ORDER BY seq", logger: logger) {
             guard let delivery = delivery(from: row.makeRandomAccess()) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             deliveries.append(delivery)
@@ -124,7 +143,7 @@ extension PostgresHubStore {
             gaps.append((hub, device, DeliveryGap(from: from, through: through, count: Int(count))))
         }
         try await target.importGaps(gaps)
-        return meta
+        return skipped
     }
 
     /// Whether the database holds a hub already: any installation, registration, claim,
