@@ -68,7 +68,7 @@ extension PostgresHubStore {
             seen = try checked["seen"].decode(Int64?.self)
         }
         let head = try await connection.query(
-            "SELECT value::bigint FROM meta WHERE key = 'change_seq' FOR UPDATE", logger: logger
+            "SELECT change_seq FROM change_counter FOR UPDATE", logger: logger
         ).collect().first?.decode(Int64.self)
         guard let resolution, let seen else { return true }
         guard let head else { throw Self.noNumbers(count) }
@@ -86,7 +86,7 @@ extension PostgresHubStore {
 
     /// Numbers the changes after the last one committed and writes them, and wakes the other
     /// nodes (the notification goes out at commit); returns the numbers they took. The
-    /// numbers come from a counter row (`meta` 'change_seq'), last in the transaction: its
+    /// numbers come from a counter row (`change_counter`), last in the transaction: its
     /// lock, held to the commit, makes the next commit wait for this one, so numbers become
     /// visible in the order they are taken, with none left out.
     func appendChanges(_ changes: [(kind: String, hub: String, id: String)], on connection: PostgresConnection)
@@ -97,7 +97,7 @@ extension PostgresHubStore {
         let last = try await connection.query(
             """
             WITH numbered AS (
-                UPDATE meta SET value = (value::bigint + \(count))::text WHERE key = 'change_seq' RETURNING value::bigint AS last),
+                UPDATE change_counter SET change_seq = change_seq + \(count) RETURNING change_seq AS last),
             added AS (
                 INSERT INTO change (seq, kind, hub, id)
                 SELECT numbered.last - \(count) + c.n, c.k, c.h, c.i
@@ -119,7 +119,7 @@ struct ChangedSince: PostgresPreparedStatement {
     static let sql = """
         SELECT v.head AS seen, v.head - $1 > $2
             OR (v.head > COALESCE($3, $1) AND changed_since(COALESCE($3, $1), v.head, $4, $5, $6, $7)) AS moved
-        FROM (SELECT value::bigint AS head FROM meta WHERE key = 'change_seq') v
+        FROM (SELECT change_seq AS head FROM change_counter) v
         """
 
     let resolution: Resolution

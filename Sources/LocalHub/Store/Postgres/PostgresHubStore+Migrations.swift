@@ -110,61 +110,7 @@ extension PostgresHubStore {
         // planned it afresh at each call, 0.7 ms for a 0.09 ms run).
         Migration(
             name: "v7: writes checked against changes since their resolution",
-            statements: [
-                """
-                CREATE FUNCTION changed_since(
-                    after bigint, through bigint, kinds text[], hubs text[], ids text[], exact boolean[])
-                RETURNS boolean LANGUAGE plpgsql STABLE
-                SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-                BEGIN
-                    -- Changes after the position that were pruned cannot be checked.
-                    IF COALESCE((SELECT value::bigint FROM meta WHERE key = 'change_pruned'), 0) > after THEN
-                        RETURN true;
-                    END IF;
-                    RETURN EXISTS (
-                        SELECT 1 FROM change c
-                        JOIN unnest(kinds, hubs, ids, exact) AS r(k, h, i, x)
-                            ON c.kind = r.k AND lower(c.id COLLATE "C") = lower(r.i COLLATE "C")
-                            AND lower(c.hub COLLATE "C") = lower(r.h COLLATE "C") AND (r.x OR c.id <> r.i)
-                        WHERE c.seq > after AND c.seq <= through);
-                END
-                $$
-                """,
-                """
-                CREATE FUNCTION put_installations(
-                    hubs text[], ids text[], bodies text[], change_hubs text[], change_ids text[], wake text,
-                    resolved_at bigint, room bigint, read_kinds text[], read_hubs text[], read_ids text[], read_exact boolean[])
-                RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
-                DECLARE
-                    seen bigint;
-                    head bigint;
-                BEGIN
-                    IF resolved_at IS NOT NULL THEN
-                        SELECT value::bigint INTO seen FROM meta WHERE key = 'change_seq';
-                        IF seen - resolved_at > room OR (seen > resolved_at
-                            AND changed_since(resolved_at, seen, read_kinds, read_hubs, read_ids, read_exact)) THEN
-                            RETURN NULL;
-                        END IF;
-                    END IF;
-                    SELECT value::bigint INTO head FROM meta WHERE key = 'change_seq' FOR UPDATE;
-                    IF head IS NULL THEN
-                        RAISE EXCEPTION 'the change log has no counter (meta change_seq)';
-                    END IF;
-                    IF resolved_at IS NOT NULL AND head > seen AND (head - resolved_at > room
-                        OR changed_since(seen, head, read_kinds, read_hubs, read_ids, read_exact)) THEN
-                        RETURN NULL;
-                    END IF;
-                    UPDATE meta SET value = (head + cardinality(change_ids))::text WHERE key = 'change_seq';
-                    INSERT INTO installation (hub, id, json) SELECT * FROM unnest(hubs, ids, bodies)
-                        ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json;
-                    INSERT INTO change (seq, kind, hub, id)
-                        SELECT head + c.n, 'i', c.h, c.i FROM unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n);
-                    PERFORM pg_notify('hub_wake', wake);
-                    RETURN head + cardinality(change_ids);
-                END
-                $$
-                """,
-            ]),
+            statements: [PostgresRoutine.changedSince.definition, PostgresRoutine.putInstallations.definition]),
         // A dispatch recorded in one call: its deliveries numbered after the highest number
         // under the deliveries lock, written, its notifications' states, and the wake-up of
         // the other nodes, where it took five statements in a transaction. The lock is
@@ -180,60 +126,7 @@ extension PostgresHubStore {
         // session's calls, made while the tables were small, otherwise updated about 31
         // states in 2.4 ms a call over 10,000 sends, against 0.8 ms by index.
         Migration(
-            name: "v8: a dispatch recorded in one call",
-            statements: [
-                """
-                CREATE FUNCTION record_dispatches(
-                    numbers bigint[], hubs text[], devices text[], notification_ids text[], template_names text[],
-                    payloads text[], times double precision[], tag_lists text[], untagged boolean[],
-                    state_ids text[], state_names text[], start_times double precision[], end_times double precision[],
-                    outcome_counts text[], report_texts text[], unreported boolean[], wake text)
-                RETURNS TABLE (high bigint, skipped bigint[]) LANGUAGE plpgsql
-                SET enable_seqscan = off AS $$
-                DECLARE
-                    top bigint := 0;
-                    missed bigint[] := '{}';
-                    dispatched text[];
-                BEGIN
-                    IF cardinality(numbers) > 0 THEN
-                        PERFORM pg_advisory_xact_lock(\(Lock.deliveries.rawValue));
-                        dispatched := ARRAY(SELECT DISTINCT z.i FROM unnest(notification_ids, numbers) AS z(i, s) WHERE z.s = 0);
-                        top := GREATEST((SELECT value::bigint FROM meta WHERE key = 'seq_reserved'),
-                            (SELECT COALESCE(MAX(seq), 0) FROM delivery));
-                        WITH given AS (
-                            SELECT x.n, x.h, x.d, x.i, x.t, x.p, x.w, CASE WHEN x.nt THEN NULL ELSE x.g END AS g,
-                                x.s = 0 AS fresh,
-                                CASE WHEN x.s = 0 THEN top + count(*) FILTER (WHERE x.s = 0) OVER (ORDER BY x.n)
-                                    ELSE x.s END AS num
-                            FROM unnest(numbers, hubs, devices, notification_ids, template_names, payloads, times,
-                                tag_lists, untagged) WITH ORDINALITY AS x(s, h, d, i, t, p, w, g, nt, n)),
-                        earlier AS MATERIALIZED (
-                            SELECT e.notification_id, e.hub, e.device, e.template FROM delivery e
-                            WHERE e.notification_id = ANY(dispatched)),
-                        added AS (
-                            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
-                            SELECT given.num, given.h, given.d, given.i, given.t, given.p, given.w, given.g FROM given
-                            WHERE NOT (given.fresh AND EXISTS (
-                                SELECT 1 FROM earlier e WHERE e.notification_id = given.i AND e.hub = given.h
-                                    AND e.device = given.d AND e.template = given.t))
-                            ON CONFLICT (seq) DO NOTHING
-                            RETURNING delivery.seq)
-                        SELECT COALESCE(array_agg(given.n ORDER BY given.n), '{}') INTO missed
-                        FROM given WHERE NOT EXISTS (SELECT 1 FROM added WHERE added.seq = given.num);
-                        IF cardinality(missed) < cardinality(numbers) THEN
-                            PERFORM pg_notify('hub_wake', wake);
-                        END IF;
-                    END IF;
-                    UPDATE notification AS n SET state = u.s, started = NULLIF(u.st, 'NaN'), ended = NULLIF(u.en, 'NaN'),
-                        outcome = u.o, report = CASE WHEN u.rn THEN NULL ELSE u.r END
-                    FROM unnest(state_ids, state_names, start_times, end_times, outcome_counts, report_texts, unreported)
-                        AS u(i, s, st, en, o, r, rn)
-                    WHERE n.id = u.i;
-                    RETURN QUERY SELECT top, missed;
-                END
-                $$
-                """
-            ]),
+            name: "v8: a dispatch recorded in one call", statements: [PostgresRoutine.recordDispatches.definition]),
         // Writes that commit before they answer, in one round trip: procedures that make the
         // write, COMMIT, and return what it answers. A statement run by itself is answered
         // at its CommandComplete, which PostgreSQL sends before the commit that ends it
@@ -246,97 +139,9 @@ extension PostgresHubStore {
         Migration(
             name: "v9: writes committed in the call that makes them",
             statements: [
-                """
-                CREATE PROCEDURE commit_put_at_head(
-                    hubs text[], ids text[], bodies text[], change_count bigint, change_hubs text[], change_ids text[], wake text,
-                    head_at bigint, INOUT last bigint) LANGUAGE plpgsql AS $$
-                BEGIN
-                    WITH numbered AS (
-                        UPDATE meta SET value = (value::bigint + change_count)::text
-                        WHERE key = 'change_seq' AND value::bigint = head_at
-                        RETURNING value::bigint AS top),
-                    upserted AS (
-                        INSERT INTO installation (hub, id, json)
-                        SELECT u.h, u.i, u.j FROM numbered, unnest(hubs, ids, bodies) AS u(h, i, j)
-                        ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json),
-                    added AS (
-                        INSERT INTO change (seq, kind, hub, id)
-                        SELECT numbered.top - change_count + c.n, 'i', c.h, c.i
-                        FROM numbered, unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n))
-                    SELECT numbered.top INTO last FROM numbered;
-                    IF last IS NOT NULL THEN
-                        PERFORM pg_notify('hub_wake', wake);
-                    END IF;
-                    COMMIT;
-                END
-                $$
-                """,
-                """
-                CREATE PROCEDURE commit_put_installations(
-                    hubs text[], ids text[], bodies text[], change_hubs text[], change_ids text[], wake text,
-                    resolved_at bigint, room bigint, read_kinds text[], read_hubs text[], read_ids text[], read_exact boolean[],
-                    INOUT last bigint) LANGUAGE plpgsql AS $$
-                BEGIN
-                    last := put_installations(hubs, ids, bodies, change_hubs, change_ids, wake,
-                        resolved_at, room, read_kinds, read_hubs, read_ids, read_exact);
-                    COMMIT;
-                END
-                $$
-                """,
-                // Notifications inserted, claimed by the node that accepted them (a batch with
-                // other writes calls the function, in its transaction). Absent values travel as
-                // a flag beside an empty text, or as NaN for times. PL/pgSQL, whose plan a
-                // session keeps: a SQL function's body was planned again at every call (0.19 ms
-                // of 0.38).
-                """
-                CREATE FUNCTION insert_notifications(
-                    hubs text[], ids text[], formats text[], tag_lists text[], untagged boolean[], bodies text[],
-                    header_texts text[], handles text[], unhandled boolean[], tests boolean[], enqueued_times double precision[],
-                    state_names text[], start_times double precision[], end_times double precision[], outcome_counts text[],
-                    fire_times double precision[], handle_lists text[], unlisted boolean[], owned_by text,
-                    leased_until double precision) RETURNS void LANGUAGE plpgsql AS $$
-                BEGIN
-                    INSERT INTO notification (hub, id, format, tags, body, headers, direct_handle, test, enqueued, state,
-                        started, ended, outcome, fire_at, direct_handles, owner, lease_until)
-                    SELECT h, i, f, CASE WHEN tn THEN NULL ELSE t END, b, hd, CASE WHEN dn THEN NULL ELSE d END, x, e, s,
-                        NULLIF(st, 'NaN'), NULLIF(en, 'NaN'), o, NULLIF(fa, 'NaN'), CASE WHEN bn THEN NULL ELSE bh END,
-                        owned_by, leased_until
-                    FROM unnest(hubs, ids, formats, tag_lists, untagged, bodies, header_texts, handles, unhandled, tests,
-                        enqueued_times, state_names, start_times, end_times, outcome_counts, fire_times, handle_lists, unlisted)
-                        AS n(h, i, f, t, tn, b, hd, d, dn, x, e, s, st, en, o, fa, bh, bn);
-                END
-                $$
-                """,
-                """
-                CREATE PROCEDURE commit_notifications(
-                    hubs text[], ids text[], formats text[], tag_lists text[], untagged boolean[], bodies text[],
-                    header_texts text[], handles text[], unhandled boolean[], tests boolean[], enqueued_times double precision[],
-                    state_names text[], start_times double precision[], end_times double precision[], outcome_counts text[],
-                    fire_times double precision[], handle_lists text[], unlisted boolean[], owned_by text,
-                    leased_until double precision) LANGUAGE plpgsql AS $$
-                BEGIN
-                    PERFORM insert_notifications(hubs, ids, formats, tag_lists, untagged, bodies, header_texts, handles, unhandled, tests,
-                        enqueued_times, state_names, start_times, end_times, outcome_counts, fire_times, handle_lists, unlisted,
-                        owned_by, leased_until);
-                    COMMIT;
-                END
-                $$
-                """,
-                """
-                CREATE PROCEDURE commit_dispatches(
-                    numbers bigint[], hubs text[], devices text[], notification_ids text[], template_names text[],
-                    payloads text[], times double precision[], tag_lists text[], untagged boolean[],
-                    state_ids text[], state_names text[], start_times double precision[], end_times double precision[],
-                    outcome_counts text[], report_texts text[], unreported boolean[], wake text,
-                    INOUT high bigint, INOUT skipped bigint[]) LANGUAGE plpgsql AS $$
-                BEGIN
-                    SELECT r.high, r.skipped INTO high, skipped FROM record_dispatches(numbers, hubs, devices,
-                        notification_ids, template_names, payloads, times, tag_lists, untagged, state_ids, state_names,
-                        start_times, end_times, outcome_counts, report_texts, unreported, wake) AS r;
-                    COMMIT;
-                END
-                $$
-                """,
+                PostgresRoutine.commitPutAtHead.definition, PostgresRoutine.commitPutInstallations.definition,
+                PostgresRoutine.insertNotifications.definition, PostgresRoutine.commitNotifications.definition,
+                PostgresRoutine.commitDispatches.definition,
             ]),
         // Deliveries cut by age through their numbers (`prune`: up to the first delivery
         // younger than the horizon, read in the primary key's order), not through an index of
@@ -367,11 +172,12 @@ extension PostgresHubStore {
                 ON CONFLICT (key) DO NOTHING
                 """,
                 "ALTER TABLE notification ADD COLUMN starts integer NOT NULL DEFAULT 0",
-                recordDispatches,
+                PostgresRoutine.recordDispatches.definition,
             ]),
         // A claim's secret, which its terminal proves with every stream, inbox and release: the
         // digest only (`SandboxClaim.digest`). Claims made before have none until claimed again.
         Migration(
             name: "v12: claim secrets", statements: ["ALTER TABLE sandbox_device ADD COLUMN secret_hash text"]),
+        countersTyped,
     ]
 }

@@ -305,7 +305,7 @@ extension PostgresHubStore: SharedHubStore {
 struct ChangePage: PostgresPreparedStatement {
     static let sql = """
         SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed, s.secret_hash,
-            (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
+            (SELECT change_pruned FROM change_counter) AS pruned
         FROM (
             SELECT seq, kind, hub, id FROM change WHERE seq > $1 AND seq <= (SELECT MAX(seq) FROM change)
             ORDER BY seq LIMIT $2) c

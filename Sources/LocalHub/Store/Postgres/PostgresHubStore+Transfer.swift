@@ -38,10 +38,10 @@ extension PostgresHubStore {
 
     private func export(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> ExportedMeta {
         var meta = ExportedMeta(epoch: "", keys: nil, highestSequence: 0, skipped: 0)
-        for try await (key, value) in try await connection.query(
-            "SELECT key, value FROM meta WHERE key IN ('epoch', 'keys')", logger: logger
-        ).decode((String, String).self) {
-            if key == "epoch" { meta.epoch = value } else { meta.keys = value }
+        for try await (epoch, keys) in try await connection.query(
+            "SELECT (SELECT epoch FROM delivery_counter), (SELECT value FROM meta WHERE key = 'keys')", logger: logger
+        ).decode((String?, String?).self) {
+            (meta.epoch, meta.keys) = (epoch ?? "", keys)
         }
         for try await high in try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: logger).decode(
             Int64.self)
@@ -170,11 +170,15 @@ extension PostgresHubStore {
                 """, logger: self.logger)
             try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
             try await connection.query(
-                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'delivery_high', 'change_pruned', 'change_seq')",
-                logger: self.logger)
+                """
+                INSERT INTO change_counter (change_seq, change_pruned) VALUES (0, 0)
+                ON CONFLICT (one) DO UPDATE SET change_seq = 0, change_pruned = 0
+                """, logger: self.logger)
             try await connection.query(
-                "INSERT INTO meta (key, value) VALUES ('epoch', \(epoch)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                logger: self.logger)
+                """
+                INSERT INTO delivery_counter (epoch, seq_reserved, delivery_high) VALUES (\(epoch), 0, 0)
+                ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, seq_reserved = 0, delivery_high = 0
+                """, logger: self.logger)
         }
     }
 

@@ -16,6 +16,7 @@ extension SQLiteHubStore {
         migrator.registerMigration("v9: compact delivery log", migrate: migrateV9)
         migrator.registerMigration("v10: dispatch starts", migrate: migrateV10)
         migrator.registerMigration("v11: claim secrets", migrate: migrateV11)
+        migrator.registerMigration("v12: counters in a typed single-row table", migrate: migrateV12)
         return migrator
     }
 
@@ -199,5 +200,20 @@ extension SQLiteHubStore {
     /// digest only (`SandboxClaim.digest`). Claims made before have none until claimed again.
     private static func migrateV11(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE sandbox_device ADD COLUMN secret_hash TEXT")
+    }
+
+    /// The delivery log's counters (its epoch and the reservation) as the columns of one row,
+    /// in place of text in the key/value `meta`. Values are moved as they are: SQLite keeps
+    /// a number as a number, and one that is none is still refused where it is read.
+    private static func migrateV12(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE delivery_counter (
+                    one INTEGER PRIMARY KEY CHECK (one = 1), epoch TEXT, seq_reserved INTEGER NOT NULL DEFAULT 0);
+                INSERT INTO delivery_counter (one, epoch, seq_reserved)
+                SELECT 1, (SELECT value FROM meta WHERE key = 'epoch'),
+                    COALESCE((SELECT value FROM meta WHERE key = 'seq_reserved'), 0);
+                DELETE FROM meta WHERE key IN ('epoch', 'seq_reserved');
+                """)
     }
 }

@@ -27,7 +27,7 @@ public final class SQLiteHubStore: HubStore {
     /// may be numbered past it.
     public func sequenceHighWater() async throws -> Int64 {
         try await pool.read { db in
-            let reserved = try Self.counter("seq_reserved", in: db) ?? 0
+            let reserved = try Self.reservedSequence(in: db) ?? 0
             let written = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM delivery") ?? 0
             let told =
                 try Int64.fetchOne(
@@ -48,9 +48,13 @@ public final class SQLiteHubStore: HubStore {
         }
         try await pool.write { db in
             // Never lowered: numbers below an earlier reservation may have been handed out.
-            let reserved = try Self.counter("seq_reserved", in: db) ?? 0
+            let reserved = try Self.reservedSequence(in: db) ?? 0
             guard seq > reserved else { return }
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_reserved', ?)", arguments: [String(seq)])
+            try db.execute(
+                sql: """
+                    INSERT INTO delivery_counter (one, seq_reserved) VALUES (1, ?)
+                    ON CONFLICT (one) DO UPDATE SET seq_reserved = excluded.seq_reserved
+                    """, arguments: [seq])
         }
     }
 
@@ -58,17 +62,17 @@ public final class SQLiteHubStore: HubStore {
     /// receiver then reads the log from its start again and dedupes.
     public func epoch() async throws -> String {
         let kept = try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'").flatMap { row -> String? in
-                try? row.stored("value", as: String.self)
+            try Row.fetchOne(db, sql: "SELECT epoch FROM delivery_counter").flatMap { row -> String? in
+                try? row.stored("epoch", as: String.self)
             }
         }
         if let kept, HubEpoch.isValid(kept) { return kept }
         let made = HubEpoch.make()
         try await pool.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('epoch', ?)", arguments: [made])
+            try Self.setEpoch(made, in: db)
         }
         SkippedRows.shared.skip(
-            "the epoch in meta", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"))
+            "the epoch in delivery_counter", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"))
         return made
     }
 
