@@ -60,7 +60,9 @@ import Testing
         func put(_ id: String) throws -> HubMutation {
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation(id))
         }
-        func read(_ id: String, exact: Bool = false) -> Resolution.Read { .init(kind: "i", hub: "news", id: id, exact: exact) }
+        func read(_ id: String, exact: Bool = false) -> Resolution.Read {
+            .init(kind: .installation, hub: "news", id: id, exact: exact)
+        }
         let head = try await stores[0].changeHead()
         let ids = { try await stores[1].load().installations.map(\.installation.installationId).sorted() }
         #expect(

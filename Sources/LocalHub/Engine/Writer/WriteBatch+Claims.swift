@@ -16,7 +16,7 @@ extension WriteBatch {
         let key = Self.key(hub, device)
         // On a shared store, a claim of the token committed on another node since these tables'
         // position moves this batch: resolved again, it meets that claim (409).
-        reads.append(Resolution.Read(kind: "s", hub: hub, id: device, exact: true))
+        reads.append(Resolution.Read(kind: .builtInPushDevice, hub: hub, id: device, exact: true))
         if claimed[key] ?? wasClaimed {
             guard let digest = claimDigests[key] ?? storedDigest else { return issueSecret(hub, device, key) }
             guard let secret, SandboxClaim.isSecret(secret), ConstantTime.equal(SandboxClaim.digest(secret), digest) else {
@@ -131,12 +131,12 @@ extension WriteBatch {
                     TagIndex.device(handle, platform: gone.platform) == gone.device, installation.pushChannelExpired != true
                 else { continue }
                 installation.pushChannelExpired = true
-                reads.append(Resolution.Read(kind: "i", hub: gone.hub, id: id, exact: true))
+                reads.append(Resolution.Read(kind: .installation, hub: gone.hub, id: id, exact: true))
                 setInstallation(gone.hub, id, installation)
             } else if gone.platform == .apns, let existing = currentRegistration(gone.hub, id),
                 existing.registration.deviceToken.lowercased() == gone.device
             {
-                reads.append(Resolution.Read(kind: "r", hub: gone.hub, id: id, exact: true))
+                reads.append(Resolution.Read(kind: .registration, hub: gone.hub, id: id, exact: true))
                 removeRegistration(gone.hub, id, existing)
             }
         }

@@ -8,7 +8,7 @@ extension WriteBatch {
         var installation = given
         installation.expirationTime = expiry(given.expirationTime)
         let id = installation.installationId
-        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: false))
+        reads.append(Resolution.Read(kind: .installation, hub: hub, id: id, exact: false))
         let current = currentInstallation(hub, id)
         if current == nil {
             let held = holding(installations: true, hub, id)
@@ -30,7 +30,7 @@ extension WriteBatch {
     mutating func patchInstallation(
         _ hub: String, _ id: String, _ operations: [InstallationPatchOperation], _ proof: ClaimProof
     ) -> WriteResolution {
-        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
+        reads.append(Resolution.Read(kind: .installation, hub: hub, id: id, exact: true))
         guard let current = currentInstallation(hub, id) else { return .notFound("Installation not found") }
         var installation = current
         do {
@@ -56,7 +56,7 @@ extension WriteBatch {
         guard let handle, platform == .apns, DeviceToken.isValid(handle) else { return true }
         let device = TagIndex.device(handle, platform: platform)
         let key = Self.key(hub, device)
-        reads.append(Resolution.Read(kind: "s", hub: hub, id: device, exact: true))
+        reads.append(Resolution.Read(kind: .builtInPushDevice, hub: hub, id: device, exact: true))
         if claimed[key] == false { return true }
         guard let digest = claimDigests[key] ?? state.directory.withLock({ $0[hub]?.claimSecrets[device] }) else {
             return true
@@ -73,7 +73,7 @@ extension WriteBatch {
             + "with its claim's secret (\(SandboxDelivery.claimSecretHeader))")
 
     mutating func deleteInstallation(_ hub: String, _ id: String) -> WriteResolution {
-        reads.append(Resolution.Read(kind: "i", hub: hub, id: id, exact: true))
+        reads.append(Resolution.Read(kind: .installation, hub: hub, id: id, exact: true))
         guard let current = currentInstallation(hub, id) else {
             answeredUnwritten = true
             return .done
@@ -97,13 +97,13 @@ extension WriteBatch {
     /// Retention's removal of what expired, unless it was renewed since it was found.
     mutating func removeExpired(_ record: ExpiredRecord) -> WriteResolution {
         if record.isInstallation {
-            reads.append(Resolution.Read(kind: "i", hub: record.hub, id: record.id, exact: true))
+            reads.append(Resolution.Read(kind: .installation, hub: record.hub, id: record.id, exact: true))
             guard let current = currentInstallation(record.hub, record.id),
                 ExpiredRecord.hasExpired(current.expirationTime, at: now)
             else { return .done }
             return deleteInstallation(record.hub, record.id)
         }
-        reads.append(Resolution.Read(kind: "r", hub: record.hub, id: record.id, exact: true))
+        reads.append(Resolution.Read(kind: .registration, hub: record.hub, id: record.id, exact: true))
         guard let current = currentRegistration(record.hub, record.id),
             ExpiredRecord.hasExpired(current.registration.expirationTime, at: now)
         else { return .done }

@@ -8,7 +8,7 @@ extension WriteBatch {
     ) -> WriteResolution {
         guard mayName(hub, given.deviceToken, platform: .apns, proof) else { return Self.claimedChannel }
         let id = requestedId ?? HubEngine.makeRegistrationId()
-        reads.append(Resolution.Read(kind: "r", hub: hub, id: id, exact: true))
+        reads.append(Resolution.Read(kind: .registration, hub: hub, id: id, exact: true))
         let existing = currentRegistration(hub, id)
         if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
         if existing == nil {
@@ -36,7 +36,7 @@ extension WriteBatch {
     }
 
     mutating func deleteRegistration(_ hub: String, _ id: String, ifMatch: String?) -> WriteResolution {
-        reads.append(Resolution.Read(kind: "r", hub: hub, id: id, exact: true))
+        reads.append(Resolution.Read(kind: .registration, hub: hub, id: id, exact: true))
         guard let existing = currentRegistration(hub, id) else { return .notFound("Registration not found") }
         if let refused = Self.checkETag(ifMatch, of: existing) { return refused }
         removeRegistration(hub, id, existing)

@@ -43,7 +43,7 @@ extension PostgresHubStore {
                 let count = Int64(mutations.count)
                 guard try await self.lockCounter(checking: resolution, count: count, on: connection) else { return .moved }
             }
-            var changes: [(kind: String, hub: String, id: String)] = []
+            var changes: [LoggedChange] = []
             var m = mutations.startIndex
             while m < mutations.endIndex {
                 m = try await self.write(mutations, from: m, now: now, logging: &changes, on: connection)
@@ -89,7 +89,7 @@ extension PostgresHubStore {
     /// numbers come from a counter row (`change_counter`), last in the transaction: its
     /// lock, held to the commit, makes the next commit wait for this one, so numbers become
     /// visible in the order they are taken, with none left out.
-    func appendChanges(_ changes: [(kind: String, hub: String, id: String)], on connection: PostgresConnection)
+    func appendChanges(_ changes: [LoggedChange], on connection: PostgresConnection)
         async throws -> ClosedRange<Int64>?
     {
         guard !changes.isEmpty else { return nil }
@@ -101,7 +101,7 @@ extension PostgresHubStore {
             added AS (
                 INSERT INTO change (seq, kind, hub, id)
                 SELECT numbered.last - \(count) + c.n, c.k, c.h, c.i
-                FROM numbered, unnest(\(changes.map(\.kind)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n))
+                FROM numbered, unnest(\(changes.map(\.kind.code)), \(changes.map(\.hub)), \(changes.map(\.id))) WITH ORDINALITY AS c(k, h, i, n))
             SELECT last, pg_notify('hub_wake', \(StoreWakeup.changes.payload(from: self.node))) FROM numbered
             """, logger: self.logger
         ).collect().first?.makeRandomAccess()["last"].decode(Int64.self)
@@ -128,7 +128,7 @@ struct ChangedSince: PostgresPreparedStatement {
     init(_ resolution: Resolution, seen: Int64?) { (self.resolution, self.seen) = (resolution, seen) }
 
     static func bind(_ reads: [Resolution.Read], to binds: inout PostgresBindings) {
-        binds.append(reads.map(\.kind))
+        binds.append(reads.map(\.kind.code))
         binds.append(reads.map(\.hub))
         binds.append(reads.map(\.id))
         binds.append(reads.map(\.exact))

@@ -6,10 +6,13 @@ import PostgresNIO
 /// The mixed batch's writes, in its transaction: one method per kind of mutation, each with
 /// its statement; runs of installation upserts and of notification inserts one statement each.
 extension PostgresHubStore {
+    /// A change a commit logs: what it names.
+    typealias LoggedChange = (kind: ChangeKind, hub: String, id: String)
+
     /// Writes the mutation at `m`, or the run of upserts or inserts that starts there, adding
     /// what it changed to `changes`; answers the index after it.
     func write(
-        _ mutations: [HubMutation], from m: Int, now: Double, logging changes: inout [(kind: String, hub: String, id: String)],
+        _ mutations: [HubMutation], from m: Int, now: Double, logging changes: inout [LoggedChange],
         on connection: PostgresConnection
     ) async throws -> Int {
         var next = m
@@ -21,7 +24,7 @@ extension PostgresHubStore {
                 next += 1
             }
             try await upsertInstallations(run, on: connection)
-            changes += run.map { ("i", $0.hub, $0.installation.installationId) }
+            changes += run.map { (.installation, $0.hub, $0.installation.installationId) }
         case .insertNotification:
             var run: [StoredNotification] = []
             while next < mutations.endIndex, case .insertNotification(let n) = mutations[next] {
@@ -37,24 +40,24 @@ extension PostgresHubStore {
     }
 
     /// Writes one mutation; answers the change it logs, if any.
-    private func write(_ mutation: HubMutation, now: Double, on connection: PostgresConnection) async throws -> (
-        kind: String, hub: String, id: String
-    )? {
+    private func write(_ mutation: HubMutation, now: Double, on connection: PostgresConnection) async throws
+        -> LoggedChange?
+    {
         switch mutation {
         case .upsertInstallation(let hub, let installation):
             try await upsertInstallations([(hub, installation)], on: connection)
-            return ("i", hub, installation.installationId)
+            return (.installation, hub, installation.installationId)
         case .insertNotification(let notification):
             try await connection.query(insertion([notification], now: now, committing: false), logger: logger)
         case .deleteInstallation(let hub, let id):
             try await deleteInstallation(hub: hub, id: id, on: connection)
-            return ("i", hub, id)
+            return (.installation, hub, id)
         case .upsertRegistration(let stored):
             try await upsertRegistration(stored, on: connection)
-            return ("r", stored.hub, stored.id)
+            return (.registration, stored.hub, stored.id)
         case .deleteRegistration(let hub, let id):
             try await deleteRegistration(hub: hub, id: id, on: connection)
-            return ("r", hub, id)
+            return (.registration, hub, id)
         case .fireScheduled(let hub, let id):
             try await fireScheduled(hub: hub, id: id, on: connection)
         case .beginDispatch(let hub, let id):
@@ -64,10 +67,10 @@ extension PostgresHubStore {
         case .claimDevice(let hub, let device, let at, let digest):
             let inserted = try await claimDevice(hub: hub, device: device, at: at, digest: digest, on: connection)
             // A renewal changes nothing another node keeps in memory; a new secret does.
-            if inserted || digest != nil { return ("s", hub, device) }
+            if inserted || digest != nil { return (.builtInPushDevice, hub, device) }
         case .releaseDevice(let hub, let device):
             try await releaseDevice(hub: hub, device: device, on: connection)
-            return ("s", hub, device)
+            return (.builtInPushDevice, hub, device)
         case .forgetDevice(let hub, let device):
             // Nothing of it is kept in memory on any node: no change to log.
             try await forgetDevice(hub: hub, device: device, on: connection)

@@ -13,10 +13,13 @@ extension PostgresHubStore {
         }
         let made = HubEpoch.make()
         _ = try await written(
-            "INSERT INTO delivery_counter (epoch) VALUES (\(made)) ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch RETURNING one")
+            """
+            INSERT INTO delivery_counter (epoch) VALUES (\(made))
+            ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch RETURNING one
+            """)
         SkippedRows.shared.skip(
-            "the epoch in delivery_counter", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"),
-            logger: logger)
+            "the epoch in delivery_counter",
+            QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"), logger: logger)
         return made
     }
 

@@ -72,7 +72,8 @@ public final class SQLiteHubStore: HubStore {
             try Self.setEpoch(made, in: db)
         }
         SkippedRows.shared.skip(
-            "the epoch in delivery_counter", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"))
+            "the epoch in delivery_counter",
+            QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"))
         return made
     }
 

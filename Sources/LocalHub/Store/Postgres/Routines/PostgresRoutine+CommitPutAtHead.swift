@@ -19,7 +19,7 @@ extension PostgresRoutine {
                     ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json),
                 added AS (
                     INSERT INTO change (seq, kind, hub, id)
-                    SELECT numbered.top - change_count + c.n, 'i', c.h, c.i
+                    SELECT numbered.top - change_count + c.n, '\(ChangeKind.installation.code)', c.h, c.i
                     FROM numbered, unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n))
                 SELECT numbered.top INTO last FROM numbered;
                 IF last IS NOT NULL THEN

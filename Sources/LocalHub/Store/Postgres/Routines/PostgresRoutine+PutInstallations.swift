@@ -34,7 +34,7 @@ extension PostgresRoutine {
                 INSERT INTO installation (hub, id, json) SELECT * FROM unnest(hubs, ids, bodies)
                     ON CONFLICT (hub, id) DO UPDATE SET json = excluded.json;
                 INSERT INTO change (seq, kind, hub, id)
-                    SELECT head + c.n, 'i', c.h, c.i FROM unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n);
+                    SELECT head + c.n, '\(ChangeKind.installation.code)', c.h, c.i FROM unnest(change_hubs, change_ids) WITH ORDINALITY AS c(h, i, n);
                 PERFORM pg_notify('hub_wake', wake);
                 RETURN head + cardinality(change_ids);
             END
