@@ -52,30 +52,15 @@ extension PostgresHubStore {
         }
     }
 
-    /// Locks the change log's counter; with a resolution, checks it against what is committed
-    /// first, outside the lock, then, in it, against what was committed since (as
-    /// `put_installations` does). False when the resolution moved.
+    /// Locks the change log's counter, checking the batch's resolution by the rule every batch
+    /// is committed by (`lock_change_counter`), in one statement. False when it moved.
     private func lockCounter(checking resolution: Resolution?, count: Int64, on connection: PostgresConnection)
         async throws -> Bool
     {
-        var seen: Int64?
-        if let resolution {
-            guard
-                let checked = try await connection.execute(ChangedSince(resolution, seen: nil), logger: logger)
-                    .reduce(into: [], { $0.append($1) }).first
-            else { throw Self.noNumbers(count) }
-            guard try checked["moved"].decode(Bool?.self) == false else { return false }
-            seen = try checked["seen"].decode(Int64?.self)
-        }
-        let head = try await connection.query(
-            "SELECT change_seq FROM change_counter FOR UPDATE", logger: logger
-        ).collect().first?.decode(Int64.self)
-        guard let resolution, let seen else { return true }
-        guard let head else { throw Self.noNumbers(count) }
-        guard head > seen else { return true }
-        let checked = try await connection.execute(ChangedSince(resolution, seen: seen), logger: logger)
+        let locked = try await connection.execute(LockChangeCounter(resolution), logger: logger)
             .reduce(into: []) { $0.append($1) }.first
-        return try checked?["moved"].decode(Bool?.self) == false
+        guard let locked else { throw Self.noNumbers(count) }
+        return try locked["moved"].decode(Bool.self) == false
     }
 
     /// A commit that took no numbers for its changes: the counter is missing (a database
@@ -110,24 +95,25 @@ extension PostgresHubStore {
     }
 }
 
-/// Whether a change after a resolution's position names a record its batch read in a way
-/// that would have resolved it otherwise, or more changes came after it than its room
-/// (`changed_since`, migration v7): through the counter's value as the statement sees it
-/// (`seen` nil), or from `seen` through that value (the changes committed since, read once
-/// the counter is locked). Answers the value too.
-struct ChangedSince: PostgresPreparedStatement {
-    static let sql = """
-        SELECT v.head AS seen, v.head - $1 > $2
-            OR (v.head > COALESCE($3, $1) AND changed_since(COALESCE($3, $1), v.head, $4, $5, $6, $7)) AS moved
-        FROM (SELECT change_seq AS head FROM change_counter) v
-        """
+/// The change log's counter locked for a batch, its resolution checked (`lock_change_counter`),
+/// prepared once per connection: the counter's value and whether the resolution moved.
+struct LockChangeCounter: PostgresPreparedStatement {
+    static let sql = "SELECT head, moved FROM lock_change_counter($1, $2, $3, $4, $5, $6)"
 
-    let resolution: Resolution
-    let seen: Int64?
+    let resolution: Resolution?
 
-    init(_ resolution: Resolution, seen: Int64?) { (self.resolution, self.seen) = (resolution, seen) }
+    init(_ resolution: Resolution?) { self.resolution = resolution }
 
-    static func bind(_ reads: [Resolution.Read], to binds: inout PostgresBindings) {
+    /// A resolution's position and room (null without one), and the records it read.
+    static func bind(_ resolution: Resolution?, to binds: inout PostgresBindings) {
+        if let resolution {
+            binds.append(resolution.position)
+            binds.append(resolution.room)
+        } else {
+            binds.appendNull()
+            binds.appendNull()
+        }
+        let reads = resolution?.reads ?? []
         binds.append(reads.map(\.kind.code))
         binds.append(reads.map(\.hub))
         binds.append(reads.map(\.id))
@@ -135,9 +121,8 @@ struct ChangedSince: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var binds = PostgresHubStore.binds(resolution.position, resolution.room)
-        if let seen { binds.append(seen) } else { binds.appendNull() }
-        Self.bind(resolution.reads, to: &binds)
+        var binds = PostgresBindings(capacity: 6)
+        Self.bind(resolution, to: &binds)
         return binds
     }
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }

@@ -8,7 +8,8 @@ extension PostgresHubStore {
     /// durable high-water mark), which every dispatch moves, so that neither waits on the
     /// other. The rows in `meta` are moved (a number kept as it was; one that is no number
     /// counts as 0, the change log's as its highest number) and the routines that read them
-    /// installed again; `meta` keeps the hubs' keys. Every node must run this version.
+    /// installed again, with the batch check in one routine (`lock_change_counter`) that
+    /// mixed batches call too; `meta` keeps the hubs' keys. Every node must run this version.
     static let countersTyped = Migration(
         name: "v13: counters in typed single-row tables",
         statements: [
@@ -32,6 +33,7 @@ extension PostgresHubStore {
             """,
             "DELETE FROM meta WHERE key IN ('epoch', 'change_seq', 'change_pruned', 'seq_reserved', 'delivery_high')",
             PostgresRoutine.changedSince.definition,
+            PostgresRoutine.lockChangeCounter.definition,
             PostgresRoutine.putInstallations.definition,
             PostgresRoutine.commitPutAtHead.definition,
             PostgresRoutine.recordDispatches.definition,

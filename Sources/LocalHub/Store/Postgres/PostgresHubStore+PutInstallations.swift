@@ -79,14 +79,7 @@ struct PutInstallations: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         var binds = PostgresHubStore.binds(hubs, ids, json, changeHubs, changeIds, wake)
-        if let resolution {
-            binds.append(resolution.position)
-            binds.append(resolution.room)
-        } else {
-            binds.appendNull()
-            binds.appendNull()
-        }
-        ChangedSince.bind(resolution?.reads ?? [], to: &binds)
+        LockChangeCounter.bind(resolution, to: &binds)
         return binds
     }
     func decodeRow(_ row: PostgresRow) throws -> PostgresRandomAccessRow { row.makeRandomAccess() }

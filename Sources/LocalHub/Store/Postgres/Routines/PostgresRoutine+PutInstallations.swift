@@ -1,9 +1,7 @@
 extension PostgresRoutine {
-    /// A batch of installation upserts alone, checked and written in one call: with a
-    /// resolution, checked first against what is committed, outside the counter's lock, then,
-    /// once it holds the lock, against the changes committed since (few, so others wait
-    /// little). Each statement reads what was committed before it began. Returns the last
-    /// change-log number taken, or null when the resolution moved.
+    /// A batch of installation upserts alone, checked (`lock_change_counter`, the rule every
+    /// batch is committed by) and written in one call. Returns the last change-log number
+    /// taken, or null when the resolution moved.
     static let putInstallations = PostgresRoutine(
         name: "put_installations",
         definition: """
@@ -12,22 +10,12 @@ extension PostgresRoutine {
                 resolved_at bigint, room bigint, read_kinds text[], read_hubs text[], read_ids text[], read_exact boolean[])
             RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
             DECLARE
-                seen bigint;
                 head bigint;
+                moved boolean;
             BEGIN
-                IF resolved_at IS NOT NULL THEN
-                    SELECT change_seq INTO seen FROM change_counter;
-                    IF seen - resolved_at > room OR (seen > resolved_at
-                        AND changed_since(resolved_at, seen, read_kinds, read_hubs, read_ids, read_exact)) THEN
-                        RETURN NULL;
-                    END IF;
-                END IF;
-                SELECT change_seq INTO head FROM change_counter FOR UPDATE;
-                IF head IS NULL THEN
-                    RAISE EXCEPTION 'the change log has no counter (change_counter)';
-                END IF;
-                IF resolved_at IS NOT NULL AND head > seen AND (head - resolved_at > room
-                    OR changed_since(seen, head, read_kinds, read_hubs, read_ids, read_exact)) THEN
+                SELECT l.head, l.moved INTO head, moved
+                FROM lock_change_counter(resolved_at, room, read_kinds, read_hubs, read_ids, read_exact) AS l;
+                IF moved THEN
                     RETURN NULL;
                 END IF;
                 UPDATE change_counter SET change_seq = head + cardinality(change_ids);
