@@ -60,7 +60,9 @@ import Testing
         func put(_ id: String) throws -> HubMutation {
             .upsertInstallation(hub: "news", try HubStoreConformanceTests.installation(id))
         }
-        func read(_ id: String, exact: Bool = false) -> Resolution.Read { .init(kind: "i", hub: "news", id: id, exact: exact) }
+        func read(_ id: String, exact: Bool = false) -> Resolution.Read {
+            .init(kind: .installation, hub: "news", id: id, exact: exact)
+        }
         let head = try await stores[0].changeHead()
         let ids = { try await stores[1].load().installations.map(\.installation.installationId).sorted() }
         #expect(
@@ -97,7 +99,7 @@ import Testing
         #expect(try await stores[1].changes(after: head, limit: 10).map(\.seq) == Array(head + 1...head + 6))
         // A position behind the point the log was pruned through cannot be checked: moved,
         // both ways (its node then reloads its tables).
-        _ = try await stores[0].rows("UPDATE meta SET value = \(String(head + 5)) WHERE key = 'change_pruned'")
+        _ = try await stores[0].rows("UPDATE change_counter SET change_pruned = \(head + 5)")
         #expect(try await stores[0].apply([put("f")], resolvedAt: .init(position: head + 4, reads: [read("f")])) == .moved)
         #expect(
             try await stores[0].apply(
@@ -108,7 +110,7 @@ import Testing
                 == .committed(head + 7...head + 7))
         // Without the counter (a database this version did not migrate) a commit is an error,
         // never a conflict.
-        _ = try await stores[0].rows("DELETE FROM meta WHERE key = 'change_seq'")
+        _ = try await stores[0].rows("DELETE FROM change_counter")
         await #expect(throws: (any Error).self) {
             try await stores[0].apply(
                 [put("g"), .deleteInstallation(hub: "news", id: "f")],

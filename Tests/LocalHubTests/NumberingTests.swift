@@ -59,7 +59,7 @@ import Testing
             DispatchRecord(notification: done, deliveries: (0..<3).map { _ in HubStoreConformanceTests.delivery(0) })
         ]).map(\.seq)
         _ = try await store.prune(before: HubStoreConformanceTests.t0, maximumLogBytes: 1)
-        _ = try await PostgresServer.shared().psql("DELETE FROM meta WHERE key = 'delivery_high'", database: url)
+        _ = try await PostgresServer.shared().psql("DELETE FROM delivery_counter", database: url)
         store.shutdown()
         let restarted = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
         defer { restarted.shutdown() }

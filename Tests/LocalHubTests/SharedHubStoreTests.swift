@@ -275,14 +275,14 @@ import Testing
                 notification: HubStoreConformanceTests.notification("n2"),
                 deliveries: [Self.delivery(device: "ab", notification: "n2")])
         ])
-        try await Self.refuseAtCommit(["UPDATE ON notification", "DELETE ON delivery", "UPDATE ON meta"], in: url)
+        try await Self.refuseAtCommit(["UPDATE ON notification", "DELETE ON delivery", "UPDATE ON delivery_counter"], in: url)
         await Self.expectRefusedAtCommit { _ = try await store.cancelScheduled(hub: "news", id: "n1", at: Date()) }
         await Self.expectRefusedAtCommit { _ = try await store.deleteDeliveries(hub: "news", device: "ab") }
         await Self.expectRefusedAtCommit { try await store.reserveSequence(through: 1_000) }
         let kept = try await PostgresServer.shared().psql(
             """
             SELECT (SELECT state FROM notification WHERE id = 'n1') || ' ' || (SELECT count(*) FROM delivery)
-                || ' ' || (SELECT value FROM meta WHERE key = 'seq_reserved')
+                || ' ' || (SELECT seq_reserved FROM delivery_counter)
             """, database: url)
         #expect(kept.trimmingCharacters(in: .whitespacesAndNewlines) == "Scheduled 1 0")
     }

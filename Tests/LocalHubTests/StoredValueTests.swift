@@ -118,7 +118,7 @@ import Testing
 
     @Test(.tags(.live), .fullSuiteOnly) func numbersAtTheEndOfTheirRangeAbandonSendsAndTheHubServesOn() async throws {
         let directory = try await Self.stoppedHubFolder()
-        try Self.doctor(directory, "UPDATE meta SET value = '9223372036854775000' WHERE key = 'seq_reserved'")
+        try Self.doctor(directory, "UPDATE delivery_counter SET seq_reserved = 9223372036854775000")
         try await HubProcess.with(directory: directory) { hub in
             let full = try HubClient(connectionString: hub.full, retryPolicy: .none)
             try await HubClient(connectionString: hub.listen, retryPolicy: .none).createOrUpdateInstallation(
@@ -201,7 +201,7 @@ import Testing
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("w", device: randomDevice(), tags: ["World"]))
             _ = try await beside.written(
-                "UPDATE meta SET value = '9223372036854775000' WHERE key = 'delivery_high' RETURNING key")
+                "UPDATE delivery_counter SET delivery_high = 9223372036854775000 RETURNING one")
             let full = try hub.client(hub.full)
             try await Self.expectSendsAbandoned(by: full)
         }

@@ -117,7 +117,7 @@ public enum HubBackup {
                 try db.inTransaction {
                     let info = HubBackupInfo(
                         format: HubBackupInfo.currentFormat, keys: keys,
-                        sourceEpoch: try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'") ?? "",
+                        sourceEpoch: try String.fetchOne(db, sql: "SELECT epoch FROM delivery_counter") ?? "",
                         highestSequence: try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM delivery") ?? 0, created: Date(),
                         source: "sqlite")
                     try stamp(info, in: db)

@@ -75,19 +75,19 @@ public struct ChangeLogPruned: Error, CustomStringConvertible, Sendable {
 /// through `position`. A commit with it goes ahead only if no change after the position
 /// names a record the batch read, and the hubs' limits leave room for every change after it.
 public struct Resolution: Sendable {
-    /// A record the batch read, by the change-log kind (`i` installation, `r` registration),
+    /// A record the batch read, by the change-log kind (`ChangeKind`),
     /// hub and id. A change to it after the position would have resolved the batch
     /// otherwise: one to another id of it in another case (the case rule), and when `exact`,
     /// one to the id itself (a PATCH, a DELETE, an ETag, a `created` time read it). A PUT of
     /// an installation is not `exact`: what it writes does not depend on what it replaces,
     /// beyond the room counted below.
     public struct Read: Sendable, Hashable {
-        public var kind: String
+        public var kind: ChangeKind
         public var hub: String
         public var id: String
         public var exact: Bool
 
-        public init(kind: String, hub: String, id: String, exact: Bool) {
+        public init(kind: ChangeKind, hub: String, id: String, exact: Bool) {
             (self.kind, self.hub, self.id, self.exact) = (kind, hub, id, exact)
         }
     }

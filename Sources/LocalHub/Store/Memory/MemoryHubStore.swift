@@ -13,16 +13,22 @@ public actor MemoryHubStore: HubStore {
     private var deliverySeqs: Set<Int64> = []
     private var claimedDevices: [(hub: String, device: String, at: Date, secretDigest: String?)] = []
 
-    private let madeEpoch = HubEpoch.make()
+    /// The delivery log's counters, as the other stores keep them in one row.
+    private struct Counters {
+        /// The epoch, made with the store.
+        let epoch = HubEpoch.make()
+        /// The highest number reserved (`reserveSequence`): never lowered.
+        var reserved: Int64 = 0
+    }
+
+    private var counters = Counters()
 
     public init() {}
 
-    public func epoch() -> String { madeEpoch }
-
-    private var reserved: Int64 = 0
+    public func epoch() -> String { counters.epoch }
 
     public func sequenceHighWater() throws -> Int64 {
-        let mark = max(reserved, deliveryLog.map(\.seq).max() ?? 0, gaps.values.map(\.through).max() ?? 0)
+        let mark = max(counters.reserved, deliveryLog.map(\.seq).max() ?? 0, gaps.values.map(\.through).max() ?? 0)
         guard StoredRange.sequence.contains(mark) else {
             throw StoreFailure(description: "the delivery log's numbers reach \(mark), past 2^62", permanent: true)
         }
@@ -33,7 +39,7 @@ public actor MemoryHubStore: HubStore {
         guard StoredRange.sequence.contains(seq) else {
             throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
         }
-        reserved = max(reserved, seq)
+        counters.reserved = max(counters.reserved, seq)
     }
 
     private func key(_ hub: String, _ id: String) -> String { "\(hub)\u{0}\(id)" }

@@ -2,21 +2,24 @@ import Foundation
 import PostgresNIO
 
 /// The delivery log's epoch and its numbers on PostgreSQL: the durable high-water mark
-/// (`meta` 'delivery_high', which `record_dispatches` moves) and the reservation.
+/// (`delivery_counter.delivery_high`, which `record_dispatches` moves) and the reservation.
 extension PostgresHubStore {
     /// The epoch; one missing or unreadable is replaced by a new one (as on SQLite).
     public func epoch() async throws -> String {
-        if let kept = try await rows("SELECT value FROM meta WHERE key = 'epoch'").first?["value"].decode(String.self),
+        if let kept = try await rows("SELECT epoch FROM delivery_counter").first?["epoch"].decode(String?.self),
             HubEpoch.isValid(kept)
         {
             return kept
         }
         let made = HubEpoch.make()
         _ = try await written(
-            "INSERT INTO meta (key, value) VALUES ('epoch', \(made)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            """
+            INSERT INTO delivery_counter (epoch) VALUES (\(made))
+            ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch RETURNING one
+            """)
         SkippedRows.shared.skip(
-            "the epoch in meta", QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"),
-            logger: logger)
+            "the epoch in delivery_counter",
+            QuarantineReason(description: "it is missing or unreadable; a new epoch \(made) begins"), logger: logger)
         return made
     }
 
@@ -36,28 +39,24 @@ extension PostgresHubStore {
         return mark
     }
 
-    /// The highest number given (`sequenceHighWater`), in one statement. A counter that holds
-    /// no number fails its cast (a data exception: permanent).
+    /// The highest number given (`sequenceHighWater`), in one statement.
     static let highWater = """
         SELECT GREATEST(
-            (SELECT value::bigint FROM meta WHERE key = 'seq_reserved'), (SELECT value::bigint FROM meta WHERE key = 'delivery_high'),
-            (SELECT COALESCE(MAX(seq), 0) FROM delivery))
+            (SELECT GREATEST(seq_reserved, delivery_high) FROM delivery_counter), (SELECT COALESCE(MAX(seq), 0) FROM delivery))
         """
 
     /// Checks the durable mark at start against the rows, the gaps retention told and the
-    /// reservation, raising it to the highest of them (and making it again when it is gone),
-    /// so that numbering goes on above everything given whatever became of the row. A counter
-    /// that holds no number is left as it is (its sends are abandoned, with the reason).
+    /// reservation, raising it to the highest of them (and making the row again when it is
+    /// gone), so that numbering goes on above everything given whatever became of the row.
     func settleHighWater() async throws {
         _ = try await written(
             """
-            INSERT INTO meta (key, value)
-            SELECT 'delivery_high', GREATEST(
-                (SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap),
-                (SELECT CASE WHEN value ~ '^[0-9]{1,18}$' THEN value::bigint ELSE 0 END FROM meta WHERE key = 'seq_reserved'))::text
-            ON CONFLICT (key) DO UPDATE SET value = excluded.value
-            WHERE meta.value ~ '^[0-9]{1,18}$' AND meta.value::bigint < excluded.value::bigint
-            RETURNING key
+            INSERT INTO delivery_counter (delivery_high)
+            SELECT GREATEST((SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap))
+            ON CONFLICT (one) DO UPDATE
+                SET delivery_high = GREATEST(delivery_counter.seq_reserved, excluded.delivery_high)
+                WHERE delivery_counter.delivery_high < GREATEST(delivery_counter.seq_reserved, excluded.delivery_high)
+            RETURNING one
             """)
     }
 
@@ -66,6 +65,6 @@ extension PostgresHubStore {
             throw StoreFailure(description: "delivery numbers through \(seq) would pass 2^62", permanent: true)
         }
         _ = try await written(
-            "UPDATE meta SET value = \(String(seq)) WHERE key = 'seq_reserved' AND value::bigint < \(seq) RETURNING key")
+            "UPDATE delivery_counter SET seq_reserved = \(seq) WHERE seq_reserved < \(seq) RETURNING one")
     }
 }

@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// Keeping the change log short: each node notes how far it has read (`change_reader`), and
 /// the log is pruned up to the slowest node seen lately. The point pruned through is kept in
-/// `meta` ('change_pruned'); `changes(after:limit:)` refuses to read from behind it.
+/// `change_counter` (`change_pruned`); `changes(after:limit:)` refuses to read from behind it.
 extension PostgresHubStore {
     public func noteChangePosition(_ position: Int64, now: Date) async throws {
         _ = try await rows(
@@ -31,7 +31,7 @@ extension PostgresHubStore {
             let bounds = try await connection.query(
                 """
                 SELECT (SELECT MIN(position) FROM change_reader), (SELECT MAX(seq) FROM change),
-                    (SELECT value::bigint FROM meta WHERE key = 'change_pruned')
+                    (SELECT change_pruned FROM change_counter)
                 """, logger: self.logger
             ).collect().first?.decode((Int64?, Int64?, Int64?).self)
             var removed = 0
@@ -41,7 +41,7 @@ extension PostgresHubStore {
                     "WITH gone AS (DELETE FROM change WHERE seq <= \(through) RETURNING 1) SELECT COUNT(*) FROM gone",
                     on: connection, logger: self.logger)
                 try await connection.query(
-                    "UPDATE meta SET value = \(String(through)) WHERE key = 'change_pruned'", logger: self.logger)
+                    "UPDATE change_counter SET change_pruned = \(through)", logger: self.logger)
             }
             removed += try await Self.count(
                 """

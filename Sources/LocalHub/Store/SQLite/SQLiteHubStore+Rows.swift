@@ -69,16 +69,16 @@ extension SQLiteHubStore {
         return good
     }
 
-    /// A counter kept in `meta`: nil when absent; one that is no number in range throws.
-    static func counter(_ key: String, in db: Database) throws -> Int64? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) else {
-            return nil
-        }
-        let text: String? = try? row.stored("value")
-        guard let text, let value = Int64(text), StoredRange.sequence.contains(value) else {
+    /// The reservation (`delivery_counter.seq_reserved`): nil when the row is absent; one
+    /// that is no number in range throws.
+    static func reservedSequence(in db: Database) throws -> Int64? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT seq_reserved, CAST(seq_reserved AS TEXT) AS text FROM delivery_counter")
+        else { return nil }
+        guard let value = try? row.stored("seq_reserved", as: Int64.self), StoredRange.sequence.contains(value) else {
+            let text = (try? row.stored("text", as: String.self)) ?? nil
             throw StoreFailure(
                 description:
-                    "the counter '\(key)' in meta holds '\((text ?? "a value that is no text").prefix(40))', not a number from 0 to 2^62",
+                    "the counter 'seq_reserved' holds '\((text ?? "a value that is no text").prefix(40))', not a number from 0 to 2^62",
                 permanent: true)
         }
         return value

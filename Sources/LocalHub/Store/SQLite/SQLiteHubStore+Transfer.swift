@@ -124,7 +124,14 @@ extension SQLiteHubStore {
     /// Sets the delivery log's epoch.
     func setEpoch(_ epoch: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('epoch', ?)", arguments: [epoch])
+            try Self.setEpoch(epoch, in: db)
         }
+    }
+
+    /// Keeps `epoch` as the delivery log's, making the counters' row when it is gone.
+    static func setEpoch(_ epoch: String, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO delivery_counter (one, epoch) VALUES (1, ?) ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch",
+            arguments: [epoch])
     }
 }

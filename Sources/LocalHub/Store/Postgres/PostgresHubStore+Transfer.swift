@@ -38,17 +38,25 @@ extension PostgresHubStore {
 
     private func export(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> ExportedMeta {
         var meta = ExportedMeta(epoch: "", keys: nil, highestSequence: 0, skipped: 0)
-        for try await (key, value) in try await connection.query(
-            "SELECT key, value FROM meta WHERE key IN ('epoch', 'keys')", logger: logger
-        ).decode((String, String).self) {
-            if key == "epoch" { meta.epoch = value } else { meta.keys = value }
+        for try await (epoch, keys) in try await connection.query(
+            "SELECT (SELECT epoch FROM delivery_counter), (SELECT value FROM meta WHERE key = 'keys')", logger: logger
+        ).decode((String?, String?).self) {
+            (meta.epoch, meta.keys) = (epoch ?? "", keys)
         }
         for try await high in try await connection.query(PostgresQuery(unsafeSQL: Self.highWater), logger: logger).decode(
             Int64.self)
         {
             meta.highestSequence = high
         }
-        var batch: [HubMutation] = []
+        meta.skipped += try await exportRecords(on: connection, into: target)
+        meta.skipped += try await exportNotifications(on: connection, into: target)
+        meta.skipped += try await exportDeliveries(on: connection, into: target)
+        return meta
+    }
+
+    /// Copies the installations, registrations and claims; answers how many rows it left out.
+    private func exportRecords(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (batch, skipped) = ([HubMutation](), 0)
         func flush(_ force: Bool = false) async throws {
             guard force || batch.count >= 500 else { return }
             try await target.apply(batch)
@@ -61,7 +69,7 @@ extension PostgresHubStore {
                 batch.append(.upsertInstallation(hub: hub, installation))
                 try await flush()
             } else {
-                meta.skipped += 1
+                skipped += 1
             }
         }
         for try await (hub, id, xml, created, updated) in try await connection.query(
@@ -71,14 +79,14 @@ extension PostgresHubStore {
                 batch.append(.upsertRegistration(stored))
                 try await flush()
             } else {
-                meta.skipped += 1
+                skipped += 1
             }
         }
         for try await (hub, device, claimed, digest) in try await connection.query(
             "SELECT hub, device, claimed, secret_hash FROM sandbox_device", logger: logger
         ).decode((String, String, Double, String?).self) {
             guard DeviceToken.isValid(device), StoredRange.time.contains(claimed) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             batch.append(
@@ -88,26 +96,37 @@ extension PostgresHubStore {
             try await flush()
         }
         try await flush(true)
-        var reports: [DispatchRecord] = []
+        return skipped
+    }
+
+    /// Copies the notifications with their reports; answers how many rows it left out.
+    private func exportNotifications(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (batch, reports, skipped) = ([HubMutation](), [DispatchRecord](), 0)
+        func flush() async throws {
+            try await target.apply(batch)
+            batch.removeAll(keepingCapacity: true)
+            _ = try await target.record(reports)
+            reports.removeAll(keepingCapacity: true)
+        }
         for try await row in try await connection.query("SELECT * FROM notification ORDER BY seq", logger: logger) {
             guard let notification = checkedNotification(row.makeRandomAccess()) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             batch.append(.insertNotification(notification))
             if !notification.report.isEmpty { reports.append(DispatchRecord(notification: notification, deliveries: [])) }
-            if batch.count >= 500 {
-                try await flush(true)
-                _ = try await target.record(reports)
-                reports.removeAll(keepingCapacity: true)
-            }
+            if batch.count >= 500 { try await flush() }
         }
-        try await flush(true)
-        _ = try await target.record(reports)
-        var deliveries: [Delivery] = []
+        try await flush()
+        return skipped
+    }
+
+    /// Copies the deliveries and the gaps; answers how many rows it left out.
+    private func exportDeliveries(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
+        var (deliveries, skipped) = ([Delivery](), 0)
         for try await row in try await connection.query("SELECT * FROM delivery ORDER BY seq", logger: logger) {
             guard let delivery = delivery(from: row.makeRandomAccess()) else {
-                meta.skipped += 1
+                skipped += 1
                 continue
             }
             deliveries.append(delivery)
@@ -124,7 +143,7 @@ extension PostgresHubStore {
             gaps.append((hub, device, DeliveryGap(from: from, through: through, count: Int(count))))
         }
         try await target.importGaps(gaps)
-        return meta
+        return skipped
     }
 
     /// Whether the database holds a hub already: any installation, registration, claim,
@@ -151,11 +170,15 @@ extension PostgresHubStore {
                 """, logger: self.logger)
             try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
             try await connection.query(
-                "UPDATE meta SET value = '0' WHERE key IN ('seq_reserved', 'delivery_high', 'change_pruned', 'change_seq')",
-                logger: self.logger)
+                """
+                INSERT INTO change_counter (change_seq, change_pruned) VALUES (0, 0)
+                ON CONFLICT (one) DO UPDATE SET change_seq = 0, change_pruned = 0
+                """, logger: self.logger)
             try await connection.query(
-                "INSERT INTO meta (key, value) VALUES ('epoch', \(epoch)) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                logger: self.logger)
+                """
+                INSERT INTO delivery_counter (epoch, seq_reserved, delivery_high) VALUES (\(epoch), 0, 0)
+                ON CONFLICT (one) DO UPDATE SET epoch = excluded.epoch, seq_reserved = 0, delivery_high = 0
+                """, logger: self.logger)
         }
     }
 

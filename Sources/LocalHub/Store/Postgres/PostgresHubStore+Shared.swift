@@ -32,8 +32,8 @@ extension PostgresHubStore: SharedHubStore {
                 try row["seq"].decode(Int64.self), try row["kind"].decode(String.self), try row["hub"].decode(String.self),
                 try row["id"].decode(String.self)
             )
-            switch kind {
-            case "i":
+            switch ChangeKind(rawValue: kind) {
+            case .installation:
                 var installation: Installation?
                 var quarantined = false
                 if let json = try row["json"].decode(String?.self) {
@@ -46,7 +46,7 @@ extension PostgresHubStore: SharedHubStore {
                 }
                 changes.append(
                     StoredChange(seq: seq, row: .installation(hub: hub, id: id, installation), quarantined: quarantined))
-            case "r":
+            case .registration:
                 var stored: StoredRegistration?
                 var quarantined = false
                 if let xml = try row["xml"].decode(String?.self) {
@@ -60,7 +60,7 @@ extension PostgresHubStore: SharedHubStore {
                 }
                 changes.append(
                     StoredChange(seq: seq, row: .registration(hub: hub, id: id, stored), quarantined: quarantined))
-            default:
+            case .builtInPushDevice, nil:
                 // A token that is not one reads as a claim let go.
                 let claimed = try row["claimed"].decode(Bool.self) && DeviceToken.isValid(id)
                 let digest = ClaimDigest.stored(try row["secret_hash"].decode(String?.self))
@@ -305,17 +305,17 @@ extension PostgresHubStore: SharedHubStore {
 struct ChangePage: PostgresPreparedStatement {
     static let sql = """
         SELECT c.seq, c.kind, c.hub, c.id, i.json, r.xml, r.created, r.updated, s.claimed IS NOT NULL AS claimed, s.secret_hash,
-            (SELECT value::bigint FROM meta WHERE key = 'change_pruned') AS pruned
+            (SELECT change_pruned FROM change_counter) AS pruned
         FROM (
             SELECT seq, kind, hub, id FROM change WHERE seq > $1 AND seq <= (SELECT MAX(seq) FROM change)
             ORDER BY seq LIMIT $2) c
         LEFT JOIN LATERAL (
-            SELECT json FROM installation WHERE c.kind = 'i' AND hub = c.hub AND id = c.id LIMIT 1) i ON true
+            SELECT json FROM installation WHERE c.kind = '\(ChangeKind.installation.code)' AND hub = c.hub AND id = c.id LIMIT 1) i ON true
         LEFT JOIN LATERAL (
-            SELECT xml, created, updated FROM registration WHERE c.kind = 'r' AND hub = c.hub AND id = c.id LIMIT 1) r ON true
+            SELECT xml, created, updated FROM registration WHERE c.kind = '\(ChangeKind.registration.code)' AND hub = c.hub AND id = c.id LIMIT 1) r ON true
         LEFT JOIN LATERAL (
             SELECT true AS claimed, secret_hash FROM sandbox_device
-            WHERE c.kind = 's' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
+            WHERE c.kind = '\(ChangeKind.builtInPushDevice.code)' AND hub = c.hub AND device = c.id LIMIT 1) s ON true
         ORDER BY c.seq
         """
 
