@@ -18,7 +18,7 @@ final class HubWriter: Sendable {
     }
 
     /// Scheduled sends one hub may hold waiting, and the bytes they may take: each keeps its
-    /// body in memory until it goes (on `main`, 2,000 of 60 KB took 126 MB).
+    /// body in memory until it goes.
     static let maximumScheduled = 10_000
     static let maximumScheduledBytes = 16 << 20
     /// Writes committed at most at once.

@@ -100,14 +100,13 @@ extension PostgresHubStore {
         // installation upserts alone, checked and written in one call. Each statement of a
         // PL/pgSQL function reads what was committed before it began. A write is checked
         // first against what is committed, outside the counter's lock, then, once it holds
-        // the lock, against the changes committed since: few, so others wait little (in the
-        // lock, a check of every change after the position took 0.37 ms a commit with three
-        // nodes writing). A position behind the point the log was pruned through (a node
+        // the lock, against the changes committed since: few, so others wait little (checking every change after
+        // the position inside the lock held the other nodes' commits behind it). A position behind the point the log was pruned through (a node
         // paused past the live window) is always moved: its node then reloads its tables.
         // Ids and hubs are ASCII (`HubId`): lower() in the "C" collation
         // folds them as the hub does, whatever the database's locale. The check keeps one
         // generic plan that reads a range of the change log's key (PostgreSQL otherwise
-        // planned it afresh at each call, 0.7 ms for a 0.09 ms run).
+        // planned it afresh at each call, and planning cost more than running).
         Migration(
             name: "v7: writes checked against changes since their resolution",
             statements: [PostgresRoutine.changedSince.definition, PostgresRoutine.putInstallations.definition]),
@@ -120,11 +119,11 @@ extension PostgresHubStore {
         // order, and skipped when their device has that notification from that template (a
         // dispatch another node repeated: looked up among the deliveries of the batch's
         // notifications, by index; checked row by row against the whole log, PostgreSQL
-        // hashed the log, 12 ms at 15,000 deliveries and growing with it). Returns the
+        // hashed the log, at a cost that grew with it). Returns the
         // highest number before the call and the positions (from 1) of the deliveries not
         // written. Its statements read by index only: the plan PostgreSQL keeps for a
-        // session's calls, made while the tables were small, otherwise updated about 31
-        // states in 2.4 ms a call over 10,000 sends, against 0.8 ms by index.
+        // session's calls, made while the tables were small, otherwise read the
+        // notifications' states in a way that grew with the table, not by index.
         Migration(
             name: "v8: a dispatch recorded in one call", statements: [PostgresRoutine.recordDispatches.definition]),
         // Writes that commit before they answer, in one round trip: procedures that make the
@@ -145,8 +144,8 @@ extension PostgresHubStore {
             ]),
         // Deliveries cut by age through their numbers (`prune`: up to the first delivery
         // younger than the horizon, read in the primary key's order), not through an index of
-        // their times: one index fewer on every delivery written (a send to 500 terminals was
-        // 2-3 ms faster: 20.4 against 17.6 ms, medians of seven alternating pairs). A node of v9
+        // their times: one index fewer on every delivery written (a send to many terminals
+        // writes one index entry fewer per delivery). A node of v9
         // beside this version still cuts by the times, reading the table whole once a pass. The
         // drop holds the table's lock for a moment.
         Migration(

@@ -18,7 +18,7 @@ extension PostgresHubStore: SharedHubStore {
     /// Whatever the planner knows of the tables, the page is read through the change log's
     /// index and each row looked up by its key. Tables it has no statistics for yet (a
     /// cluster's first minutes, after a load) were otherwise read whole for every page, even
-    /// an empty one: 0.8 ms at 20,000 changes, 3 ms at 30,000 installations. The upper bound
+    /// an empty one, at a cost growing with the tables. The upper bound
     /// (the head, which the index gives at once) makes the page a range the planner takes
     /// for small; `LIMIT 1` keeps a lookup from being turned back into a join.
     public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
@@ -111,7 +111,7 @@ extension PostgresHubStore: SharedHubStore {
             try await connection.query(self.renewal(until: until, takingBack: false), logger: self.logger)
             // Each kind is looked for apart, through its own partial index: one condition with
             // OR was read in the order of the primary key, every row of the table at every
-            // claim (26 ms at 50,000 sends). A row one kind locks and the limit leaves out is
+            // claim. A row one kind locks and the limit leaves out is
             // taken at a later claim.
             return try await connection.query(
                 """
