@@ -41,12 +41,12 @@ extension HubCommand {
             let folder = place.folder
             let result: (HubBackupInfo, HubBackupCounts)
             if let url = place.storeURL {
-                let postgres = try await HubStoreAccess.openPostgres(url, purpose: "backup")
-                defer { postgres.shutdown() }
-                do {
-                    result = try await HubBackup.backUp(postgres: postgres, to: destination)
-                } catch {
-                    throw CommandFailure("backup failed: \(error)", exitCode: .failure)
+                result = try await HubStoreAccess.withPostgres(url, purpose: "backup") { postgres in
+                    do {
+                        return try await HubBackup.backUp(postgres: postgres, to: destination)
+                    } catch {
+                        throw CommandFailure("backup failed: \(error)", exitCode: .failure)
+                    }
                 }
             } else {
                 let database = folder.appendingPathComponent("hub.sqlite")
@@ -111,17 +111,17 @@ extension HubCommand {
             let (info, counts): (HubBackupInfo, HubBackupCounts)
             let restored: String
             if let url = place.storeURL {
-                let postgres = try await HubStoreAccess.openPostgres(url, purpose: "restore")
-                defer { postgres.shutdown() }
-                do {
-                    (info, counts) = try await HubTransfer.copy(
-                        backup: source, to: .postgres(postgres), deliveries: true, replacing: force)
-                } catch let refusal as HubTransferRefusal {
-                    throw CommandFailure("\(refusal)", exitCode: .failure)
-                } catch let refusal as HubBackupError {
-                    throw CommandFailure(refusal.description, exitCode: .inputRejected)
-                } catch {
-                    throw CommandFailure("restore failed: \(error)", exitCode: .failure)
+                (info, counts) = try await HubStoreAccess.withPostgres(url, purpose: "restore") { postgres in
+                    do {
+                        return try await HubTransfer.copy(
+                            backup: source, to: .postgres(postgres), deliveries: true, replacing: force)
+                    } catch let refusal as HubTransferRefusal {
+                        throw CommandFailure("\(refusal)", exitCode: .failure)
+                    } catch let refusal as HubBackupError {
+                        throw CommandFailure(refusal.description, exitCode: .inputRejected)
+                    } catch {
+                        throw CommandFailure("restore failed: \(error)", exitCode: .failure)
+                    }
                 }
                 restored = PostgresHubStore.redacted(url)
             } else {
@@ -224,24 +224,29 @@ extension HubCommand {
                         "\(held.map(\.path).joined(separator: " and ")) exists; give --force to replace it", exitCode: .failure)
                 }
             }
-            var destinationStore: PostgresHubStore?
-            defer { destinationStore?.shutdown() }
-            if toPostgres {
-                // The environment's password is the source's when the source is a database too.
-                let password =
-                    toPasswordFile != nil || sourceURL == nil
-                    ? try HubCommand.Serve.secret(
-                        file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
-                    : nil
-                let destination = try await HubStoreAccess.openPostgres(
-                    to, password: password, environmentPassword: false, purpose: "migrate")
-                destinationStore = destination
+            guard toPostgres else { return try await copy(from: folder, sourceURL, into: nil, sqliteFile: sqliteFile) }
+            // The environment's password is the source's when the source is a database too.
+            let password =
+                toPasswordFile != nil || sourceURL == nil
+                ? try HubCommand.Serve.secret(
+                    file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
+                : nil
+            try await HubStoreAccess.withPostgres(to, password: password, environmentPassword: false, purpose: "migrate") {
+                destination in
                 if !force, (try? await destination.holdsHub()) == true {
                     throw CommandFailure(
                         "the database at \(PostgresHubStore.redacted(to)) holds a hub already (installations, sends or keys); "
                             + "give --force to replace it, its nodes stopped", exitCode: .failure)
                 }
+                try await copy(from: folder, sourceURL, into: destination, sqliteFile: sqliteFile)
             }
+        }
+
+        /// A snapshot of the hub in `folder` (or at `sourceURL`), copied into `destination`, or
+        /// into `sqliteFile` when there is none.
+        private func copy(from folder: URL, _ sourceURL: String?, into destinationStore: PostgresHubStore?, sqliteFile: URL)
+            async throws
+        {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hub-migrate-\(UUID().uuidString)")
             try FileManager.default.createDirectory(
                 at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -250,9 +255,9 @@ extension HubCommand {
             // One consistent snapshot of the source first: a backup.
             do {
                 if let sourceURL {
-                    let postgres = try await HubStoreAccess.openPostgres(sourceURL, purpose: "migrate")
-                    defer { postgres.shutdown() }
-                    _ = try await HubBackup.backUp(postgres: postgres, to: snapshot)
+                    _ = try await HubStoreAccess.withPostgres(sourceURL, purpose: "migrate") { postgres in
+                        try await HubBackup.backUp(postgres: postgres, to: snapshot)
+                    }
                 } else {
                     let database = folder.appendingPathComponent("hub.sqlite")
                     guard FileManager.default.fileExists(atPath: database.path) else {
@@ -305,22 +310,38 @@ extension HubStoreAccess {
         flag ?? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// A PostgreSQL store for a command (migrated to this version's schema, as a node would).
-    static func openPostgres(_ url: String, password: String? = nil, environmentPassword: Bool = true, purpose: String)
-        async throws -> PostgresHubStore
-    {
+    /// `body` with the PostgreSQL store at `url` for a command, migrated to this version's
+    /// schema as a node would, its pool run by a child task for as long as `body` runs.
+    static func withPostgres<T>(
+        _ url: String, password: String? = nil, environmentPassword: Bool = true, purpose: String,
+        _ body: (PostgresHubStore) async throws -> T
+    ) async throws -> T {
         var logger = Logger(label: "hub-\(purpose)")
         logger.logLevel = .critical
+        let store: PostgresHubStore
         do {
-            return try await PostgresHubStore(
+            store = try PostgresHubStore(
                 url: url,
                 password: password
                     ?? (environmentPassword ? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"] : nil),
                 node: "\(purpose)-\(ProcessInfo.processInfo.processIdentifier)", logger: logger)
         } catch {
-            throw CommandFailure(
-                "cannot use the database at \(PostgresHubStore.redacted(url)): \(error)", exitCode: .hubUnreachable)
+            throw Self.unusable(url, error)
         }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            defer { store.shutdown() }
+            do {
+                try await store.open()
+            } catch {
+                throw Self.unusable(url, error)
+            }
+            return try await body(store)
+        }
+    }
+
+    private static func unusable(_ url: String, _ error: any Error) -> CommandFailure {
+        CommandFailure("cannot use the database at \(PostgresHubStore.redacted(url)): \(error)", exitCode: .hubUnreachable)
     }
 
     /// The folder's key file as text, kept as it is: only its presence is checked.

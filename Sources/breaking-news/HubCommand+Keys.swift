@@ -33,9 +33,10 @@ struct KeyPlace: ParsableArguments {
 
     var folder: URL { place.folder }
 
-    func openStore() async throws -> PostgresHubStore? {
+    /// `body` with the cluster's database open, or nil when the keys are the folder's.
+    func withStore<T>(_ body: (PostgresHubStore) async throws -> T) async throws -> T? {
         guard let url = place.storeURL else { return nil }
-        return try await HubStoreAccess.openPostgres(url, purpose: "keys")
+        return try await HubStoreAccess.withPostgres(url, purpose: "keys", body)
     }
 }
 
@@ -54,12 +55,14 @@ extension HubCommand.Keys {
 
         func run() async throws {
             let contents: LocalHubKeyFile.Contents
-            if let store = try await place.openStore() {
-                defer { store.shutdown() }
+            let fromDatabase = try await place.withStore { store in
                 guard let stored = try await KeyChange.failing({ try await store.storedKeys() }) else {
                     throw CommandFailure("the database holds no keys yet (the first node makes them)", exitCode: .failure)
                 }
-                contents = stored
+                return stored
+            }
+            if let fromDatabase {
+                contents = fromDatabase
             } else {
                 contents = try KeyChange.failingNow { try HubKeys.read(in: place.folder).contents }
             }
@@ -172,8 +175,7 @@ struct KeyChange {
     static let liveWindow: TimeInterval = 45
 
     func run(done: String) async throws {
-        if let store = try await place.openStore() {
-            defer { store.shutdown() }
+        let changedInDatabase = try await place.withStore { store in
             let (change, hub) = (change, place.hub)
             let contents = try await Self.failing {
                 try await store.changeKeys { keys in
@@ -185,7 +187,9 @@ struct KeyChange {
             }
             say("\(done) (hub \(hub), keys of generation \(contents.generation), kept in the database)")
             try await waitForNodes(store, generation: contents.generation)
-        } else {
+            return true
+        }
+        if changedInDatabase == nil {
             // A node of a cluster serves the database's keys; its folder's are a copy it rewrites.
             let running = LocalHubState.read(place.folder.appendingPathComponent(LocalHubState.fileName))
             if let running, let node = running.node, LocalProcess.isAlive(running.pid) {

@@ -51,17 +51,16 @@ extension HubCommand {
                 maximumLogBytes: deliveryLogMegabytes.map { Int64($0) << 20 } ?? running?.deliveryLogBytes
                     ?? RetentionPolicy.standard.maximumLogBytes,
                 installationTTL: nil)
-            let store = try await HubStoreAccess.open(folder: folder, url: place.storeURL)
-            defer { (store as? any SharedHubStore)?.shutdown() }
-            let report: PruneReport
-            let usage: StoreUsage
-            do {
-                report = try await store.prune(
-                    before: Date().addingTimeInterval(-policy.age), maximumLogBytes: policy.maximumLogBytes)
-                if vacuum { try await store.compact() }
-                usage = try await store.usage()
-            } catch {
-                throw CommandFailure("pruning failed: \(error)", exitCode: .failure)
+            let vacuum = vacuum
+            let (report, usage) = try await HubStoreAccess.withStore(folder: folder, url: place.storeURL) { store in
+                do {
+                    let report = try await store.prune(
+                        before: Date().addingTimeInterval(-policy.age), maximumLogBytes: policy.maximumLogBytes)
+                    if vacuum { try await store.compact() }
+                    return (report, try await store.usage())
+                } catch {
+                    throw CommandFailure("pruning failed: \(error)", exitCode: .failure)
+                }
             }
             if json {
                 say(
@@ -86,9 +85,15 @@ extension HubCommand {
 
 /// The hub's database opened by a command, beside a running hub or not.
 enum HubStoreAccess {
-    /// The PostgreSQL database at `url`, else the SQLite database of `folder`.
-    static func open(folder: URL, url: String?) async throws -> any HubStore {
-        if let url { return try await openPostgres(url, purpose: "prune") }
+    /// `body` with the PostgreSQL database at `url` (`withPostgres`), else the SQLite
+    /// database of `folder`.
+    static func withStore<T>(folder: URL, url: String?, _ body: (any HubStore) async throws -> T) async throws -> T {
+        if let url { return try await withPostgres(url, purpose: "prune") { try await body($0) } }
+        return try await body(try openSQLite(folder: folder))
+    }
+
+    /// The SQLite database of `folder`.
+    static func openSQLite(folder: URL) throws -> SQLiteHubStore {
         let path = folder.appendingPathComponent("hub.sqlite").path
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandFailure("no hub database in \(folder.path) (the hub makes it on its first start)", exitCode: .failure)

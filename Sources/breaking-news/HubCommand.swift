@@ -55,7 +55,7 @@ struct HubCommand: AsyncParsableCommand {
                 maximumLogBytes: state.deliveryLogBytes ?? RetentionPolicy.standard.maximumLogBytes, installationTTL: nil)
             let folder = Paths().hubDirectory
             if FileManager.default.fileExists(atPath: folder.appendingPathComponent("hub.sqlite").path),
-                let store = try? await HubStoreAccess.open(folder: folder, url: nil),
+                let store = try? HubStoreAccess.openSQLite(folder: folder),
                 let usage = try? await store.usage()
             {
                 say(HubStoreAccess.describe(usage, policy: policy))

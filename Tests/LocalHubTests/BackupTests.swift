@@ -149,7 +149,7 @@ struct BackupTests {
         let backup = folder.appendingPathComponent("news.backup")
         _ = try await HubBackup.backUp(sqlite: folder.appendingPathComponent("hub.sqlite"), keys: Self.keys, to: backup)
 
-        let postgres = try await PostgresHubStore(url: url, node: "mover", logger: TestHub.quietLogger)
+        let postgres = try await PostgresHubStore.started(url: url, node: "mover", logger: TestHub.quietLogger)
         defer { postgres.shutdown() }
         let fresh = try await postgres.epoch()
         _ = try await HubTransfer.copy(backup: backup, to: .postgres(postgres), deliveries: true, replacing: false)

@@ -16,7 +16,7 @@ import Testing
         let url = try await PostgresServer.shared().createDatabase()
         var nodes: [(store: PostgresHubStore, engine: HubEngine)] = []
         for name in ["a", "b"] {
-            let store = try await PostgresHubStore(url: url, node: name, logger: TestHub.quietLogger)
+            let store = try await PostgresHubStore.started(url: url, node: name, logger: TestHub.quietLogger)
             let engine = HubEngine(store: store, configuration: .init(hubs: ["news"]), logger: TestHub.quietLogger)
             try await engine.start()
             nodes.append((store, engine))
@@ -132,8 +132,8 @@ import Testing
     @Test func readingFromBehindThePrunedPointIsRefusedAndNumberingGoesOn() async throws {
         let url = try await PostgresServer.shared().createDatabase()
         let (store, reader) = (
-            try await PostgresHubStore(url: url, node: "a", logger: TestHub.quietLogger),
-            try await PostgresHubStore(url: url, node: "b", logger: TestHub.quietLogger)
+            try await PostgresHubStore.started(url: url, node: "a", logger: TestHub.quietLogger),
+            try await PostgresHubStore.started(url: url, node: "b", logger: TestHub.quietLogger)
         )
         defer {
             store.shutdown()

@@ -61,7 +61,7 @@ extension HubStoreConformanceTests {
         let url = try await PostgresServer.shared().createDatabase()
         let epoch = HubEpoch.make()
         do {
-            let store = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+            let store = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
             _ = try await store.apply(try (1...3).map { .upsertInstallation(hub: "news", try Self.installation("i\($0)")) })
             store.shutdown()
         }
@@ -72,7 +72,7 @@ extension HubStoreConformanceTests {
             INSERT INTO meta (key, value) VALUES ('epoch', '\(epoch)'), ('change_seq', '7'), ('change_pruned', '2'),
                 ('seq_reserved', '900'), ('delivery_high', '1200');
             """, database: url)
-        let store = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
         defer { store.shutdown() }
         #expect(try await store.epoch() == epoch)
         #expect(try await store.sequenceHighWater() == 1200)

@@ -33,8 +33,8 @@ import Testing
                 // A database of its own on the suite's server; reopened as another node would.
                 let url = try await PostgresServer.shared().createDatabase()
                 return (
-                    try await PostgresHubStore(url: url, logger: TestHub.quietLogger),
-                    { try await PostgresHubStore(url: url, logger: TestHub.quietLogger) }
+                    try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger),
+                    { try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger) }
                 )
             }
         }

@@ -50,7 +50,7 @@ import Testing
     /// emptied (the gaps remember what it held).
     @Test(.tags(.live, .postgres), .fullSuiteOnly) func aNodeMakesAMarkThatIsGoneAgainAtItsStart() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let store = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
         try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         var done = HubStoreConformanceTests.notification("n1")
         done.state = .completed
@@ -61,7 +61,7 @@ import Testing
         _ = try await store.prune(before: HubStoreConformanceTests.t0, maximumLogBytes: 1)
         _ = try await PostgresServer.shared().psql("DELETE FROM delivery_counter", database: url)
         store.shutdown()
-        let restarted = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        let restarted = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
         defer { restarted.shutdown() }
         try await restarted.apply([.insertNotification(HubStoreConformanceTests.notification("n2"))])
         let next = try await restarted.record([
@@ -85,7 +85,7 @@ import Testing
             let before = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: token, count: 3)
             let last = try #require(before.map(\.seq).max())
             // A quiet spell past the horizon: retention, beside the node, removes everything.
-            let beside = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+            let beside = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
             defer { beside.shutdown() }
             _ = try await beside.prune(before: Date().addingTimeInterval(86_400), maximumLogBytes: 1 << 30)
             #expect(try await beside.usage().deliveries == 0)

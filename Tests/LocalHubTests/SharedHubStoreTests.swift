@@ -14,7 +14,7 @@ import Testing
     static func nodes(_ count: Int) async throws -> [PostgresHubStore] {
         let url = try await PostgresServer.shared().createDatabase()
         var stores: [PostgresHubStore] = []
-        for n in 1...count { stores.append(try await PostgresHubStore(url: url, node: "node\(n)", logger: TestHub.quietLogger)) }
+        for n in 1...count { stores.append(try await PostgresHubStore.started(url: url, node: "node\(n)", logger: TestHub.quietLogger)) }
         return stores
     }
 
@@ -134,7 +134,7 @@ import Testing
         let url = try await PostgresServer.shared().createDatabase()
         // Each store's sessions send their statistics as they end, at its shutdown.
         func dispatch(_ ids: [String]) async throws {
-            let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+            let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
             defer { store.shutdown() }
             for id in ids {
                 try await store.apply([.insertNotification(HubStoreConformanceTests.notification(id))])
@@ -159,7 +159,7 @@ import Testing
     /// notification at each call as the table grew (2.4 ms a call over 10,000 sends).
     @Test func recordingStatesReadsNotificationsByIndexHoweverTheTableGrew() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { store.shutdown() }
         try await store.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         let call = """
@@ -215,7 +215,7 @@ import Testing
         _ = try await PostgresServer.shared().psql(
             "ALTER DATABASE \"\(name)\" SET default_transaction_isolation = 'serializable'", database: url)
         #expect(try await PostgresServer.shared().psql("SHOW transaction_isolation", database: url).contains("serializable"))
-        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { store.shutdown() }
         let level = try await store.transaction { connection in
             try await connection.query("SHOW transaction_isolation", logger: TestHub.quietLogger).collect().first?
@@ -231,7 +231,7 @@ import Testing
     /// (migration v9) commits inside its CALL.
     @Test func aWriteWhoseCommitFailsIsNotAnsweredAsWritten() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { store.shutdown() }
         try await Self.refuseAtCommit(["INSERT ON installation", "INSERT ON notification", "INSERT ON delivery"], in: url)
         let put = HubMutation.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("i1"))
@@ -264,7 +264,7 @@ import Testing
     /// too.
     @Test func aCancelEraseOrReservationWhoseCommitFailsIsNotAnsweredAsDone() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let store = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { store.shutdown() }
         var scheduled = HubStoreConformanceTests.notification("n1")
         scheduled.state = .scheduled
@@ -335,7 +335,7 @@ import Testing
     @Test(arguments: ClaimTableState.allCases)
     func claimsAndCountsReadOnlyUnfinishedAndScheduledSends(_ state: ClaimTableState) async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger).shutdown()
+        try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger).shutdown()
         let inFlight = state == .manyInFlight ? 3_000 : 0
         func sends(_ id: String, count: Int, state: String, owner: String = "NULL", lease: String = "0", fireAt: String = "NULL")
             -> String
@@ -367,7 +367,7 @@ import Testing
         // Every row the setup inserted counted first, then the claimer's updates.
         let inserted = 3 + inFlight + 20_000 + (state == .manyInFlight ? 0 : 2_000)
         let before = try await Self.reads(of: "notification", in: url) { rows, _ in rows >= inserted }
-        let claimer = try await PostgresHubStore(url: url, node: "claimer", logger: TestHub.quietLogger)
+        let claimer = try await PostgresHubStore.started(url: url, node: "claimer", logger: TestHub.quietLogger)
         let takenBack = try await claimer.takeBackClaims(now: Date())
         let scheduled = try await claimer.scheduledCount(hub: "news")
         let later = Date().addingTimeInterval(PostgresHubStore.leaseSeconds + 1)
@@ -390,7 +390,7 @@ import Testing
     /// node. Taking back waits for it.
     @Test func takingClaimsBackWaitsForAClaimThatHoldsOne() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let node = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let node = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { node.shutdown() }
         try await node.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         // The other node's claim: a session holding the row's lock for two seconds.
@@ -437,7 +437,7 @@ import Testing
     /// process, so it must take them back itself, or no node ever sends them.
     @Test func aNodeRestartedUnderItsNameTakesBackWhatItHadAccepted() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let first = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let first = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         try await first.apply([
             .insertNotification(HubStoreConformanceTests.notification("n1")),
             .insertNotification(HubStoreConformanceTests.notification("n2", at: 1)),
@@ -446,7 +446,7 @@ import Testing
         done.state = .completed
         _ = try await first.record([DispatchRecord(notification: done, deliveries: [])])
         first.shutdown()
-        let again = try await PostgresHubStore(url: url, node: "node1", logger: TestHub.quietLogger)
+        let again = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)
         defer { again.shutdown() }
         #expect(try await again.takeBackClaims(now: Date()).map(\.id) == ["n1"])
         // Its renewals hold the claim from then on.
@@ -539,8 +539,8 @@ import Testing
     /// until a restart quarantined it. Now the row reads as deleted, goes aside at once, once.
     @Test func aRowWrittenByHandIsCheckedAsARequestAndQuarantinedAtOnce() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let writer = try await PostgresHubStore(url: url, node: "writer", logger: TestHub.quietLogger)
-        let reader = try await PostgresHubStore(url: url, node: "reader", logger: TestHub.quietLogger)
+        let writer = try await PostgresHubStore.started(url: url, node: "writer", logger: TestHub.quietLogger)
+        let reader = try await PostgresHubStore.started(url: url, node: "reader", logger: TestHub.quietLogger)
         defer { for store in [writer, reader] { store.shutdown() } }
         let head = try await reader.changeHead()
         try await writer.apply([.upsertInstallation(hub: "news", try HubStoreConformanceTests.installation("a"))])
@@ -572,8 +572,8 @@ import Testing
     /// run of them longer than a page does not stall the feed.
     @Test func deliveryRowsWrittenByHandAreCheckedBeforeAStreamCarriesThem() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let writer = try await PostgresHubStore(url: url, node: "writer", logger: TestHub.quietLogger)
-        let reader = try await PostgresHubStore(url: url, node: "reader", logger: TestHub.quietLogger)
+        let writer = try await PostgresHubStore.started(url: url, node: "writer", logger: TestHub.quietLogger)
+        let reader = try await PostgresHubStore.started(url: url, node: "reader", logger: TestHub.quietLogger)
         defer { for store in [writer, reader] { store.shutdown() } }
         try await writer.apply([.insertNotification(HubStoreConformanceTests.notification("n1"))])
         var done = HubStoreConformanceTests.notification("n1")

@@ -20,7 +20,7 @@ import Testing
         let database = try #require(URL(string: try await server.createDatabase())?.lastPathComponent)
         try await DelayingProxy.with(to: server.port) { proxy in
             let url = "postgres://\(PostgresServer.user)@127.0.0.1:\(proxy.port)/\(database)"
-            let store = try await PostgresHubStore(url: url, node: "slow", logger: TestHub.quietLogger)
+            let store = try await PostgresHubStore.started(url: url, node: "slow", logger: TestHub.quietLogger)
             defer { store.shutdown() }
             try await body(store, proxy)
         }

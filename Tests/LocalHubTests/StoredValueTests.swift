@@ -172,7 +172,7 @@ import Testing
     /// quarantine when a node would dispatch it (it was skipped at every claim, for ever).
     @Test(.tags(.live, .postgres), .fullSuiteOnly) func onPostgresANotificationRowOfTheWrongKindIsQuarantined() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let node = try await PostgresHubStore(url: url, node: "n1", logger: TestHub.quietLogger)
+        let node = try await PostgresHubStore.started(url: url, node: "n1", logger: TestHub.quietLogger)
         defer { node.shutdown() }
         try await node.apply([.insertNotification(HubStoreConformanceTests.notification("good"))])
         _ = try await PostgresServer.shared().psql(
@@ -195,7 +195,7 @@ import Testing
     /// dispatch was retried for ever and every later send stayed `Enqueued`).
     @Test(.tags(.live, .postgres), .fullSuiteOnly) func onPostgresASendPastTheRangeIsAbandonedNotLeftEnqueued() async throws {
         let url = try await PostgresServer.shared().createDatabase()
-        let beside = try await PostgresHubStore(url: url, logger: TestHub.quietLogger)
+        let beside = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
         defer { beside.shutdown() }
         try await TestHub.with(configure: { $0.storeURL = url }) { hub in
             try await hub.client(hub.listen).createOrUpdateInstallation(

@@ -29,14 +29,35 @@ public enum LocalHubServer {
         defer { lock.release() }
         // Holding the lock, no other hub runs here: a state file left now is stale.
         DataFolder.removeLeftovers(in: directory, of: LocalHubDefaults.dataFiles, stale: [LocalHubState.fileName])
-        let hub = try await buildApplication(configuration: configuration, logger: logger, onReady: onReady)
-        defer { hub.stateFile.removeIfOurs() }
-        let group = hub.serviceGroup(handleSignals: handleSignals, logger: logger)
-        await shutdown.attach(group)
+        let postgres = try makePostgres(configuration, logger: logger)
+        // A shared store's pool runs in this task group, around the services: the keys the
+        // nodes share are read from the database before the application can be made, and the
+        // pool stops after every service that uses it.
+        try await withThrowingTaskGroup(of: Void.self) { pool in
+            if let postgres { pool.addTask { await postgres.run() } }
+            defer { postgres?.shutdown() }
+            let hub = try await buildApplication(
+                configuration: configuration, postgres: postgres, logger: logger, onReady: onReady)
+            defer { hub.stateFile.removeIfOurs() }
+            let group = hub.serviceGroup(handleSignals: handleSignals, logger: logger)
+            await shutdown.attach(group)
+            do {
+                try await group.run()
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                throw LocalHubStartError(description: Self.portInUse(configuration.port, host: configuration.host))
+            }
+        }
+    }
+
+    /// The shared store `configuration` names, not yet running (`run` runs its pool), or nil
+    /// for the data folder's SQLite database.
+    private static func makePostgres(_ configuration: LocalHubConfiguration, logger: Logger) throws -> PostgresHubStore? {
+        guard let url = configuration.storeURL else { return nil }
         do {
-            try await group.run()
-        } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            throw LocalHubStartError(description: Self.portInUse(configuration.port, host: configuration.host))
+            return try PostgresHubStore(
+                url: url, password: configuration.storePassword, node: configuration.effectiveNodeName, logger: logger)
+        } catch {
+            throw databaseProblem(error, url: url)
         }
     }
 
@@ -46,11 +67,11 @@ public enum LocalHubServer {
     /// they do: the engine starts as a service, before the server listens; the state file is
     /// written once it does (`onReady` is called then).
     static func buildApplication(
-        configuration: LocalHubConfiguration, logger: Logger,
+        configuration: LocalHubConfiguration, postgres: PostgresHubStore?, logger: Logger,
         onReady: @escaping @Sendable (LocalHubState) -> Void = { _ in }
     ) async throws -> AssembledHub {
         var keys = try HubKeys.loadOrCreate(in: configuration.dataDirectory, hubs: configuration.hubs)
-        let store = try await openStore(configuration, keys: &keys, logger: logger)
+        let store = try await openStore(configuration, postgres: postgres, keys: &keys)
         do {
             try DataFolder.prepare(configuration.dataDirectory, files: LocalHubDefaults.dataFiles)
             let providers: ExternalPushServices
@@ -70,27 +91,23 @@ public enum LocalHubServer {
         }
     }
 
-    /// The store `configuration` names: a shared PostgreSQL database, whose keys every node
-    /// serves (the data folder keeps a copy, which the command line reads), or the data
-    /// folder's SQLite database.
-    private static func openStore(_ configuration: LocalHubConfiguration, keys: inout HubKeys, logger: Logger)
+    /// The store `configuration` names, opened: a shared PostgreSQL database (its pool
+    /// running), whose keys every node serves (the data folder keeps a copy, which the
+    /// command line reads), or the data folder's SQLite database.
+    private static func openStore(_ configuration: LocalHubConfiguration, postgres: PostgresHubStore?, keys: inout HubKeys)
         async throws -> any HubStore
     {
-        guard let url = configuration.storeURL else { return try SQLiteHubStore(path: configuration.databaseURL.path) }
-        let shared: PostgresHubStore
-        do {
-            shared = try await PostgresHubStore(
-                url: url, password: configuration.storePassword, node: configuration.effectiveNodeName, logger: logger)
-        } catch {
-            throw databaseProblem(error, url: url)
+        guard let postgres, let url = configuration.storeURL else {
+            return try SQLiteHubStore(path: configuration.databaseURL.path)
         }
         do {
-            keys = try await keys.sharing(through: shared, in: configuration.dataDirectory)
+            try await postgres.open()
+            keys = try await keys.sharing(through: postgres, in: configuration.dataDirectory)
         } catch {
-            shared.shutdown()
+            postgres.shutdown()
             throw databaseProblem(error, url: url)
         }
-        return shared
+        return postgres
     }
 
     /// What a start that met the database at `url` failing says: why, and where (redacted).

@@ -14,27 +14,69 @@ public final class PostgresHubStore: HubStore, Sendable {
     let logger: Logger
     /// This process, as the owner of the notifications it claims.
     public let node: String
-    private let runner: Mutex<Task<Void, Never>?>
-    /// Whether the database answered lately: how long an operation may wait for it.
-    let reachability: Reachability
     /// Whether a batch of installation upserts tries the check at the head first.
     let headMisses = HeadMisses()
+    /// Whether the database answered lately: how long an operation may wait for it.
+    let reachability: Reachability
+    /// Finished by `shutdown()`: what ends `run()`.
+    private let closing: (signal: AsyncStream<Void>, close: AsyncStream<Void>.Continuation)
+    /// Finished once the pool runs: what `open()` waits for, since a connection asked of a
+    /// pool not yet running waits with a warning in the log.
+    private let running: (signal: AsyncStream<Void>, mark: AsyncStream<Void>.Continuation)
 
-    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and migrates;
-    /// `password`, when given, in place of any in the URL (which `ps` shows every user).
+    /// The store on `url` (`postgres://user[:password]@host[:port]/database`), connected to
+    /// nothing yet: `run()` runs its connection pool, and `open()` then migrates. `password`,
+    /// when given, in place of any in the URL (which `ps` shows every user). A caller outside
+    /// a task group of its own uses `withRunning`.
     public init(url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger)
-        async throws
+        throws
     {
         let location = try PostgresLocation(url, password: password)
         reachability = location.reachability(logger: logger)
         client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
-        let client = client
-        runner = Mutex(Task { await client.run() })
+        let made = AsyncStream.makeStream(of: Void.self)
+        closing = (made.stream, made.continuation)
+        let marked = AsyncStream.makeStream(of: Void.self)
+        running = (marked.stream, marked.continuation)
         self.node = node
         self.logger = logger
+    }
+
+    /// Runs the connection pool until `shutdown()` or until cancelled: a service of the hub's
+    /// group (`PostgresStoreService`), or a child of a command's (`withRunning`). Every
+    /// operation waits for it.
+    public func run() async { await Self.runPool(pool, until: closing.signal) }
+
+    /// The pool and what marks it running.
+    var pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation) { (client, running.mark) }
+
+    /// `pool`, run until `closed` ends (`shutdown()`, or the store let go of) or the task is
+    /// cancelled.
+    static func runPool(
+        _ pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation), until closed: AsyncStream<Void>
+    ) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                pool.running.finish()
+                await pool.client.run()
+            }
+            for await _ in closed {}
+            group.cancelAll()
+        }
+    }
+
+    /// What ends the pool's run when the store is let go of without `shutdown()`.
+    var closed: AsyncStream<Void> { closing.signal }
+
+    deinit { closing.close.finish() }
+
+    /// Migrates to this version's schema and settles the delivery numbers' high-water mark,
+    /// once `run()` runs; a store that cannot be opened is shut down.
+    public func open() async throws {
+        for await _ in running.signal {}
         do {
             try await reachability.withDeadline {
-                try await Self.withStoreErrors { try await Self.migrate(client, logger: self.logger) }
+                try await Self.withStoreErrors { try await Self.migrate(self.client, logger: self.logger) }
             }
             try await settleHighWater()
         } catch {
@@ -43,16 +85,26 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
-    /// Closes the connections.
-    public func shutdown() {
-        runner.withLock { task in
-            task?.cancel()
-            task = nil
+    /// `body` with the store on `url` open, its pool run by a child task for as long as
+    /// `body` runs; shut down after, however `body` ends.
+    public static func withRunning<T: Sendable>(
+        url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger,
+        _ body: (PostgresHubStore) async throws -> T
+    ) async throws -> T {
+        let store = try PostgresHubStore(url: url, password: password, node: node, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            defer { store.shutdown() }
+            try await store.open()
+            return try await body(store)
         }
-        reachability.shutdown()
     }
 
-    deinit { runner.withLock { $0?.cancel() } }
+    /// Closes the connections: `run()` returns.
+    public func shutdown() {
+        closing.close.finish()
+        reachability.shutdown()
+    }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let (client, logger) = (client, logger)
