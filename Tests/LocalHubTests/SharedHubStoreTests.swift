@@ -14,7 +14,9 @@ import Testing
     static func nodes(_ count: Int) async throws -> [PostgresHubStore] {
         let url = try await PostgresServer.shared().createDatabase()
         var stores: [PostgresHubStore] = []
-        for n in 1...count { stores.append(try await PostgresHubStore.started(url: url, node: "node\(n)", logger: TestHub.quietLogger)) }
+        for n in 1...count {
+            stores.append(try await PostgresHubStore.started(url: url, node: "node\(n)", logger: TestHub.quietLogger))
+        }
         return stores
     }
 
