@@ -29,10 +29,10 @@ public final class PostgresHubStore: HubStore, Sendable {
         async throws
     {
         let location = try PostgresLocation(url, password: password)
-        reachability = location.reachability(logger: logger)
         client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
-        let client = client
-        runner = Mutex(Task { await client.run() })
+        reachability = location.reachability(client: client, logger: logger)
+        let (client, reachability) = (client, reachability)
+        runner = Mutex(Task { await Self.serve(client, reachability) })
         self.node = node
         self.logger = logger
         do {
@@ -60,7 +60,9 @@ public final class PostgresHubStore: HubStore, Sendable {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
-            try await Self.withStoreErrors { try await client.withTransaction(logger: self.logger) { try await body($0) } }
+            try await Self.withStoreErrors {
+                try await client.withCancellableConnection { try await $0.withTransaction(logger: logger) { try await body($0) } }
+            }
         }
     }
 
@@ -68,7 +70,9 @@ public final class PostgresHubStore: HubStore, Sendable {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
             try await Self.withStoreErrors {
-                try await client.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
+                try await client.withCancellableConnection {
+                    try await $0.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+                }
             }
         }
     }
@@ -92,7 +96,9 @@ public final class PostgresHubStore: HubStore, Sendable {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
             try await Self.withStoreErrors {
-                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+                try await client.withCancellableConnection {
+                    try await $0.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+                }
             }
         }
     }
