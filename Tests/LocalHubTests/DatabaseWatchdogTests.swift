@@ -93,10 +93,29 @@ import Testing
         #expect(watchdog.isWaiting(Self.operation(1)))
     }
 
-    @Test func onceUnreachableANewOperationProbesAtOnceAndWaitsOnlyTheImpatience() {
+    /// Found unreachable: the operation waited its silence and the probe got no answer.
+    static func unreachable(at seconds: Double = 0) -> Watchdog {
+        var watchdog = watchdog()
+        _ = watchdog.handle(.operationStarted(operation(1), at: at(seconds)))
+        _ = watchdog.handle(.timePassed(at(seconds + 1)))
+        _ = watchdog.handle(.probeFailed(at: at(seconds + 1.5)))
+        _ = watchdog.handle(.timePassed(at(seconds + 5)))
+        return watchdog
+    }
+
+    @Test func aPatientOperationWhoseChecksCameLateAsksAProbeBeforeItFails() {
         var watchdog = Self.watchdog()
         _ = watchdog.handle(.operationStarted(Self.operation(1), at: Self.at(0)))
-        _ = watchdog.handle(.timePassed(Self.at(5)))
+        // The first check, five seconds late: nothing was asked, so nothing is known yet.
+        #expect(watchdog.handle(.timePassed(Self.at(6))) == [.startProbe])
+        #expect(watchdog.isWaiting(Self.operation(1)))
+        #expect(watchdog.reachable)
+        #expect(Self.fails(watchdog.handle(.probeFailed(at: Self.at(6.5)))) == [Self.operation(1)])
+        #expect(!watchdog.reachable)
+    }
+
+    @Test func onceUnreachableANewOperationProbesAtOnceAndWaitsOnlyTheImpatience() {
+        var watchdog = Self.unreachable()
         #expect(!watchdog.reachable)
         #expect(watchdog.handle(.operationStarted(Self.operation(2), at: Self.at(6))) == [.startProbe])
         #expect(watchdog.nextCheck(for: Self.operation(2)) == Self.at(7))
@@ -123,14 +142,13 @@ import Testing
     }
 
     @Test func theFirstAnswerMakesItReachableAgain() {
-        var watchdog = Self.watchdog()
-        _ = watchdog.handle(.operationStarted(Self.operation(1), at: Self.at(0)))
-        _ = watchdog.handle(.timePassed(Self.at(5)))
+        var watchdog = Self.unreachable()
+        #expect(!watchdog.reachable)
+        _ = watchdog.handle(.operationStarted(Self.operation(2), at: Self.at(5.5)))
         #expect(watchdog.handle(.probeAnswered(at: Self.at(6))) == [.markReachable])
         #expect(watchdog.reachable)
         // Once more, found by an operation that succeeds.
-        _ = watchdog.handle(.operationStarted(Self.operation(2), at: Self.at(7)))
-        _ = watchdog.handle(.timePassed(Self.at(12)))
+        watchdog = Self.unreachable(at: 7)
         #expect(!watchdog.reachable)
         _ = watchdog.handle(.operationStarted(Self.operation(3), at: Self.at(13)))
         #expect(watchdog.handle(.operationAnswered(Self.operation(3), at: Self.at(13.5))) == [.markReachable])

@@ -9,7 +9,8 @@
 /// nothing answered for `silence`: no operation finished and no probe got an answer. A probe
 /// is asked for once an operation has waited `probeAfter` without an answer (one at a time,
 /// at most one each `probeAfter`). A patient operation whose silence is over while a probe is
-/// under way waits for the probe's word.
+/// under way waits for the probe's word; one whose silence is over with no probe asked since
+/// the last answer asks one, and waits for its word.
 ///
 /// Once the database is found unreachable, operations that start wait only `impatience`,
 /// and each asks for a probe at once; the first answer (a probe's or an operation's) makes it
@@ -141,8 +142,18 @@ struct DatabaseWatchdog: Sendable {
                 actions.append(
                     .fail(operation, reason: "the database did not finish the operation within \(Self.seconds(timings.longest))"))
             } else if now >= heard + quiet {
-                // A probe under way may yet hear it; a patient operation waits for its word.
-                if quiet == timings.silence && probing { continue }
+                if quiet == timings.silence {
+                    // A probe under way may yet hear it; a patient operation waits for its word.
+                    if probing { continue }
+                    // None was asked since the last answer (the checks came late, on a busy
+                    // machine): one is now, and its word awaited.
+                    if probeStarted.map({ $0 < heard }) ?? true {
+                        probing = true
+                        probeStarted = now
+                        actions.append(.startProbe)
+                        continue
+                    }
+                }
                 reachable = false
                 waiting[operation] = nil
                 actions.append(.fail(operation, reason: "the database answered nothing for \(Self.seconds(quiet))"))
