@@ -34,8 +34,6 @@ extension PostgresHubStore {
 /// Where a PostgreSQL store is: a `postgres://` URL taken apart.
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
-    /// `host:port`.
-    var server: String { "\(configuration.host ?? ""):\(configuration.port ?? 0)" }
 
     /// `password`, when given, is used in place of any the URL holds.
     init(_ url: String, password: String? = nil) throws {

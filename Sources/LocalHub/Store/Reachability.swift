@@ -9,7 +9,8 @@ protocol ReachabilityProbe: Sendable {
 
 /// How long operations on one database may wait for it: runs each under the watch of a
 /// `DatabaseWatchdog` (whose rule it keeps: a slow database is not a down one) and does what
-/// the watchdog asks. Its probes run in `run()`, which lives in the store's task group.
+/// the watchdog asks. One per store, which judges its database by itself; its probes run in
+/// `run()`, beside the store's pool (`PostgresHubStore.serve`).
 final class Reachability: Sendable {
     private struct State {
         var watchdog: DatabaseWatchdog
