@@ -283,6 +283,24 @@ import Testing
         }
     }
 
+    /// A receiver does nothing until its `run()`, in its caller's task; stopped before that,
+    /// the run ends at once, its statuses ending with `.stopped`; it runs only once.
+    @Test func aReceiverReceivesInItsRunAndOneStoppedFirstEndsAtOnce() async throws {
+        try await TestHub.with { hub in
+            let profile = try profile()
+            let endpoint = endpoint(hub)
+            _ = try await profile.subscriber(endpoint).subscribe(["World"])
+            let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog)
+            receiver.stop()
+            await receiver.run()
+            var statuses: [ConnectionStatus] = []
+            for await status in receiver.statuses { statuses.append(status) }
+            #expect(statuses.last == .stopped, "\(statuses)")
+            #expect(!statuses.contains(.online), "\(statuses)")
+            await receiver.run()
+        }
+    }
+
     @Test func aHubWithoutSandboxIsReportedNotPretended() async throws {
         try await TestHub.with { hub in
             let profile = try profile()
