@@ -175,65 +175,70 @@ struct LogCommand: AsyncParsableCommand {
         if runner == nil { list(profile, query) }
         var arrivals = query
         arrivals.last = nil
+        let newArrivals = arrivals
         // Every message of this home, whichever process received it: the log is followed, and
         // this process's own receiver appends to it like any other.
         let follower = LogFollower(log: profile.log, shownThrough: known.count)
         let markRead = markRead
-        let printer = Task {
-            for await entries in follower.entries {
-                let new = arrivals.select(entries, marks: profile.log.marks)
-                guard let runner else {
-                    print(entries: new)
-                    if markRead { profile.log.markRead(new) }
-                    continue
-                }
-                for entry in new {
-                    // A gap is no message: said, not run.
-                    if entry.gap != nil { printError("note: \(entry.text)") } else { await runner.run(for: entry) }
-                }
-            }
-        }
         // The receiver; replaced by a new one (a new stream) when the home is unregistered.
-        let receiving = Mutex<(receiver: InboxReceiver?, replace: Bool)>((nil, false))
+        let receiving = FollowedReceiver()
         // A registration made elsewhere (a window, a subscribe) lets a device the hub did not
         // know stream at once; `unregister` elsewhere ends the stream the hub no longer sends
         // to, and the new one says so (the follower goes on, and says when it is back).
         let watcher = HomeWatcher(profile: profile)
-        let registrations = Task {
-            var last = profile.lastRegistration
-            for await shared in watcher.changes where shared.registration != last {
-                defer { last = shared.registration }
-                if shared.registration?.state == .registered {
-                    receiving.withLock { $0.receiver }?.retryNow()
-                } else if shared.registration == nil, last != nil {
-                    receiving.withLock { state in
-                        state.replace = true
-                        return state.receiver
-                    }?.stop()
-                }
-            }
-        }
-        defer {
-            follower.stop()
-            watcher.stop()
-            registrations.cancel()
-        }
         var reporter = FollowReporter()
         var offline: OfflineReason?
-        repeat {
-            let receiver = InboxReceiver(
-                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
-            receiving.withLock { $0 = (receiver, false) }
-            stopping.withLock { $0 = receiver }
-            if signal.withLock({ $0 }) != nil { receiver.stop() }
-            for await status in receiver.statuses {
-                if let line = reporter.line(for: status) { printError(line) }
-                if case .offline(let reason) = status, reason.gaveUp { offline = reason }
+        // The follower's looking and the home's watch, for as long as this follows.
+        await withDiscardingTaskGroup { group in
+            group.addTask { await follower.run() }
+            group.addTask {
+                var last = profile.lastRegistration
+                for await shared in watcher.changes where shared.registration != last {
+                    defer { last = shared.registration }
+                    if shared.registration?.state == .registered {
+                        receiving.state.withLock { $0.receiver }?.retryNow()
+                    } else if shared.registration == nil, last != nil {
+                        receiving.state.withLock { state in
+                            state.replace = true
+                            return state.receiver
+                        }?.stop()
+                    }
+                }
             }
-        } while signal.withLock({ $0 }) == nil && receiving.withLock({ $0.replace })
-        follower.poll()
-        follower.stop()
-        await printer.value
+            // The receivers and the printer: done once the receiving ended and what it
+            // appended is printed.
+            await withDiscardingTaskGroup { work in
+                work.addTask {
+                    for await entries in follower.entries {
+                        let new = newArrivals.select(entries, marks: profile.log.marks)
+                        guard let runner else {
+                            self.print(entries: new)
+                            if markRead { profile.log.markRead(new) }
+                            continue
+                        }
+                        for entry in new {
+                            // A gap is no message: said, not run.
+                            if entry.gap != nil { printError("note: \(entry.text)") } else { await runner.run(for: entry) }
+                        }
+                    }
+                }
+                repeat {
+                    let receiver = InboxReceiver(
+                        sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
+                    receiving.state.withLock { $0 = (receiver, false) }
+                    stopping.withLock { $0 = receiver }
+                    if signal.withLock({ $0 }) != nil { receiver.stop() }
+                    work.addTask { await receiver.run() }
+                    for await status in receiver.statuses {
+                        if let line = reporter.line(for: status) { printError(line) }
+                        if case .offline(let reason) = status, reason.gaveUp { offline = reason }
+                    }
+                } while signal.withLock({ $0 }) == nil && receiving.state.withLock({ $0.replace })
+                follower.poll()
+                follower.stop()
+            }
+            group.cancelAll()
+        }
         // Ended by a signal: the shell's convention, 128 + its number (130 for Ctrl-C, 143 for SIGTERM).
         if let number = signal.withLock({ $0 }) { throw ExitCode(128 + number) }
         switch offline {
@@ -298,4 +303,10 @@ struct FollowReporter {
             return nil
         }
     }
+}
+
+/// The receiver `log --follow` runs now, and whether it is to be replaced by a new one (the
+/// home was unregistered elsewhere): shared with the task that watches the home.
+private final class FollowedReceiver: Sendable {
+    let state = Mutex<(receiver: InboxReceiver?, replace: Bool)>((nil, false))
 }

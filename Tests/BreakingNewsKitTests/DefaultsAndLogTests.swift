@@ -220,6 +220,27 @@ struct InboxLogTests {
         #expect(seen == ["a", "b", "c"])
     }
 
+    /// A follower looks by itself while its `run()` runs (in its caller's task group), and
+    /// its entries end once that is cancelled.
+    @Test(.timeLimit(.minutes(1))) func aFollowerLooksWhileItsRunRunsAndItsEntriesEndWithIt() async throws {
+        let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
+        let follower = LogFollower(log: InboxLog(url: url), shownThrough: 0, interval: .milliseconds(20))
+        let seen = Mutex<[String]>([])
+        let consumer = Task {
+            for await batch in follower.entries { seen.withLock { $0 += batch.map(\.notificationId) } }
+        }
+        let running = Task { await follower.run() }
+        // Appended by another writer, and the follower never told: its own looking finds it.
+        _ = try append(InboxLog(url: url), [Self.delivery(1, "a", text: "a")])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while seen.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(seen.withLock { $0 } == ["a"])
+        running.cancel()
+        await running.value
+        // Ends by itself: the entries ended with the run.
+        await consumer.value
+    }
+
     @Test func aLineCutShortIsSkippedAndLaterWritesStayReadable() throws {
         let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
         _ = try append(InboxLog(url: url), [Self.delivery(1, "a", text: "a")])

@@ -68,21 +68,21 @@ struct HomeTruthTests {
         try profile.store.update { $0.arrivalAlerts = ArrivalAlerts(bell: true, desktop: true) }
         // It looks a second from now: the command reads the file first.
         let watcher = HomeWatcher(profile: profile, interval: .seconds(1))
-        let timeout = Task {
-            try? await Task.sleep(for: .seconds(15))
-            watcher.stop()
-        }
-        defer {
-            timeout.cancel()
-            watcher.stop()
-        }
         try Data("garbage{{{".utf8).write(to: profile.paths.defaultsFile)
         let command = try NewsProfile(paths: profile.paths, catalog: Self.catalog)
         let said = try #require(command.warning)
-        var told: SharedHomeState?
-        for await state in watcher.changes where state.warning != nil {
-            told = state
-            break
+        // The watch is the iterating task's work: it ends when that task is cancelled.
+        let told = await withTaskGroup(of: SharedHomeState?.self) { group in
+            group.addTask {
+                for await state in watcher.changes where state.warning != nil { return state }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
         }
         let state = try #require(told)
         #expect(state.warning == said, "\(state.warning ?? "")")

@@ -115,14 +115,14 @@ import Testing
                 sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog, follower: follower,
                 backoff: Backoff(base: 0.05, maximum: 0.2))
             let (merged, sink) = AsyncStream<InboxUpdate>.makeStream()
-            let forwarders = [
+            // The follower's and the receiver's work, and what they say, in tasks of the test's own.
+            let workers = [
+                Task { await follower.run() },
+                Task { await receiver.run() },
                 Task { for await entries in follower.entries { sink.yield(.received(entries)) } },
                 Task { for await status in receiver.statuses { sink.yield(.status(status)) } },
             ]
-            defer {
-                follower.stop()
-                forwarders.forEach { $0.cancel() }
-            }
+            defer { workers.forEach { $0.cancel() } }
             var updates = merged.makeAsyncIterator()
             var statuses: [ConnectionStatus] = []
             func next(_ count: Int) async -> [String] {
@@ -283,6 +283,24 @@ import Testing
         }
     }
 
+    /// A receiver does nothing until its `run()`, in its caller's task; stopped before that,
+    /// the run ends at once, its statuses ending with `.stopped`; it runs only once.
+    @Test func aReceiverReceivesInItsRunAndOneStoppedFirstEndsAtOnce() async throws {
+        try await TestHub.with { hub in
+            let profile = try profile()
+            let endpoint = endpoint(hub)
+            _ = try await profile.subscriber(endpoint).subscribe(["World"])
+            let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog)
+            receiver.stop()
+            await receiver.run()
+            var statuses: [ConnectionStatus] = []
+            for await status in receiver.statuses { statuses.append(status) }
+            #expect(statuses.last == .stopped, "\(statuses)")
+            #expect(!statuses.contains(.online), "\(statuses)")
+            await receiver.run()
+        }
+    }
+
     @Test func aHubWithoutSandboxIsReportedNotPretended() async throws {
         try await TestHub.with { hub in
             let profile = try profile()
@@ -290,7 +308,9 @@ import Testing
             let elsewhere = HubEndpoint(listen: hub.listen, send: hub.full, hubName: "azure-hub")
             let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
             var last: ConnectionStatus?
+            async let receiving: Void = receiver.run()
             for await status in receiver.statuses { last = status }
+            await receiving
             #expect(last == .stopped || last == .offline(.noPushService))
             await #expect(throws: StreamFailure.noPushService) { try await profile.sync(elsewhere) }
         }

@@ -6,8 +6,8 @@ import TestTiers
 /// A loopback TCP proxy in front of a server (PostgreSQL, in the tests) that holds back what
 /// the server says: passed on at once, each chunk `delayed` (a slow database, or a slow way
 /// to it), or `held` until told otherwise (a database that answers nothing). What clients
-/// send goes through at once. Its port is a server of its own to a store, which judges
-/// whether the database answers per `host:port`.
+/// send goes through at once. Each store (or client) reaching the server through it judges
+/// by itself whether the database answers.
 public final class DelayingProxy: Sendable {
     /// How the server's answers go to the clients.
     public enum Mode: Sendable {

@@ -11,8 +11,8 @@ import Testing
 /// that answers, however slowly, and reports unavailable one that answers nothing; a store
 /// that found it unreachable finds it again by itself, even while every answer takes longer
 /// than the shortened wait. Each test reaches the run's server through a proxy of its own
-/// (`DelayingProxy`), which is a server of its own to the store (the rule holds per
-/// `host:port`), and slows or silences what the server says.
+/// (`DelayingProxy`), which slows or silences what the server says; its store judges by
+/// itself whether the database answers.
 @Suite(.tags(.live, .postgres), .fullSuiteOnly) struct SlowDatabaseTests {
     /// Runs `body` with a store on a new database of the run's server, reached through a proxy.
     static func withSlowableStore(_ body: (PostgresHubStore, DelayingProxy) async throws -> Void) async throws {

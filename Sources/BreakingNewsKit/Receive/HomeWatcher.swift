@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What the windows of one home share besides the log: the chosen categories, who this
 /// terminal is and its last registration, the read marks and the arrival alerts, as they are
@@ -44,42 +45,55 @@ public struct SharedHomeState: Sendable, Hashable {
 /// Watches the files a home's windows and commands share (`defaults.json`,
 /// `installation.json`, the read marks) and yields their state when another process changed
 /// them: a subscribe from the command line, marks moved in another window, a home restored
-/// from a copy. It looks at their modification times every `interval`; reading happens only
-/// when one changed.
+/// from a copy. Iterating `changes` is the work: it looks at their modification times every
+/// `interval` in the iterating task, and reads only when one changed; it ends when that task
+/// is cancelled.
 public final class HomeWatcher: Sendable {
-    public let changes: AsyncStream<SharedHomeState>
-    private let task: Task<Void, Never>
+    private let profile: NewsProfile
+    private let interval: Duration
+    private let files: [URL]
+    /// The stamps last seen, from the watcher's making on.
+    private let seen: Mutex<[[Int]]>
 
     public init(profile: NewsProfile, interval: Duration = .milliseconds(250)) {
-        let (changes, continuation) = AsyncStream<SharedHomeState>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        self.changes = changes
+        self.profile = profile
+        self.interval = interval
         // The restore note: a corrupt defaults.json another process (or another read of this
         // one) set aside and restored, said here too.
-        let files = [profile.store.url, profile.installations.url, profile.log.readMarksFile, profile.store.restoreNoteURL]
+        files = [profile.store.url, profile.installations.url, profile.log.readMarksFile, profile.store.restoreNoteURL]
         // Stamped now, before the window reads its state, so no change falls in between.
-        let initial = files.map(Self.stamp)
-        task = Task {
-            var seen = initial
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                let now = files.map(Self.stamp)
-                guard now != seen else { continue }
-                let noted = now[3] != seen[3]
-                seen = now
-                var state = SharedHomeState.read(profile)
-                if noted, let note = profile.store.restoreNote, state.warning?.contains(note) != true {
-                    state.warning = [state.warning, note].compactMap { $0 }.joined(separator: "\n")
-                }
-                // A corrupt file moved aside (and restored, and noted) is not another change.
-                if state.warning != nil { seen = files.map(Self.stamp) }
-                continuation.yield(state)
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { [task] _ in task.cancel() }
+        seen = Mutex(files.map(Self.stamp))
     }
 
-    public func stop() { task.cancel() }
+    /// The home's state each time it changed; ends when the iterating task is cancelled.
+    public var changes: AsyncStream<SharedHomeState> {
+        AsyncStream { [self] in await self.nextChange() }
+    }
+
+    /// Waits for the next change; nil once cancelled.
+    private func nextChange() async -> SharedHomeState? {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return nil }
+            let now = files.map(Self.stamp)
+            let noted = seen.withLock { seen -> Bool? in
+                guard now != seen else { return nil }
+                defer { seen = now }
+                return now[3] != seen[3]
+            }
+            guard let noted else { continue }
+            var state = SharedHomeState.read(profile)
+            if noted, let note = profile.store.restoreNote, state.warning?.contains(note) != true {
+                state.warning = [state.warning, note].compactMap { $0 }.joined(separator: "\n")
+            }
+            // A corrupt file moved aside (and restored, and noted) is not another change.
+            if state.warning != nil {
+                let stamps = files.map(Self.stamp)
+                seen.withLock { $0 = stamps }
+            }
+            return state
+        }
+        return nil
+    }
 
     /// A file's modification time and size, to notice a change without reading it.
     private static func stamp(_ url: URL) -> [Int] {

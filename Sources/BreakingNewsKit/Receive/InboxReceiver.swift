@@ -1,5 +1,6 @@
 import Foundation
 import NotificationHubs
+import Synchronization
 
 /// What a window learns about the news: its receiver's connection, and the log's new entries
 /// (from its `LogFollower`).
@@ -12,16 +13,19 @@ public enum InboxUpdate: Sendable, Hashable {
 /// Keeps this terminal's device stream open: runs a `StreamMachine` and does what it asks
 /// (open, read, append to the log, wait, close), reporting its connection. What it appended
 /// reaches the windows through the log (`LogFollower`, told at once), as what other
-/// processes append does.
+/// processes append does. Its `run()` is the work, in its caller's task group.
 public final class InboxReceiver: Sendable {
     public let statuses: AsyncStream<ConnectionStatus>
-    private let task: Task<Void, Never>
+    /// The driver `run()` runs, made there: its stream and pending reads are that task's.
+    private let driver: @Sendable () -> Driver
+    private let ran = Atomic(false)
     private let alarm = RetryAlarm()
+    private let stopping = StopSignal()
 
     /// The backoff between tries on a hub of this machine: up to 0.5 s, then up to 1 s.
     public static let loopbackBackoff = Backoff(base: 0.5, maximum: 1)
 
-    /// Starts receiving at once.
+    /// A receiver that starts receiving when `run()` does.
     /// - Parameters:
     ///   - backoff: between tries; `loopbackBackoff` on the embedded hub, `Backoff()` on others.
     ///   - starting: whether the embedded hub is started when none runs (see `HubEndpoint.Start`);
@@ -37,21 +41,64 @@ public final class InboxReceiver: Sendable {
             lastEventId: resume?.seq, epoch: resume?.epoch,
             backoff: backoff ?? (sandbox.endpoint.isEmbedded ? Self.loopbackBackoff : Backoff()))
         let alarm = alarm
-        task = Task {
-            var driver = Driver(
+        driver = {
+            Driver(
                 sandbox: sandbox, starting: starting, log: log, catalog: catalog, follower: follower, alarm: alarm,
                 continuation: continuation, machine: machine)
-            await driver.run()
         }
-        continuation.onTermination = { [task] _ in task.cancel() }
+        continuation.onTermination = { [stopping] _ in stopping.stop() }
     }
 
-    /// Stops receiving; `statuses` ends after reporting `.stopped`.
-    public func stop() { task.cancel() }
+    /// Receives until it gives up, `stop()` is called or its task is cancelled; `statuses`
+    /// ends after reporting `.stopped`. Runs once: a second call returns at once.
+    public func run() async {
+        guard !ran.exchange(true, ordering: .relaxed) else { return }
+        let (driver, stopping) = (driver, stopping)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var running = driver()
+                await running.run()
+            }
+            group.addTask { await stopping.wait() }
+            // Either ends the other: the driver gave up, or it is to stop.
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Stops receiving: `run()` returns, and `statuses` ends after reporting `.stopped`.
+    public func stop() { stopping.stop() }
 
     /// Ends the wait before the next try now; `startingHub` starts a stopped embedded hub for
     /// that try (the user asked).
     public func retryNow(startingHub: Bool = false) { alarm.ring(startingHub: startingHub) }
+
+    /// A wait that ends once `stop()` was called (before or during it), or when cancelled.
+    final class StopSignal: Sendable {
+        private let state = Mutex<(stopped: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+        func stop() {
+            state.withLock { state in
+                state.stopped = true
+                return state.waiter.take()
+            }?.resume()
+        }
+
+        func wait() async {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { state -> Bool in
+                        if state.stopped || Task.isCancelled { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { $0.waiter.take() }?.resume()
+            }
+        }
+    }
 
     /// Does what the machine asks, one action after another, and feeds it what came of each.
     struct Driver {

@@ -3,36 +3,35 @@ import Synchronization
 
 /// Follows a home's received log, the one source every window shows: yields each entry after
 /// the first `shownThrough` once, in log order, whichever process appended it (this one's
-/// receiver, another window's, `log --follow` in a shell). It looks every `interval`, and at
-/// once when told (`poll`) after this process appended.
+/// receiver, another window's, `log --follow` in a shell). Its `run()`, in its caller's task
+/// group, looks every `interval`; it looks at once when told (`poll`) after this process
+/// appended.
 public final class LogFollower: Sendable {
     public let entries: AsyncStream<[InboxEntry]>
     private let core: Core
-    private let ticker: Task<Void, Never>
+    private let interval: Duration
 
     public init(log: InboxLog, shownThrough: Int, interval: Duration = .milliseconds(250)) {
         let (entries, continuation) = AsyncStream<[InboxEntry]>.makeStream(bufferingPolicy: .unbounded)
         self.entries = entries
-        let core = Core(log: log, shown: shownThrough, continuation: continuation)
-        self.core = core
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                core.poll()
-            }
+        core = Core(log: log, shown: shownThrough, continuation: continuation)
+        self.interval = interval
+    }
+
+    /// Looks every `interval` until cancelled; then ends `entries`.
+    public func run() async {
+        while true {
+            do { try await Task.sleep(for: interval) } catch { break }
+            core.poll()
         }
-        self.ticker = ticker
-        continuation.onTermination = { _ in ticker.cancel() }
+        core.finish()
     }
 
     /// Yields what the log holds beyond what was yielded.
     public func poll() { core.poll() }
 
     /// Ends `entries`.
-    public func stop() {
-        ticker.cancel()
-        core.finish()
-    }
+    public func stop() { core.finish() }
 
     deinit { stop() }
 

@@ -345,7 +345,7 @@ public final class HubEngine: Sendable {
             return
         }
         claims.forget(hub: hub, device: device)
-        Task { [writes] in _ = try? await writes.submit(.renewClaim(hub: hub, device: device.lowercased())) }
+        writes.post(.renewClaim(hub: hub, device: device.lowercased()))
     }
 
     /// Lets go of claims nothing used for their lifetime (`ClaimKeeper`); how many.

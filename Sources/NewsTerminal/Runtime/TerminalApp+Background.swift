@@ -70,8 +70,9 @@ final class EndpointSlot: Sendable {
 
 extension TerminalApp {
     /// The window's background work, as children of one task group: following the log,
-    /// watching the home, the connection, and a task for each send, subscribe and
-    /// explanation the screen asks for. Ends, cancelling them, when the screen does.
+    /// watching the home, the connection (with its receiver), and a task for each send,
+    /// subscribe and explanation the screen asks for. Ends, cancelling them, when the screen
+    /// does.
     func background(_ effects: AsyncStream<Effect>, writes: AsyncStream<HomeWrite>.Continuation, shownThrough: Int) async {
         let (commands, commandSink) = AsyncStream<ConnectionCommand>.makeStream()
         let slot = EndpointSlot()
@@ -79,13 +80,14 @@ extension TerminalApp {
         let queue = queue
         let profile = profile
         await withDiscardingTaskGroup { group in
+            group.addTask { await follower.run() }
             group.addTask {
                 // Every message of the home, whichever process received it.
                 for await entries in follower.entries { queue.push(.inbox(.received(entries))) }
             }
             group.addTask {
-                let watcher = HomeWatcher(profile: profile)
-                for await shared in watcher.changes {
+                // The watch is this task's iteration.
+                for await shared in HomeWatcher(profile: profile).changes {
                     // Both read where this window's changes are written: the counts are exact.
                     writes.yield(.shared(shared))
                     writes.yield(.reloadMarks)
@@ -120,7 +122,6 @@ extension TerminalApp {
                 }
             }
             commandSink.finish()
-            follower.stop()
             group.cancelAll()
         }
     }
@@ -170,6 +171,7 @@ extension TerminalApp {
                     sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower,
                     starting: .afterCrash)
                 receiver = started
+                group.addTask { await started.run() }
                 group.addTask {
                     for await status in started.statuses where generation.current == current {
                         queue.push(.inbox(.status(status)))
@@ -221,7 +223,6 @@ extension TerminalApp {
                     if generation.current == ended { receiver = nil }
                 }
             }
-            receiver?.stop()
             group.cancelAll()
         }
     }

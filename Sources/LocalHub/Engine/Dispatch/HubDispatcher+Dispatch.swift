@@ -192,11 +192,7 @@ extension HubDispatcher {
     private func finish(_ batch: [Job], _ plans: [DispatchPlan], gone: [ChannelGone], waiting: [Bool]) {
         // Channels a service said are gone stop being sent to once the writer marks them; the
         // dispatcher does not wait for that.
-        if !gone.isEmpty {
-            Task { [gone, writes] in
-                for channel in Set(gone) { _ = try? await writes.submit(.channelGone(channel)) }
-            }
-        }
+        for channel in Set(gone) { writes.post(.channelGone(channel)) }
         for (job, (plan, waiting)) in zip(batch, zip(plans, waiting)) where !waiting {
             metrics.deliveries(plan.counts)
             let success = plan.counts.reduce(0) { $0 + (OutcomeKey.isSuccess($1.key) ? $1.value : 0) }

@@ -106,7 +106,7 @@ final class HubWriter: Sendable {
                 }
                 finish(pending, batch, results, numbers: numbers)
             } catch {
-                for write in pending { write.continuation.resume(throwing: error) }
+                for write in pending { write.continuation?.resume(throwing: error) }
             }
             return
         }
@@ -118,7 +118,7 @@ final class HubWriter: Sendable {
         let refusal = WriteRefusal(
             reason: .conflict,
             detail: "what this changes was changed on another node at the same moment, \(Self.attempts) times; try again")
-        for write in pending { write.continuation.resume(throwing: refusal) }
+        for write in pending { write.continuation?.resume(throwing: refusal) }
     }
 
     /// After the commit: the tables, the notifications accepted, and each writer's answer.
@@ -133,6 +133,6 @@ final class HubWriter: Sendable {
                 dispatcher.accept(notification)
             }
         }
-        for (write, result) in zip(pending, results) { write.continuation.resume(with: result.mapError { $0 as Error }) }
+        for (write, result) in zip(pending, results) { write.continuation?.resume(with: result.mapError { $0 as Error }) }
     }
 }

@@ -3,7 +3,8 @@
 final class WriteQueue: Sendable {
     struct Pending: Sendable {
         let request: WriteRequest
-        let continuation: UnsafeContinuation<WriteResult, any Error>
+        /// Who waits for the result; nil for a write posted without waiting (`post`).
+        let continuation: UnsafeContinuation<WriteResult, any Error>?
     }
 
     let queue = WorkQueue<Pending>()
@@ -20,9 +21,16 @@ final class WriteQueue: Sendable {
         }
     }
 
+    /// Queues a change no one waits for (a claim renewed, a channel a service said is gone):
+    /// the writer commits it in turn, with the writes around it; nothing is told of its
+    /// result. Dropped when the queue is closed.
+    func post(_ request: WriteRequest) {
+        _ = queue.push(Pending(request: request, continuation: nil))
+    }
+
     /// Takes no more; what waits is refused.
     func close() {
-        for pending in queue.close() { pending.continuation.resume(throwing: EngineStopped()) }
+        for pending in queue.close() { pending.continuation?.resume(throwing: EngineStopped()) }
     }
 }
 
