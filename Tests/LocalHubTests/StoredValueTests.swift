@@ -26,7 +26,7 @@ import Testing
     static func expectSendsAbandoned(by full: HubClient) async throws {
         for text in ["first", "second"] {
             let id = try #require(try await full.send(.template(["messageParam": text]), tagExpression: "World").notificationId)
-            let details = try await RealDeliveryTests.eventually { () async throws -> NotificationDetails? in
+            let details = try await eventually("the send to be abandoned") { () async throws -> NotificationDetails? in
                 let details = try await full.notificationDetails(id: id)
                 return details.state == .abandoned ? details : nil
             }
@@ -151,7 +151,7 @@ import Testing
         let engine = HubEngine(store: store, hubs: ["news"], logger: TestHub.quietLogger)
         try await engine.start()
         try await withService(EngineService(engine: engine)) {
-            let ended = try await RealDeliveryTests.eventually { () async throws -> [StoredNotification]? in
+            let ended = try await eventually("both notifications to end") { () async throws -> [StoredNotification]? in
                 let both = [
                     try await store.notification(hub: "news", id: "worn"), try await store.notification(hub: "news", id: "fresh"),
                 ]
