@@ -107,7 +107,7 @@ func log(_ text: String) {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`, trying for up to `seconds`.
-func waitForListener(port: Int, seconds: Double) -> Bool { Loopback.waitForListener(port: port, seconds: seconds) }
+func waitForListener(port: Int, seconds: Double) -> Bool { Loopback.waitForListener(port: port, within: .seconds(seconds)) }
 
 /// Long-lived children (the hub, nginx): stopped too when the bench is interrupted or its
 /// output pipe closes, so nothing keeps listening after it.

@@ -67,7 +67,8 @@ public enum LocalHubTrust {
         }
         // The proof says whose hub it is; the status how it is. A hub whose database does not
         // answer says 503 with its proof: still this folder's hub, which must not be started again.
-        guard [200, 503].contains(answer.status), answer.header == LocalHubProof.answer(challenge: challenge, secret: secret)
+        guard [200, 503].contains(answer.status),
+            ConstantTime.equal(answer.header ?? "", LocalHubProof.answer(challenge: challenge, secret: secret))
         else {
             throw Distrust(
                 kind: .impostor,

@@ -24,16 +24,16 @@ public enum Loopback {
         return .success(descriptor)
     }
 
-    /// Whether something accepts connections on `127.0.0.1:port`, trying for up to `seconds`.
-    public static func waitForListener(port: Int, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
+    /// Whether something accepts connections on `127.0.0.1:port`, trying for up to `limit`.
+    public static func waitForListener(port: Int, within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
         repeat {
             if case .success(let descriptor) = connect(port: port) {
                 close(descriptor)
                 return true
             }
             usleep(20_000)
-        } while Date() < deadline
+        } while ContinuousClock.now < deadline
         return false
     }
 }

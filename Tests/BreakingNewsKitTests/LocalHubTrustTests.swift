@@ -74,7 +74,7 @@ import Testing
                 send: try ConnectionString(
                     parsing: "Endpoint=\(state.url)/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=a2V5"),
                 hubName: "breakingnews",
-                embedded: EmbeddedHub(paths: paths, port: port, executable: "/bin/false", startTimeout: 2))
+                embedded: EmbeddedHub(paths: paths, port: port, executable: "/bin/false", startTimeout: .seconds(2)))
             let outcome = try await profile.subscriber(endpoint).subscribe(["World"])
             #expect(outcome.record.state == .pending)
             _ = try? await profile.publisher(endpoint).send("hello", to: [Self.catalog.categories[0]])

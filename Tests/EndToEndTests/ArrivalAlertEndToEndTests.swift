@@ -42,11 +42,10 @@ struct ArrivalAlertEndToEndTests {
             try await tmux.keys("one", "d")
             screen = try await tmux.waitFor("one") { $0.contains("Alerts: bell, desktop  (b, d)") }
             #expect(screen.contains("Desktop notification on new messages: on"))
-            #expect(
-                await eventually {
-                    (try? String(contentsOf: defaultsFile, encoding: .utf8))?.contains(
-                        #""arrivalAlerts":{"bell":true,"desktop":true}"#) == true
-                })
+            try await eventually("both alerts on in the defaults", every: .milliseconds(50)) {
+                (try? String(contentsOf: defaultsFile, encoding: .utf8))?.contains(
+                    #""arrivalAlerts":{"bell":true,"desktop":true}"#) == true
+            }
             let defaults = try String(contentsOf: defaultsFile, encoding: .utf8)
             #expect(defaults.contains(#""BreakingNewsCategories":["World"]"#), "the other defaults stay")
 
@@ -58,7 +57,9 @@ struct ArrivalAlertEndToEndTests {
             let expected =
                 "\(e)Ptmux;\(e)\(e)]9;\(body)\u{07}\(e)\\" + "\(e)Ptmux;\(e)\(e)]777;notify;Breaking News;\(body)\u{07}\(e)\\"
                 + "\u{07}"
-            #expect(await eventually { (try? String(contentsOf: raw, encoding: .utf8))?.contains(expected) == true })
+            try await eventually("the notification's sequences on the terminal", every: .milliseconds(50)) {
+                (try? String(contentsOf: raw, encoding: .utf8))?.contains(expected) == true
+            }
             written = try String(contentsOf: raw, encoding: .utf8)
             #expect(!written.unicodeScalars.contains("\u{9D}"), "no C1 control reaches the terminal")
             // The taste of the desktop notification when switched on, and "calm": "quiet" had none.
@@ -115,11 +116,10 @@ struct ArrivalAlertEndToEndTests {
                 try await tmux.waitFor(session, timeout: 10) { $0.contains("Alerts: bell  (b, d)") }
             }
             let defaultsFile = user.home.appendingPathComponent("config/defaults.json")
-            #expect(
-                await eventually {
-                    (try? String(contentsOf: defaultsFile, encoding: .utf8))?.contains(
-                        #""arrivalAlerts":{"bell":true,"desktop":false}"#) == true
-                })
+            try await eventually("the bell alone on in the defaults", every: .milliseconds(50)) {
+                (try? String(contentsOf: defaultsFile, encoding: .utf8))?.contains(
+                    #""arrivalAlerts":{"bell":true,"desktop":false}"#) == true
+            }
         }
     }
 
@@ -143,22 +143,12 @@ struct ArrivalAlertEndToEndTests {
                 for session in ["ui1", "ui2"] {
                     try await tmux.waitFor(session) { $0.contains("Breaking World News : \(text)") }
                 }
-                #expect(await eventually { notifications() >= n + 1 })
+                try await eventually("notification \(n + 1)", every: .milliseconds(50)) { notifications() >= n + 1 }
                 // Time for a second window's notification to show, were there one; past the
                 // two seconds that alerts keep apart.
                 try await Task.sleep(nanoseconds: 3_000_000_000)
                 #expect(notifications() == n + 1, "message \(n + 1)")
             }
         }
-    }
-
-    /// Waits for `condition` (20 s at most).
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 50_000_000)
-        }
-        return condition()
     }
 }

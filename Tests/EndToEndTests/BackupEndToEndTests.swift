@@ -11,16 +11,6 @@ import Testing
 /// Issue 31: `hub backup` of a hub that serves, `hub restore` into a stopped hub's folder, and
 /// `hub migrate` between SQLite and PostgreSQL, driven through the built binary.
 @Suite(.tags(.live), .fullSuiteOnly, .serialized) struct BackupEndToEndTests {
-    /// Waits, with a deadline far beyond what any of these needs, for `probe` to give a value.
-    static func eventually<T>(_ what: String, seconds: Int = 90, _ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            if let value = try await probe() { return value }
-            guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
-
     /// Reads `device`'s stream, resumed after `seq` of `epoch` as the receiver resumes it,
     /// until what arrived is `enough`, or 90 s passed: what arrived by then.
     static func streamed(
@@ -92,7 +82,7 @@ import Testing
                 newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             var first: Set<String> = []
             for i in 1...5 { first.insert(try await Self.send(full, "before \(i)")) }
-            let firstDelivered = try await Self.eventually("the first five") { () -> [SandboxDelivery]? in
+            let firstDelivered = try await eventually("the first five", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: first) ? inbox : nil
             }
@@ -117,7 +107,7 @@ import Testing
                     try await group.waitForAll()
                 }
             }
-            _ = try await Self.eventually("the burst to be under way") {
+            _ = try await eventually("the burst to be under way", every: .milliseconds(50)) {
                 acknowledged.ids.withLock { $0.count >= 15 ? true : nil }
             }
             acknowledgedBeforeBackup = first.union(acknowledged.ids.withLock { $0 })
@@ -130,7 +120,7 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: backup.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             let everything = first.union(acknowledged.ids.withLock { $0 })
-            let all = try await Self.eventually("every send delivered") { () -> [SandboxDelivery]? in
+            let all = try await eventually("every send delivered", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: everything) ? inbox : nil
             }
@@ -161,7 +151,8 @@ import Testing
                 let point = try #require(log.resumePoint(hubName: "news"))
                 #expect(point.epoch == oldEpoch)
                 // Resumed as the receiver resumes: after its point, in its epoch.
-                let resumed = try await Self.eventually("the \(name) receiver's messages") { () -> [SandboxDelivery]? in
+                let resumed = try await eventually("the \(name) receiver's messages", every: .milliseconds(50)) {
+                    () -> [SandboxDelivery]? in
                     let batch = try await listen.inboxPages(
                         device: device, after: point.seq, epoch: point.epoch, secret: secret)
                     return Set(batch.deliveries.map(\.notificationId)).isSuperset(of: expected) ? batch.deliveries : nil

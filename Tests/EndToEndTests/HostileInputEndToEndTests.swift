@@ -21,7 +21,7 @@ import Testing
         return found
     }
 
-    @Test func item5_logShowsHostileNewsWithoutObeyingIt() async throws {
+    @Test func logShowsHostileNewsWithoutObeyingIt() async throws {
         try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
             let user = Command.freshHome(extra: ["BREAKING_NEWS_CONNECTION_STRING": hub.full.description])
             #expect(try await user.run(["subscribe", "World"]).status == 0)
@@ -42,7 +42,7 @@ import Testing
         }
     }
 
-    @Test func item5_errorsFromAHostileHubAreShownWithoutControlCharacters() async throws {
+    @Test func errorsFromAHostileHubAreShownWithoutControlCharacters() async throws {
         let hostileHub = ScriptedServer(
             [(400, nil)], details: ["bad \u{1B}]0;pwned\u{7} \u{9B}2J request\nbreaking-news: a line of its own"])
         try await hostileHub.serve { port in
@@ -60,7 +60,7 @@ import Testing
         }
     }
 
-    @Test func item10_aHugeTokenLifetimeIsAUsageError() async throws {
+    @Test func aHugeTokenLifetimeIsAUsageError() async throws {
         let result = try await Command.freshHome().run(["token", "--expiry", "9223372036854775000"])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderrLines.count == 1)
@@ -70,7 +70,7 @@ import Testing
 
     /// A state file left by a crash names a pid that is now something else, and an address
     /// nothing (or anything) answers at: status and stop say so and touch nothing.
-    @Test func item7_hubStatusAndStopActOnlyOnAVerifiedHub() async throws {
+    @Test func hubStatusAndStopActOnlyOnAVerifiedHub() async throws {
         let user = Command.freshHome()
         let bystander = try ChildProcess.start(["/bin/sleep", "600"])
         close(bystander.standardOutput)
@@ -95,7 +95,7 @@ import Testing
 
     /// After a crash, another program took the hub's port: the CLI starts a hub of its own
     /// (which cannot bind) and never hands its token to the squatter.
-    @Test func item7_whatSquatsTheHubPortGetsNoToken() async throws {
+    @Test func whatSquatsTheHubPortGetsNoToken() async throws {
         let squatter = ScriptedServer([])
         try await squatter.serve { port in
             let user = Command.freshHome(extra: ["BREAKING_NEWS_HUB_PORT": String(port)])
@@ -116,7 +116,7 @@ import Testing
 
     /// A hub started by an earlier version wrote a state file without a secret: it is
     /// stopped and replaced, not left holding the folder while every command waits.
-    @Test func item7_aHubOfAnEarlierVersionIsReplacedAndCanBeStopped() async throws {
+    @Test func aHubOfAnEarlierVersionIsReplacedAndCanBeStopped() async throws {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
         #expect(try await user.run(["subscribe", "World"]).status == 0)
@@ -140,7 +140,7 @@ import Testing
 
     /// A hub that holds its port but answers nothing (here: stopped with SIGSTOP) is still
     /// stopped by `hub stop`.
-    @Test func item7_aHungHubIsStillStopped() async throws {
+    @Test func aHungHubIsStillStopped() async throws {
         let user = Command.freshHome()
         #expect(try await user.run(["subscribe", "World"]).status == 0)
         let state = try #require(LocalHubState.read(user.home.appendingPathComponent("data/hub/\(LocalHubState.fileName)")))
@@ -153,7 +153,7 @@ import Testing
     /// Issue 44: a hub that holds its data folder's lock but no longer listens where
     /// `hub.json` says (as one whose shutdown hung) is stopped by `hub stop`, which says so in
     /// one line; it was "not stopping anything" before.
-    @Test func item44_aHubThatStoppedListeningIsStillStopped() async throws {
+    @Test func aHubThatStoppedListeningIsStillStopped() async throws {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
         #expect(try await user.run(["subscribe", "World"]).status == 0)
@@ -175,7 +175,7 @@ import Testing
 
     /// The hub of another home, named in this home's `hub.json`, is a breaking-news process
     /// that holds a lock, but not this folder's: `hub stop` leaves it alone.
-    @Test func item44_anotherHomesHubIsNeverSignalled() async throws {
+    @Test func anotherHomesHubIsNeverSignalled() async throws {
         let other = Command.freshHome()
         defer { _ = try? other.start(["hub", "stop"]) }
         #expect(try await other.run(["subscribe", "World"]).status == 0)

@@ -60,9 +60,9 @@ import Testing
 
         var isOpen: Bool { !ended.withLock { $0 } }
 
-        func waitForEnd(seconds: Double = 20) async -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while isOpen, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        func waitForEnd(within limit: Duration = .seconds(20)) async -> Bool {
+            let deadline = ContinuousClock.now + limit
+            while isOpen, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
             return !isOpen
         }
 

@@ -96,7 +96,7 @@ import Testing
             #expect(try await listen.installation(id: "terminal").json.text == installed?.json.text)
             let sent = try #require(
                 try await full.send(.template(["messageParam": "on the node"]), tagExpression: "World").notificationId)
-            let delivered = try await BackupEndToEndTests.eventually("the node's delivery") { () -> SandboxDelivery? in
+            let delivered = try await eventually("the node's delivery", every: .milliseconds(50)) { () -> SandboxDelivery? in
                 try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret).first { $0.notificationId == sent }
             }
             #expect(delivered.alertText == "on the node")
@@ -148,7 +148,7 @@ import Testing
                     try #require(try await full.send(.template(["messageParam": "n\(i)"]), tagExpression: "World").notificationId)
                 )
             }
-            let delivered = try await BackupEndToEndTests.eventually("the node's deliveries") { () -> [SandboxDelivery]? in
+            let delivered = try await eventually("the node's deliveries", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return inbox.count >= 3 ? inbox : nil
             }

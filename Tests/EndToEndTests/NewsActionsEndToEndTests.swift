@@ -75,7 +75,9 @@ struct NewsActionsEndToEndTests {
             // Drawn as OSC 8 hyperlinks too, each over its own text.
             for link in ["https://news.example/live", Self.hostile] {
                 let osc8 = "\u{1B}]8;;\(link)\u{1B}\\\(link)\u{1B}]8;;\u{1B}\\"
-                #expect(await Self.eventually { Self.text(of: raw).contains(osc8) }, "no OSC 8 for \(link)")
+                try await eventually("an OSC 8 hyperlink for \(link)", every: .milliseconds(50)) {
+                    Self.text(of: raw).contains(osc8)
+                }
             }
             try await tmux.keys("a", "o")
             screen = try await tmux.waitFor("a") { $0.contains("Open which link?") }
@@ -96,7 +98,7 @@ struct NewsActionsEndToEndTests {
             let message = "Breaking World News : \(Self.twoLinks)"
             let e = "\u{1B}"
             let osc52 = "\(e)Ptmux;\(e)\(e)]52;c;\(Data(message.utf8).base64EncodedString())\u{07}\(e)\\"
-            #expect(await Self.eventually { Self.text(of: raw).contains(osc52) }, "no OSC 52 with the message")
+            try await eventually("OSC 52 with the message", every: .milliseconds(50)) { Self.text(of: raw).contains(osc52) }
 
             // |: the message and a line feed on wc's standard input; its output and status shown.
             try await tmux.keys("a", "|")
@@ -175,14 +177,5 @@ struct NewsActionsEndToEndTests {
             try await tmux.keys("b", "q")
             #expect(try await tmux.waitFor("b") { $0.contains("exit=") }.contains("exit=0"))
         }
-    }
-
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 50_000_000)
-        }
-        return condition()
     }
 }

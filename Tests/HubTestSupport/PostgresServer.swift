@@ -148,7 +148,7 @@ public final class PostgresServer: Sendable {
             _ = try? await pgCtl(["stop", "-m", "fast"])
         }
         if LocalProcess.isAlive(pid) {
-            await waitUntilGone(pid, seconds: 10)
+            await waitUntilGone(pid, within: .seconds(10))
             if LocalProcess.isAlive(pid) { kill(pid, SIGKILL) }
         }
         await waitUntilGone(pid)
@@ -182,7 +182,7 @@ public final class PostgresServer: Sendable {
         else { throw PostgresServerError(description: "PostgreSQL started without a readable postmaster.pid") }
         postmaster.withLock { $0 = pid }
         let port = self.port
-        guard try await offThePool({ Loopback.waitForListener(port: port, seconds: 30) }) else {
+        guard try await offThePool({ Loopback.waitForListener(port: port, within: .seconds(30)) }) else {
             throw PostgresServerError(description: "PostgreSQL started but accepts no connection on port \(port)")
         }
     }
@@ -192,12 +192,12 @@ public final class PostgresServer: Sendable {
         try await tools.run([tools.pgCtl] + arguments + ["-D", dataPath, "-w", "-t", "60"], asServer: true, in: directory.path)
     }
 
-    /// Waits (up to `seconds`) for `pid` to end: pg_ctl is done when the pid file is gone,
+    /// Waits (up to `limit`) for `pid` to end: pg_ctl is done when the pid file is gone,
     /// a moment before the postmaster itself.
-    private func waitUntilGone(_ pid: Int32, seconds: Double = 5) async {
-        let deadline = Date().addingTimeInterval(seconds)
-        while LocalProcess.isAlive(pid), Date() < deadline {
-            try? await Task.sleep(nanoseconds: 10_000_000)
+    private func waitUntilGone(_ pid: Int32, within limit: Duration = .seconds(5)) async {
+        let deadline = ContinuousClock.now + limit
+        while LocalProcess.isAlive(pid), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 

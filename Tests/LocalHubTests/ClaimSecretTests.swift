@@ -49,7 +49,7 @@ import Testing
             #expect(SandboxClaim.isSecret(secret))
             try await hub.put(newsInstallation("t", device: device, tags: ["World"]), claimSecret: secret)
             #expect(try await Self.send(hub, "private", token: hub.token(hub.full)).status == 201)
-            let read = try await RealDeliveryTests.eventually { () async throws -> RawResponse? in
+            let read = try await eventually("the private message in the inbox") { () async throws -> RawResponse? in
                 let page = try await Self.call(hub, .GET, device, "inbox", secret: secret)
                 return page.body.contains("private") ? page : nil
             }
@@ -119,7 +119,7 @@ import Testing
             #expect(try await hub.installationCall(.DELETE, "other", key: hub.full).status == 204)
             // The terminal lets go: its installation, then its claim; nothing of the token stays.
             #expect(try await Self.send(hub, "private", token: hub.token(hub.full)).status == 201)
-            _ = try await RealDeliveryTests.eventually { () async throws -> Bool? in
+            _ = try await eventually("the private message in the inbox") { () async throws -> Bool? in
                 try await Self.call(hub, .GET, device, "inbox", secret: secret).body.contains("private") ? true : nil
             }
             #expect(try await hub.installationCall(.DELETE, "terminal").status == 204)

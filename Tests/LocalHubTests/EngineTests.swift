@@ -26,10 +26,9 @@ import Testing
         try await engine.start()
         let running = Task { await engine.run() }
         defer { running.cancel() }
-        var delivered: [Delivery] = []
-        for _ in 0..<200 where delivered.isEmpty {
-            delivered = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
-            try await Task.sleep(nanoseconds: 5_000_000)
+        let delivered = try await eventually("the late notification's delivery") { () async throws -> [Delivery]? in
+            let delivered = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
+            return delivered.isEmpty ? nil : delivered
         }
         #expect(delivered.map(\.payload) == [#"{"aps":{"alert":"late"}}"#])
         #expect(try await store.notification(hub: "news", id: "n1")?.state == .completed)
@@ -140,10 +139,9 @@ import Testing
         _ = try await first.write(.putInstallation(hub: "news", installation))
         try await first.enqueue(
             StoredNotification(hub: "news", id: "one", format: .template, tagExpression: "World", body: #"{"messageParam":"1"}"#))
-        var seen: [Delivery] = []
-        for _ in 0..<200 where seen.isEmpty {
-            seen = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
-            try await Task.sleep(nanoseconds: 5_000_000)
+        let seen = try await eventually("the first engine's delivery") { () async throws -> [Delivery]? in
+            let seen = try await store.deliveries(hub: "news", device: "ab12", after: 0, limit: 10)
+            return seen.isEmpty ? nil : seen
         }
         running.cancel()
         #expect(seen.map(\.seq) == [1])
@@ -156,10 +154,9 @@ import Testing
         defer { again.cancel() }
         try await second.enqueue(
             StoredNotification(hub: "news", id: "two", format: .template, tagExpression: "World", body: #"{"messageParam":"2"}"#))
-        var after: [Delivery] = []
-        for _ in 0..<200 where after.isEmpty {
-            after = try await reopened.deliveries(hub: "news", device: "ab12", after: 1, limit: 10)
-            try await Task.sleep(nanoseconds: 5_000_000)
+        let after = try await eventually("the second engine's delivery") { () async throws -> [Delivery]? in
+            let after = try await reopened.deliveries(hub: "news", device: "ab12", after: 1, limit: 10)
+            return after.isEmpty ? nil : after
         }
         #expect(after.first.map { $0.seq > 10_000 } == true)
     }
@@ -252,7 +249,7 @@ import Testing
     /// Issue 10 item 4: forgetting a committed batch removed each delivery from its device's
     /// list one by one, holding the registry lock: quadratic in the batch, the hub stalled.
     @Test(.timeLimit(.minutes(1)))
-    func item4_aCommittedBatchIsForgottenInOnePass() throws {
+    func aCommittedBatchIsForgottenInOnePass() throws {
         let streams = DeviceStreams()
         let batch = Self.deliveries(200_000)
         streams.publish(batch, recorded: false)
@@ -263,7 +260,7 @@ import Testing
 
     /// Issue 10 item 4: a stream whose client stops reading kept every delivery in memory.
     @Test(.timeLimit(.minutes(1)))
-    func item4_aStreamThatIsNotReadIsEndedNotGrown() async throws {
+    func aStreamThatIsNotReadIsEndedNotGrown() async throws {
         let streams = DeviceStreams(bufferLimit: 100)
         let sink = BufferedStreamSink(limit: 100)
         let listener = try streams.listen(hub: "news", device: "ab", sink: sink)
@@ -293,7 +290,7 @@ import Testing
         #expect(streams.count == 0)
     }
 
-    @Test func review_streamsEndedForFallingBehindStillCountUntilCancelled() throws {
+    @Test func streamsEndedForFallingBehindStillCountUntilCancelled() throws {
         let streams = DeviceStreams(maximum: 1, bufferLimit: 1)
         let slow = try streams.listen(hub: "news", device: "ab")
         streams.publish(Self.deliveries(3))
@@ -302,7 +299,7 @@ import Testing
         _ = try streams.listen(hub: "news", device: "cd")
     }
 
-    @Test func item4_aDeviceHasAtMostItsShareOfStreams() throws {
+    @Test func aDeviceHasAtMostItsShareOfStreams() throws {
         let streams = DeviceStreams(maximumPerDevice: 3)
         for _ in 0..<3 { _ = try streams.listen(hub: "news", device: "ab") }
         #expect(throws: DeviceStreams.ListenRefusal.self) { try streams.listen(hub: "news", device: "AB") }

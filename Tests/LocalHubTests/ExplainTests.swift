@@ -59,7 +59,7 @@ import Testing
                         "1 device did not get it: the push channel expired — the push service said the app is gone (APNs answered 410 Unregistered); it gets nothing until it registers again."
                     ])
             #expect(explanation.lines.first?.handle == device)
-            _ = try await RealDeliveryTests.eventually {
+            _ = try await eventually("the installation gone to be marked expired") {
                 try await listen.installation(id: "gone").pushChannelExpired == true ? true : nil
             }
             let second = try await RealDeliveryTests.send(hub, "two")

@@ -15,7 +15,7 @@ extension HostileRequestTests {
         #expect(try await hub.raw(.GET, hub.baseURL + "/healthz").status == 200)
     }
 
-    @Test func item1_pagingParametersAreCheckedNotTrusted() async throws {
+    @Test func badPagingParametersAreRefusedAndAContinuationPastTheEndIsAnswered() async throws {
         try await RouterHub.with { hub in
             let filter = "$filter=DeviceToken%20eq%20'ab'"
             for query in ["continuationtoken=-1", "continuationtoken=x", "$top=-5", "continuationtoken=99999999999999999999"] {
@@ -29,7 +29,7 @@ extension HostileRequestTests {
     }
 
     @Test(arguments: ["a%00b", "a%0Db", "a%0Ab", "a%20b", "%1B%5B2J"])
-    func item2_registrationIdsFollowTheServiceRules(id: String) async throws {
+    func registrationIdsWithControlCharactersOrSpacesAreRefused(id: String) async throws {
         try await RouterHub.with { hub in
             let response = try await hub.raw(
                 .PUT, hub.baseURL + "/news/registrations/\(id)",
@@ -45,7 +45,7 @@ extension HostileRequestTests {
         String(repeating: "(", count: 2800) + "a" + String(repeating: ")", count: 2800),
         String(repeating: "(", count: 17) + "a" + String(repeating: ")", count: 17),
     ])
-    func item3_deeplyNestedTagExpressionsAreRefused(expression: String) async throws {
+    func deeplyNestedTagExpressionsAreRefused(expression: String) async throws {
         try await RouterHub.with { hub in
             let response = try await hub.raw(
                 .POST, hub.baseURL + "/news/messages",
@@ -60,7 +60,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func item10_theTrackingIdIsCheckedBeforeItIsEchoed() async throws {
+    @Test func theTrackingIdIsCheckedBeforeItIsEchoed() async throws {
         try await RouterHub.with { hub in
             let hostile = #"</Detail><Injected a="1"/>&"#
             let response = try await hub.raw(.GET, hub.baseURL + "/news/installations/none", headers: [("TrackingId", hostile)])
@@ -73,7 +73,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func item10_bodiesHoldingNULAreRefused() async throws {
+    @Test func bodiesHoldingNULAreRefused() async throws {
         try await RouterHub.with { hub in
             let response = try await hub.raw(
                 .POST, hub.baseURL + "/news/messages",
@@ -117,7 +117,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func item10_quotasOnInstallationsAndTemplates() async throws {
+    @Test func aFullHubRefusesANewInstallationButTakesChangesAndRoomFreedByADelete() async throws {
         try await RouterHub.with(configure: { $0.maximumInstallationsPerHub = 3 }) { hub in
             for i in 0..<3 { try await hub.put(newsInstallation("q\(i)", device: randomDevice(), tags: [])) }
             let refused = try await hub.putting(newsInstallation("q3", device: randomDevice(), tags: []))
@@ -129,7 +129,7 @@ extension HostileRequestTests {
         }
     }
 
-    @Test func item10_idsThatDifferOnlyInCaseAreRefused() async throws {
+    @Test func idsThatDifferOnlyInCaseAreRefused() async throws {
         try await RouterHub.with { hub in
             let owner = hub.full
             #expect(

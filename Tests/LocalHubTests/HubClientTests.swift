@@ -136,10 +136,10 @@ import Testing
                 newsInstallation("d1", device: randomDevice(), tags: ["World"]))
             let sender = try hub.client(hub.full)
             let receipt = try await sender.send(.template(["messageParam": "hi"]), tagExpression: "World")
-            var details = try await sender.notificationDetails(id: receipt.notificationId!)
-            for _ in 0..<50 where details.state == .enqueued {
-                try await Task.sleep(nanoseconds: 20_000_000)
-                details = try await sender.notificationDetails(id: receipt.notificationId!)
+            let id = try #require(receipt.notificationId)
+            let details = try await eventually("the send to be handled") { () async throws -> NotificationDetails? in
+                let details = try await sender.notificationDetails(id: id)
+                return [.enqueued, .processing].contains(details.state) ? nil : details
             }
             #expect(details.state == .completed)
             #expect(details.apnsOutcomeCounts == ["Success": 1])

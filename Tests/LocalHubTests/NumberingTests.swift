@@ -36,7 +36,7 @@ import Testing
                 let seqs = (page["deliveries"]?.arrayValue ?? []).compactMap { try? SandboxDelivery(json: $0).seq }
                 return (seqs, page["next"])
             }
-            let all = try await RealDeliveryTests.eventually { () async throws -> [Int64]? in
+            let all = try await eventually("two deliveries in the inbox") { () async throws -> [Int64]? in
                 let seqs = try await inbox(since: 0).seqs
                 return seqs.count == 2 ? seqs : nil
             }

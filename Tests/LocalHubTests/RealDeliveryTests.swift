@@ -103,20 +103,9 @@ import Testing
         let client = try hub.client(hub.full)
         let receipt = try await client.send(.template(["messageParam": text]), tagExpression: tags)
         let id = try #require(receipt.notificationId)
-        return try await eventually {
+        return try await eventually("the send to be finished") {
             let details = try? await client.notificationDetails(id: id)
             return details.flatMap { [.completed, .noTargetFound].contains($0.state) ? $0 : nil }
-        }
-    }
-
-    /// Polls `probe` until it gives a value (every 20 ms, for at most 90 s: a send's tries may
-    /// wait up to `PushRetries.longestWait` between them, and a busy machine adds to that).
-    static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(PushRetries.longestWait + 30)
-        while true {
-            if let value = try await probe() { return value }
-            guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -160,7 +149,9 @@ import Testing
             let first = try await Self.send(hub, "one")
             #expect(first.apnsOutcomeCounts == ["Success": 1, "ExpiredChannel": 1, "BadChannel": 1])
             for id in ["gone", "wrong"] {
-                _ = try await Self.eventually { try await listen.installation(id: id).pushChannelExpired == true ? true : nil }
+                _ = try await eventually("installation \(id) to be marked expired") {
+                    try await listen.installation(id: id).pushChannelExpired == true ? true : nil
+                }
             }
             #expect(try await listen.installation(id: "fine").pushChannelExpired == false)
             let asked = peer.received.count
@@ -188,7 +179,7 @@ import Testing
             let id = try #require(registration.registrationId)
             let details = try await Self.send(hub, "one")
             #expect(details.apnsOutcomeCounts == ["ExpiredChannel": 1])
-            _ = try await Self.eventually { () -> Bool? in
+            _ = try await eventually("the registration to be deleted") { () -> Bool? in
                 do {
                     _ = try await full.registration(id: id)
                     return nil
@@ -210,7 +201,9 @@ import Testing
             #expect(first.outcomeCounts[.browser] == ["Success": 1, "ExpiredChannel": 1])
             let received = try #require(peers.web.received.first { $0.subscription == reader.id })
             #expect(received.plaintext.map { String(decoding: $0, as: UTF8.self) } == #"{"title":"News","body":"hello web"}"#)
-            _ = try await Self.eventually { try await listen.installation(id: "gone").pushChannelExpired == true ? true : nil }
+            _ = try await eventually("the installation gone to be marked expired") {
+                try await listen.installation(id: "gone").pushChannelExpired == true ? true : nil
+            }
             let asked = peers.web.received.count
             let second = try await Self.send(hub, "again")
             #expect(second.outcomeCounts[.browser] == ["Success": 1, "ExpiredChannel": 1])
@@ -257,7 +250,9 @@ import Testing
                     templates: ["fcm": InstallationTemplate(body: #"{"message":{"data":{"m":"$(messageParam)"}}}"#)]))
             let details = try await Self.send(hub, "x")
             #expect(details.outcomeCounts[.fcmV1] == ["ExpiredChannel": 1])
-            _ = try await Self.eventually { try await listen.installation(id: "android").pushChannelExpired == true ? true : nil }
+            _ = try await eventually("the android installation to be marked expired") {
+                try await listen.installation(id: "android").pushChannelExpired == true ? true : nil
+            }
         }
     }
 
@@ -288,7 +283,7 @@ import Testing
             let slow = try #require(
                 try await full.send(.template(["messageParam": "slow"]), tagExpression: "World").notificationId)
             // Its first commit is made; APNs has it and does not answer.
-            _ = try await RealDeliveryTests.eventually {
+            _ = try await eventually("the slow send to be processing") {
                 try await full.notificationDetails(id: slow).state == .processing ? true : nil
             }
             let fast = try await RealDeliveryTests.send(hub, "fast", tags: "Sports")
@@ -298,7 +293,7 @@ import Testing
                     == [fast.notificationId])
             #expect(try await full.notificationDetails(id: slow).state == .processing, "still with APNs")
             peers.apns.open()
-            let done = try await RealDeliveryTests.eventually { () -> NotificationDetails? in
+            let done = try await eventually("the slow send to be completed") { () -> NotificationDetails? in
                 let details = try await full.notificationDetails(id: slow)
                 return details.state == .completed ? details : nil
             }
@@ -332,7 +327,7 @@ import Testing
             #expect(details.outcomeCounts[.fcmV1] == ["BadChannel": 1, "Throttled": 1])
             #expect(details.outcomeCounts[.apns] == ["PnsServerError": 1])
             #expect(peers.fcm.received.filter { $0.device == "busy" }.count == 4, "the first try and 3 retries")
-            _ = try await RealDeliveryTests.eventually {
+            _ = try await eventually("the mismatched installation to be marked expired") {
                 try await listen.installation(id: "mismatch").pushChannelExpired == true ? true : nil
             }
             #expect(try await listen.installation(id: "busy").pushChannelExpired == false)

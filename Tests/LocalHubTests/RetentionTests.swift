@@ -58,7 +58,7 @@ struct RetentionTests {
         try await TestHub.with(directory: directory, configure: { $0.retention = Self.policy(age: 10) }) { hub in
             let listen = try hub.client(hub.listen)
             for id in sentAfter {
-                _ = try await RealDeliveryTests.eventually { () async throws -> Bool? in
+                _ = try await eventually("the installation to expire") { () async throws -> Bool? in
                     do {
                         _ = try await listen.installation(id: id)
                         return nil
@@ -103,7 +103,9 @@ struct RetentionTests {
         defer { running.cancel() }
         // The loop's own first pass, at start, done: under load it came after the expired
         // write below and removed it first.
-        _ = try await RealDeliveryTests.eventually { engine.retention.loopPasses.load(ordering: .relaxed) > 0 ? true : nil }
+        _ = try await eventually("a pass of the retention loop") {
+            engine.retention.loopPasses.load(ordering: .relaxed) > 0 ? true : nil
+        }
         var installation = try newsInstallation("i", device: "ab12", tags: ["World"]).validatedForStorage(lastUpdate: "x")
         installation.expirationTime = "2020-01-01T00:00:00Z"
         _ = try await engine.write(.putInstallation(hub: "news", installation))
@@ -206,7 +208,7 @@ struct RetentionTests {
             for i in 0..<60 { _ = try await sender.send(.template(["messageParam": "wave \(i)"]), tagExpression: "World") }
             _ = try await RealDeliveryTests.send(hub, "last")
             let store = try Self.database(hub)
-            let usage = try await RealDeliveryTests.eventually { () async throws -> StoreUsage? in
+            let usage = try await eventually("the delivery log to shrink to 32 KiB") { () async throws -> StoreUsage? in
                 let usage = try await store.usage()
                 return usage.deliveryLogBytes <= 32 * 1024 ? usage : nil
             }

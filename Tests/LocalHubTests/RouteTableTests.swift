@@ -4,6 +4,7 @@ import HubTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOHTTP1
 import NotificationHubs
 import Testing
 
@@ -46,6 +47,30 @@ import Testing
                 #expect(response.headers[HTTPField.Name("TrackingId")!] == "t-1")
                 if status >= 400 { #expect(response.headers[.contentType]?.hasPrefix("application/xml") == true) }
             }
+        }
+    }
+
+    /// Every 405 is made one way, whether a route refuses the method or no route takes it:
+    /// the method and the path, then what to use instead when the route knows.
+    @Test func everyMethodNotAllowedNamesTheMethodAndThePath() async throws {
+        try await RouterHub.with { hub in
+            let full = [("Authorization", hub.token(hub.full))]
+            let scheduled = try await hub.raw(
+                .GET, "\(hub.baseURL)/news/schedulednotifications?api-version=2020-06", headers: full)
+            #expect(scheduled.status == 405)
+            #expect(
+                scheduled.errorDetail?.hasPrefix(
+                    "The method GET is not allowed on /news/schedulednotifications. Scheduled sends are made with POST")
+                    == true, "\(scheduled.body)")
+            let devices = try await hub.raw(.POST, "\(hub.baseURL)/_sandbox/apns/news/devices", headers: full)
+            #expect(devices.status == 405)
+            #expect(
+                devices.errorDetail?.hasPrefix(
+                    "The method POST is not allowed on /_sandbox/apns/news/devices. Use GET to list the devices.") == true,
+                "\(devices.body)")
+            let unrouted = try await hub.raw(.POST, "\(hub.baseURL)/news/installations/x?api-version=2020-06", headers: full)
+            #expect(unrouted.status == 405)
+            #expect(unrouted.errorDetail?.hasPrefix("The method POST is not allowed on /news/installations/x") == true)
         }
     }
 

@@ -10,16 +10,6 @@ import Testing
 /// Scheduled sends (issue 14, item 7): accepted durably with 201 and a Location, fired when
 /// due and not before, cancelled before, each fired once even through a SIGKILL.
 @Suite struct ScheduledSendTests {
-    /// Polls `probe` until it gives a value (every 20 ms, for at most 20 s).
-    static func eventually<T>(_ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
-            if let value = try await probe() { return value }
-            guard ContinuousClock.now < deadline else { throw TestHubError(description: "gave up waiting") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test(.tags(.live), .fullSuiteOnly) func aScheduledSendIsReportedScheduledThenSentAtItsTimeAndNotBefore() async throws {
         try await TestHub.with { hub in
             let listen = try hub.client(hub.listen)
@@ -38,13 +28,13 @@ import Testing
                 #expect(waiting.state == .scheduled)
                 #expect(early.isEmpty)
             }
-            let delivered = try await Self.eventually {
+            let delivered = try await eventually("the scheduled delivery") {
                 try await listen.inbox(device: device, after: 0, epoch: nil).first
             }
             #expect(delivered.notificationId == id && delivered.alertText == "later")
             let sentAt = try #require(W3CDate.parse(delivered.deliveredAt))
             #expect(sentAt >= at, "not before its time")
-            let done = try await Self.eventually { () -> NotificationDetails? in
+            let done = try await eventually("the scheduled send to be completed") { () -> NotificationDetails? in
                 let details = try await full.notificationDetails(id: id)
                 return details.state == .completed ? details : nil
             }
@@ -73,7 +63,7 @@ import Testing
             await #expect(throws: HubError.self, "a second cancel finds nothing waiting") {
                 try await full.cancelScheduledSend(id: cancelled)
             }
-            let inbox = try await Self.eventually { () -> [SandboxDelivery]? in
+            let inbox = try await eventually("the inbox to hold a delivery") { () -> [SandboxDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
                 return inbox.isEmpty ? nil : inbox
             }
@@ -169,7 +159,7 @@ import Testing
             let devices = (0..<1000).map { _ in randomDevice() }
             let receipt = try await full.sendDirectBatch(.apple(payload: #"{"aps":{"alert":"all"}}"#), deviceHandles: devices)
             let id = try #require(receipt.notificationId)
-            let details = try await ScheduledSendTests.eventually { () -> NotificationDetails? in
+            let details = try await eventually("the send to be completed") { () -> NotificationDetails? in
                 let details = try await full.notificationDetails(id: id)
                 return details.state == .completed ? details : nil
             }

@@ -27,7 +27,7 @@ import Testing
     static func reads(of table: String, in url: String, once settled: @escaping (_ inserted: Int, _ updated: Int) -> Bool)
         async throws -> (scans: Int, rows: Int, updated: Int)
     {
-        try await RealDeliveryTests.eventually {
+        try await eventually("the table statistics") {
             let row = try await PostgresServer.shared().psql(
                 """
                 SELECT seq_scan, seq_tup_read + COALESCE(idx_tup_fetch, 0), n_tup_ins, n_tup_upd,
@@ -402,7 +402,7 @@ import Testing
                 "BEGIN; SELECT seq FROM notification WHERE id = 'n1' FOR UPDATE; SELECT pg_sleep(2), '\(marker)'; COMMIT;",
                 database: url)
         }
-        _ = try await RealDeliveryTests.eventually {
+        _ = try await eventually("the statement to hold its connection") {
             let holding = try await PostgresServer.shared().psql(
                 "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%SELECT pg_sleep(2), ''\(marker)''%' AND wait_event = 'PgSleep'",
                 database: url)

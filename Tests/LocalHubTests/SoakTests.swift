@@ -62,7 +62,9 @@ struct SoakTests {
                         try await Task.sleep(until: wave + .seconds(1))
                     }
                     // Every online device gets the last sends, then stops.
-                    try await Self.waitUntil { received.everyone(of: online, has: sent.count) }
+                    try await eventually("every online device to have the \(sent.count) sends", every: .milliseconds(100)) {
+                        received.everyone(of: online, has: sent.count)
+                    }
                     received.finish()
                     group.cancelAll()
 
@@ -87,15 +89,6 @@ struct SoakTests {
             } catch { failure = error }
             try await streams.shutdown()
             if let failure { throw failure }
-        }
-    }
-
-    /// Polls `done` every 100 ms for at most a minute.
-    static func waitUntil(_ done: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !done() {
-            guard ContinuousClock.now < deadline else { throw TestHubError(description: "not done within a minute") }
-            try await Task.sleep(for: .milliseconds(100))
         }
     }
 

@@ -26,7 +26,7 @@ import Testing
     static func expectSendsAbandoned(by full: HubClient) async throws {
         for text in ["first", "second"] {
             let id = try #require(try await full.send(.template(["messageParam": text]), tagExpression: "World").notificationId)
-            let details = try await RealDeliveryTests.eventually { () async throws -> NotificationDetails? in
+            let details = try await eventually("the send to be abandoned") { () async throws -> NotificationDetails? in
                 let details = try await full.notificationDetails(id: id)
                 return details.state == .abandoned ? details : nil
             }
@@ -152,7 +152,7 @@ import Testing
         let service = EngineService(engine: engine)
         try await withService(service) {
             try await service.waitUntilStarted()
-            let ended = try await RealDeliveryTests.eventually { () async throws -> [StoredNotification]? in
+            let ended = try await eventually("both notifications to end") { () async throws -> [StoredNotification]? in
                 let both = [
                     try await store.notification(hub: "news", id: "worn"), try await store.notification(hub: "news", id: "fresh"),
                 ]

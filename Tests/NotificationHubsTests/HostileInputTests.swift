@@ -11,11 +11,11 @@ struct HostileInputTests {
         String(repeating: "(", count: 2800) + "a" + String(repeating: ")", count: 2800),
         String(repeating: "!(", count: 9) + "a" + String(repeating: ")", count: 9),
     ])
-    func item3_tagExpressionsNestAtMost16Levels(text: String) {
+    func tagExpressionsNestedPast16LevelsAreRefused(text: String) {
         #expect(throws: TagExpressionError.self) { try TagExpression(parsing: text) }
     }
 
-    @Test func item3_sixteenLevelsStillParse() throws {
+    @Test func sixteenLevelsOfNestingStillParse() throws {
         let deepest = String(repeating: "(", count: 8) + String(repeating: "!", count: 8) + "a" + String(repeating: ")", count: 8)
         #expect(try TagExpression(parsing: deepest).tags == ["a"])
         #expect(throws: TagExpressionError.self) {
@@ -26,7 +26,7 @@ struct HostileInputTests {
     /// Found by `make fuzz` (tag-expression): a parenthesised `&&` inside `&&` made a nested
     /// tree whose text read back as a flat one.
     @Test(arguments: ["!!!(a&&(a&&b)||cb)||c", "a&&(b&&c)", "(a||b)||(c||(d))", "((a))", "!(a&&b)&&(c&&!d)"])
-    func fuzzFinding_anExpressionReadsBackFromItsText(text: String) throws {
+    func anExpressionReadsBackFromItsText(text: String) throws {
         let expression = try TagExpression(parsing: text)
         #expect(try TagExpression(parsing: expression.description) == expression)
     }
@@ -41,7 +41,7 @@ struct HostileInputTests {
         ("<a>x&#0;y</a>", "&#0;"), ("<a>&#x1B;[2J</a>", "&#x1B;"), ("<a>\u{1}</a>", "U+0001"), ("<a b=\"\u{8}\"/>", "U+0008"),
         ("<a><![CDATA[\u{0}]]></a>", "U+0000"), ("<a>&#xFFFE;</a>", "U+FFFE"), ("<a>\u{FFFF}</a>", "U+FFFF"),
     ])
-    func item2_xmlRefusesCharactersItCannotHold(text: String, named: String) {
+    func xmlRefusesCharactersItCannotHold(text: String, named: String) {
         do {
             _ = try XMLNode(parsing: text)
             Issue.record("accepted \(text.debugDescription)")
@@ -52,7 +52,7 @@ struct HostileInputTests {
 
     /// Found by `make fuzz` (xml): `&quot;` followed by a combining mark was not decoded,
     /// because as Characters `;` and the mark are one.
-    @Test func fuzzFinding_entitiesBeforeCombiningMarksAreDecoded() throws {
+    @Test func entitiesBeforeCombiningMarksAreDecoded() throws {
         let text = "\"\u{329} <y>"
         let escaped = XMLNode.escape(text)
         #expect(try XMLNode(parsing: "<r a=\"\(escaped)\">\(escaped)</r>").text == text)
@@ -60,7 +60,7 @@ struct HostileInputTests {
         #expect(throws: XMLParseError.self) { try XMLNode(parsing: "<r>&#+65;</r>") }
     }
 
-    @Test func item2_xmlStillTakesTabsLineBreaksAndEveryCharacter() throws {
+    @Test func xmlStillTakesTabsLineBreaksAndEveryCharacter() throws {
         #expect(try XMLNode(parsing: "<a>&#9;&#10;&#13;&#x1F680;é\t\n</a>").text == "\t\n\r🚀é\t\n")
         // Error details quote what a client sent; what XML cannot hold becomes U+FFFD.
         #expect(XMLNode.escape("a\u{0}b\u{1B}<") == "a\u{FFFD}b\u{FFFD}&lt;")
@@ -70,14 +70,14 @@ struct HostileInputTests {
         ("\u{0}", "U+0000"), ("\u{1B}]0;title\u{7}", "U+001B"), ("a\u{9B}b", "U+009B"), ("\u{7F}", "U+007F"),
         ("\u{FFFE}", "U+FFFE"),
     ])
-    func item2_storedTextRefusesControlCharacters(text: String, named: String) {
+    func storedTextRefusesControlCharacters(text: String, named: String) {
         #expect(throws: InstallationError.self) { try StoredText.check(text, field: "x") }
         #expect(StoredText.forbidden(in: "fine é 🗳️ 日本 \(text)") != nil)
         do { try StoredText.check(text, field: "the field") } catch { #expect(error.description.contains(named)) }
         #expect(StoredText.forbidden(in: "tab\tline\n", body: true) == nil)
     }
 
-    @Test func item2_registrationsAreCheckedFieldByField() throws {
+    @Test func registrationsAreCheckedFieldByField() throws {
         func registration(_ change: (inout Registration) -> Void) -> Registration {
             var r = Registration(
                 kind: .appleTemplate, deviceToken: "AB12", tags: ["World"], bodyTemplate: #"{"aps":{"alert":"$(m)"}}"#,
@@ -105,7 +105,7 @@ struct HostileInputTests {
         }
     }
 
-    @Test func item2_installationStringsAreChecked() throws {
+    @Test func installationIdsAndTemplatesWithControlCharactersAreRefused() throws {
         var installation = Installation(
             installationId: "i", platform: .apns, pushChannel: "AB12",
             templates: ["t\u{0}": InstallationTemplate(body: #"{"aps":{}}"#)])
@@ -117,7 +117,7 @@ struct HostileInputTests {
         #expect(throws: InstallationError.self) { try installation.validatedForStorage(lastUpdate: "x") }
     }
 
-    @Test func item10_anSSEStreamCannotGrowTheBufferWithoutBound() throws {
+    @Test func anSSEStreamCannotGrowTheBufferWithoutBound() throws {
         var parser = ServerSentEventParser()
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 64 * 1024)
         var refused = false
@@ -139,14 +139,14 @@ struct HostileInputTests {
         #expect(try ok.feed(Array("id: 1\ndata: x\n\n".utf8)).map(\.data) == ["x"])
     }
 
-    @Test func item5_jsonOutputCarriesNoControlCharacter() throws {
+    @Test func jsonOutputCarriesNoControlCharacter() throws {
         let text = "a\u{1B}]0;x\u{7}b\u{7F}c\u{9B}2Jd é\u{A0}"
         let json = JSONValue.string(text).text
         #expect(json == #""a\u001b]0;x\u0007b\u007fc\u009b2Jd é\#u{A0}""#)
         #expect(try JSONValue(parsing: json) == .string(text))
     }
 
-    @Test func item10_tokenLifetimesAreClippedAndLongTokensRefused() throws {
+    @Test func tokenLifetimesAreClippedAndLongTokensRefused() throws {
         let token = SharedAccessSignature.make(
             resource: "http://h/hub", keyName: "k", key: "v", lifetime: 9_223_372_036_854_775_000)
         #expect(token.contains("se=\(SharedAccessSignature.latestExpiry)&"))

@@ -47,8 +47,9 @@ struct SharedAccessSignatureTests {
     @Test func fieldsInAnyOrderVerify() throws {
         let reordered =
             "SharedAccessSignature sig=RCRXGNTDepN9xq6AlYg6xacUIkWUd5kLIuupbOj3f4o%3d&se=1893456000&skn=DefaultFullSharedAccessSignature&sr=http%3a%2f%2fns.servicebus.windows.net%2fhub%2finstallations%2fabc%2f"
-        _ = try Self.verifier.verify(
+        let rule = try Self.verifier.verify(
             header: reordered, host: "NS.servicebus.windows.net", path: "/hub/installations/abc", now: Self.before)
+        #expect(rule.name == AuthorizationRule.fullRuleName)
     }
 
     @Test func madeTokenHasTheTutorialShape() throws {
@@ -86,8 +87,9 @@ struct SharedAccessSignatureTests {
 
     @Test func tokenWithinClockSkewIsAccepted() throws {
         let justAfter = Date(timeIntervalSince1970: 1_893_456_000 + 10)
-        _ = try Self.verifier.verify(
+        let rule = try Self.verifier.verify(
             header: Self.dotNet, host: "ns.servicebus.windows.net", path: "/hub/installations/abc", now: justAfter)
+        #expect(rule.name == AuthorizationRule.fullRuleName)
     }
 
     @Test(arguments: [

@@ -25,7 +25,7 @@ struct TagExpressionTests {
     }
 
     @Test func tagCharsetIsTheDocumentedOne() throws {
-        _ = try TagExpression(parsing: "a_b@c#d.e:f-G9")
+        #expect(try TagExpression(parsing: "a_b@c#d.e:f-G9") == .tag("a_b@c#d.e:f-G9"))
     }
 
     @Test func twentyOrTagsAreAllowedAndTwentyOneAreNot() throws {

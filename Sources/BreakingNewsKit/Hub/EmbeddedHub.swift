@@ -11,15 +11,15 @@ public struct EmbeddedHub: Sendable {
     public let hubName: String
     /// The executable to start as `hub serve`.
     public let executable: String
-    /// Seconds a newly started hub has to answer.
-    public let startTimeout: Double
+    /// How long a newly started hub has to answer.
+    public let startTimeout: Duration
     /// Told when `ensureRunning` started a hub and it answers (the screen says so).
     public var onStart: (@Sendable () -> Void)?
 
     public init(
         paths: Paths, port: Int? = nil, hubName: String = LocalHubDefaults.hubName,
         environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil,
-        startTimeout: Double = 15
+        startTimeout: Duration = .seconds(15)
     ) {
         self.directory = paths.hubDirectory
         self.port = port ?? environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init) ?? LocalHubDefaults.port
@@ -86,7 +86,7 @@ public struct EmbeddedHub: Sendable {
     /// started twice. A port held by another folder's hub or another program is said at
     /// once: no hub of this folder could listen there.
     public func ensureRunning() async throws -> LocalHubState {
-        let deadline = Date().addingTimeInterval(startTimeout)
+        let deadline = ContinuousClock.now + startTimeout
         var started = false
         while true {
             // Stale, missing, or not ours: a hub of our own is started (the data folder's lock
@@ -104,18 +104,18 @@ public struct EmbeddedHub: Sendable {
                 if let state = state() { await Self.terminate(state) }
             } catch {}
             if needsStart, let holder = portHolder() { throw portTaken(by: holder) }
-            guard Date() < deadline else { break }
+            guard ContinuousClock.now < deadline else { break }
             if needsStart, !started {
                 try DataFolder.prepare(directory, files: LocalHubDefaults.dataFiles)
                 try startDetached()
                 started = true
             }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         let tail =
             (try? String(contentsOf: logFile, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
         throw EmbeddedHubError(
-            description: "the local hub did not start within \(Int(startTimeout)) s (log: \(logFile.path))"
+            description: "the local hub did not start within \(startTimeout.components.seconds) s (log: \(logFile.path))"
                 + (tail.isEmpty ? "" : ":\n\(tail)"))
     }
 
@@ -224,16 +224,16 @@ public struct EmbeddedHub: Sendable {
     static func terminate(_ state: LocalHubState, timeout: Double = 10) async -> StoppedHub.Ending {
         kill(state.pid, SIGTERM)
         kill(state.pid, SIGCONT)
-        if await gone(state.pid, within: timeout) { return .exited }
+        if await gone(state.pid, within: .seconds(timeout)) { return .exited }
         kill(state.pid, SIGKILL)
-        return await gone(state.pid, within: 5) ? .killed : .survived
+        return await gone(state.pid, within: .seconds(5)) ? .killed : .survived
     }
 
-    private static func gone(_ pid: Int32, within seconds: Double) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+    private static func gone(_ pid: Int32, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             if !LocalProcess.isAlive(pid) { return true }
-            try? await Task.sleep(nanoseconds: 50_000_000)
+            try? await Task.sleep(for: .milliseconds(50))
         }
         return !LocalProcess.isAlive(pid)
     }

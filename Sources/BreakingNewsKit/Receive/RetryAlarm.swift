@@ -39,7 +39,7 @@ final class RetryAlarm: Sendable {
     func wait(seconds: Double) async -> Outcome {
         await withTaskGroup(of: Outcome.self) { group in
             group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, min(seconds, 1e9)) * 1_000_000_000))
+                try? await Task.sleep(for: .seconds(max(0, min(seconds, 1e9))))
                 return .elapsed
             }
             group.addTask { await self.rung() }

@@ -41,8 +41,6 @@ public struct SandboxClient: Sendable {
         }
     }
 
-    public static let noSandbox = OfflineReason.noPushServiceText
-
     /// Every delivery after `since`, paging through the inbox, and the gap the hub told of.
     public func deliveries(after since: Int64, epoch: String?) async throws(StreamFailure) -> DeviceStream.Batch {
         do throws(HubError) {

@@ -88,20 +88,20 @@ public struct Publisher: Sendable {
             : try await client.send(.apple(payload: payload), tagExpression: tags)
     }
 
-    /// Waits (up to `timeout` seconds) until the hub has dispatched these notifications, so a
+    /// Waits (up to `timeout`) until the hub has dispatched these notifications, so a
     /// following read of the inbox sees them. Only meaningful on hubs that report details to
     /// the send key, which needs Manage for them (the embedded hub's Full key has it); with a
     /// key that lacks it, this returns at once.
-    public func waitUntilDispatched(_ receipts: [SendReceipt], timeout: Double = 3) async {
+    public func waitUntilDispatched(_ receipts: [SendReceipt], timeout: Duration = .seconds(3)) async {
         guard let client = try? await endpoint.current().sendClient(retry: .none) else { return }
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ContinuousClock.now + timeout
         for receipt in receipts {
             guard let id = receipt.notificationId else { continue }
-            while Date() < deadline {
+            while ContinuousClock.now < deadline {
                 guard let details = try? await client.notificationDetails(id: id),
                     details.state == .enqueued || details.state == .processing
                 else { break }
-                try? await Task.sleep(nanoseconds: 10_000_000)
+                try? await Task.sleep(for: .milliseconds(10))
             }
         }
     }

@@ -62,11 +62,6 @@ public struct Subscriber: Sendable {
         return await register(chosen)
     }
 
-    /// Registers the stored selection again (every launch: device handles can change).
-    public func registerAtLaunch() async throws -> RegistrationOutcome {
-        await register(try categories(store.load().values.categories))
-    }
-
     /// How a registration the user asked for retries a throttled or failing hub: briefly,
     /// while they wait for the answer.
     public static let userRetry = RetryPolicy(maximumRetries: 2, backoff: Backoff(base: 0.5, maximum: 4))
@@ -187,7 +182,7 @@ public struct Subscriber: Sendable {
                     guard outcome.record.state == .pending else { break }
                     // A hub that said when to come back (429, 503 with Retry-After) is waited for.
                     let wait = max(backoff.fail(), min(outcome.error?.retryAfter ?? 0, 300))
-                    try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+                    try? await Task.sleep(for: .seconds(wait))
                 }
                 continuation.finish()
             }

@@ -45,6 +45,4 @@ public struct Paths: Sendable, Equatable {
     public var inboxFile: URL { dataDirectory.appendingPathComponent("inbox.jsonl") }
     /// The embedded hub's folder: database, keys, state file, log.
     public var hubDirectory: URL { dataDirectory.appendingPathComponent("hub") }
-    /// The embedded hub's log when started in the background.
-    public var hubLogFile: URL { hubDirectory.appendingPathComponent("hub.log") }
 }

@@ -184,15 +184,13 @@ extension HubKeys {
     /// serves them within a moment (`KeyWatcher`). Returns the keys written.
     public static func change(_ change: Change, hub: String, in directory: URL) throws -> HubKeys {
         let url = directory.appendingPathComponent(fileName)
-        let folder = open(directory.path, O_RDONLY | O_DIRECTORY)
-        guard folder >= 0 else {
-            throw KeyFileProblem(description: "cannot open \(directory.path): \(String(cString: strerror(errno)))")
+        let lock: FileLock
+        do {
+            lock = try FileLock(folder: directory, waiting: true)
+        } catch {
+            throw KeyFileProblem(description: "\(error)")
         }
-        defer { close(folder) }
-        guard flock(folder, LOCK_EX) == 0 else {
-            throw KeyFileProblem(description: "cannot lock \(directory.path): \(String(cString: strerror(errno)))")
-        }
-        defer { flock(folder, LOCK_UN) }
+        defer { lock.release() }
         var keys: HubKeys
         do {
             keys = try read(in: directory)

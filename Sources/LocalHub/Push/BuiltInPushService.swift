@@ -44,19 +44,19 @@ struct BuiltInPushService: PushService {
     }
 
     /// How long the dispatcher waits for the loops to write a publish before it records it.
-    static let writeWait = 0.1
+    static let writeWait: Duration = .milliseconds(100)
 
-    /// Returns once every job has run or `seconds` passed, whichever is first: the commit
+    /// Returns once every job has run or `limit` passed, whichever is first: the commit
     /// that follows a publish should not compete with its writes for the processor, and
     /// must never wait long on a loop that is busy with something else or stuck.
-    static func awaitWrites(_ jobs: [EventLoopFuture<Void>], atMost seconds: Double) async {
+    static func awaitWrites(_ jobs: [EventLoopFuture<Void>], atMost limit: Duration) async {
         guard !jobs.isEmpty else { return }
         let wait = WriteWait(jobs: jobs.count)
         await withCheckedContinuation { continuation in
             wait.start(
                 continuation,
                 timer: Task { [wait] in
-                    try? await Task.sleep(for: .seconds(seconds))
+                    try? await Task.sleep(for: limit)
                     wait.expire()
                 })
             for job in jobs { job.whenComplete { [wait] _ in wait.jobDone() } }

@@ -351,11 +351,6 @@ public final class DeviceStreams: Sendable {
 
     /// Whether the hub is shutting down and takes no new stream.
     public var isClosed: Bool { registry.withLock { $0.closed } }
-
-    /// Deliveries kept until their commit, for tests.
-    var unrecordedCount: Int {
-        registry.withLock { $0.unrecorded.reduce(0) { $0 + $1.deliveries.count } }
-    }
 }
 
 /// The key a stream was opened with: the hub and rule, the key itself (primary or

@@ -104,9 +104,9 @@ enum PushFanOut {
                     answers[s][m] = result.answer
                     if case .again(_, let retryAfter) = result, !Task.isCancelled {
                         var budget = retries[w] ?? policy.retries()
-                        if let seconds = budget.delay(retryAfter: retryAfter) {
+                        if let wait = budget.delay(retryAfter: retryAfter) {
                             retries[w] = budget
-                            waiting.add(w, due: clock.now.advanced(by: .milliseconds(Int64(seconds * 1000))))
+                            waiting.add(w, due: clock.now.advanced(by: wait))
                         } else {
                             retries[w] = nil
                         }

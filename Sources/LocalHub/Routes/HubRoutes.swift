@@ -56,9 +56,15 @@ extension HubResponder {
     }
 
     /// A route that takes no such method: 405, once the caller showed the rights the resource
-    /// needs (so that nothing is said of it to someone without them).
-    func notAllowed(_ detail: String) -> @Sendable (Request, HubRequestContext) async throws -> Response {
-        { _, _ in throw HubRefusal(.methodNotAllowed, detail) }
+    /// needs (so that nothing is said of it to someone without them), with `hint` after.
+    func notAllowed(_ hint: String) -> @Sendable (Request, HubRequestContext) async throws -> Response {
+        { request, context in throw Self.methodNotAllowed(HubRequest(request, context), hint: hint) }
+    }
+
+    /// The one 405 of the hub, from a route that refuses the method or from a resource no
+    /// route takes it for: the method and the path, and what to use instead when known.
+    static func methodNotAllowed(_ r: HubRequest, hint: String? = nil) -> HubRefusal {
+        HubRefusal(.methodNotAllowed, "The method \(r.method) is not allowed on \(r.rawPath)" + (hint.map { ". \($0)" } ?? ""))
     }
 
     /// `GET /`: what this server is.
@@ -181,7 +187,7 @@ struct HubFront: RouterMiddleware {
             return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found", code: .hubNotFound)
         }
         if ["installations", "registrations", "registrationids", "messages", "tags"].contains(r.lowered.dropFirst().first ?? "") {
-            return HubRefusal(.methodNotAllowed, "The method \(r.method) is not allowed on \(r.rawPath)")
+            return HubResponder.methodNotAllowed(r)
         }
         return HubRefusal(.notFound, "No resource at \(r.rawPath)")
     }

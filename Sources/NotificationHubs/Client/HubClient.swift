@@ -287,7 +287,7 @@ public struct HubClient: Sendable {
             } catch {
                 guard let delay = retryPolicy.delay(afterAttempt: attempt, error: error) else { throw error }
                 attempt += 1
-                try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                try? await Task.sleep(for: .seconds(delay))
                 if Task.isCancelled { throw error }
             }
         }

@@ -30,8 +30,6 @@ public struct NotificationOutcome: Sendable, Hashable {
     public static let invalidPayload = "The Notification payload is invalid"
     /// Outcome text of a payload over the size limit.
     public static let payloadTooLarge = "The Notification payload is too large (InvalidNotificationSize)"
-    /// Outcome text of a dead handle.
-    public static let invalidHandle = "The Push Notification System handle for the registration is invalid"
 
     /// The XML the service returns, elements in DataContract order.
     public var xml: String {

@@ -38,11 +38,6 @@ public struct Template: Sendable, Hashable {
         return template
     }
 
-    /// Whether the body holds any expression.
-    public var hasExpressions: Bool {
-        segments.contains { if case .expression = $0 { return true } else { return false } }
-    }
-
     /// Renders the payload for one set of properties.
     public func render(_ properties: TemplateProperties) -> [UInt8] {
         var out: [UInt8] = []

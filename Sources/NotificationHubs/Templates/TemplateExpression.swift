@@ -254,6 +254,4 @@ public struct TemplateProperties: Sendable, Hashable {
     public subscript(name: String) -> String? { storage[name.lowercased()] }
 
     subscript(lowercasedName name: String) -> String? { storage[name] }
-
-    public var dictionary: [String: String] { storage }
 }

@@ -94,7 +94,7 @@ public final class APNsClient: Sendable {
             }
             let refused = PushAnswer.refused(status: status, reason: reason)
             guard PushRetries.isTransient(status) else { return .final(refused) }
-            return .again(refused, retryAfter: answer.headers.first(name: "retry-after").flatMap(Double.init))
+            return .again(refused, retryAfter: PushRetries.retryAfter(answer.headers.first(name: "retry-after")))
         }
     }
 

@@ -53,7 +53,7 @@ public final class FCMAccessToken: Sendable {
         /// The token endpoint could not be reached, or the connection broke.
         case unreachable(String)
         /// It answered `status` with OAuth's `error` (`invalid_grant`…), or `HTTP n`.
-        case refused(status: Int, error: String, retryAfter: Double?)
+        case refused(status: Int, error: String, retryAfter: Duration?)
         /// It answered 200 without a usable `access_token`.
         case unreadable(String)
     }
@@ -160,11 +160,11 @@ public final class FCMAccessToken: Sendable {
         request.body = .bytes(ByteBuffer(string: form))
         let status: Int
         let body: [UInt8]
-        let retryAfter: Double?
+        let retryAfter: Duration?
         do {
             let response = try await http.execute(request, timeout: .seconds(30))
             status = Int(response.status.code)
-            retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+            retryAfter = PushRetries.retryAfter(response.headers.first(name: "retry-after"))
             body = Array(try await response.body.collect(upTo: 64 << 10).readableBytesView)
         } catch {
             throw .unreachable(String(describing: error).prefix(200).description)

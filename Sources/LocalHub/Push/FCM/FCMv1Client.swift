@@ -94,7 +94,7 @@ public final class FCMv1Client: Sendable {
             request.body = .bytes(ByteBuffer(bytes: body))
             let status: Int
             let reason: String
-            let retryAfter: Double?
+            let retryAfter: Duration?
             do {
                 let response = try await http.execute(request, timeout: .seconds(30))
                 status = Int(response.status.code)
@@ -105,7 +105,7 @@ public final class FCMv1Client: Sendable {
                     return .final(.delivered(id: name.map { String($0.unicodeScalars.filter(Self.isPrintable).prefix(256)) }))
                 }
                 reason = Self.reason(in: answer) ?? "HTTP \(status)"
-                retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+                retryAfter = PushRetries.retryAfter(response.headers.first(name: "retry-after"))
             } catch {
                 // Not retried: the request may have reached FCM before the connection failed,
                 // and a retry could show the notification twice.

@@ -157,7 +157,7 @@ public final class WebPushClient: Sendable {
             }
             let answer = PushAnswer.refused(status: status, reason: Self.reason(status: status))
             guard PushRetries.isTransient(status) else { return .final(answer) }
-            let retryAfter = response.headers.first(name: "retry-after").flatMap(Double.init)
+            let retryAfter = PushRetries.retryAfter(response.headers.first(name: "retry-after"))
             return .again(answer, retryAfter: retryAfter)
         } catch {
             let attempt = Self.failedTry(error)
