@@ -335,7 +335,7 @@ func logRedraw(entries: Int, runs: Int) -> BenchRow {
     var items: [InboxEntry] = []
     for i in 0..<entries {
         let category = categories[i % categories.count]
-        let delivery = SandboxDelivery(
+        let delivery = BuiltInPushDelivery(
             seq: Int64(i + 1), notificationId: "n\(i)", hub: "bench", device: "ab", template: "simpleAPNSTemplate",
             tags: category,
             deliveredAt: "2026-11-21T10:00:00Z",

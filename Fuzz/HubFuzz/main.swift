@@ -145,7 +145,7 @@ func fuzzSSE(_ bytes: [UInt8]) {
         check(all == first + second, "events depend on how the stream was split")
     }
     for event in all ?? [] {
-        _ = try? SandboxDelivery(json: JSONValue(parsing: event.data))
+        _ = try? BuiltInPushDelivery(json: JSONValue(parsing: event.data))
     }
 }
 

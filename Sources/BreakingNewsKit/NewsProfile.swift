@@ -111,21 +111,21 @@ public struct NewsProfile: Sendable {
         Publisher(endpoint: endpoint, catalog: catalog)
     }
 
-    /// This device's sandbox stream and inbox on `endpoint`, as the identity is now, with its
+    /// This device's built-in push stream and inbox on `endpoint`, as the identity is now, with its
     /// claim's secret as `installation.json` holds it at each call.
-    public func sandbox(_ endpoint: HubEndpoint) -> SandboxClient {
+    public func builtInPush(_ endpoint: HubEndpoint) -> BuiltInPushClient {
         let device = currentIdentity.deviceToken
-        return SandboxClient(endpoint: endpoint, device: device) { [installations] in
+        return BuiltInPushClient(endpoint: endpoint, device: device) { [installations] in
             let values = installations.load().values
             return values.deviceToken?.lowercased() == device.lowercased() ? values.claimSecret : nil
         }
     }
 
     /// The previous device token's stream and inbox, with its claim's secret.
-    private func previousSandbox(_ endpoint: HubEndpoint, _ values: InstallationStore.Values) -> SandboxClient? {
+    private func previousBuiltInPush(_ endpoint: HubEndpoint, _ values: InstallationStore.Values) -> BuiltInPushClient? {
         guard let previous = values.previousDeviceToken else { return nil }
         let secret = values.previousClaimSecret
-        return SandboxClient(endpoint: endpoint, device: previous) { secret }
+        return BuiltInPushClient(endpoint: endpoint, device: previous) { secret }
     }
 
     /// Fetches what the hub delivered since the last message in the log and appends it,
@@ -134,7 +134,7 @@ public struct NewsProfile: Sendable {
     @discardableResult
     public func sync(_ endpoint: HubEndpoint) async throws(StreamFailure) -> [InboxEntry] {
         var added: [InboxEntry] = []
-        if let previous = previousSandbox(endpoint, installations.load().values) {
+        if let previous = previousBuiltInPush(endpoint, installations.load().values) {
             do {
                 added += try await fetch(previous, endpoint, fromStart: true)
             } catch  where error == .notRegistered {
@@ -142,18 +142,18 @@ public struct NewsProfile: Sendable {
                 _ = try? installations.update { Self.forgetPrevious(&$0) }
             }
         }
-        added += try await fetch(sandbox(endpoint), endpoint)
+        added += try await fetch(builtInPush(endpoint), endpoint)
         return added
     }
 
-    /// What the hub holds for `sandbox`'s device after the log's resume point, or all of it
+    /// What the hub holds for `builtInPush`'s device after the log's resume point, or all of it
     /// `fromStart` (the previous token: the resume point is where the current one's stream
     /// stopped, and deliveries to the old token may lie before it; the log drops repeats).
-    private func fetch(_ sandbox: SandboxClient, _ endpoint: HubEndpoint, fromStart: Bool = false)
+    private func fetch(_ builtInPush: BuiltInPushClient, _ endpoint: HubEndpoint, fromStart: Bool = false)
         async throws(StreamFailure) -> [InboxEntry]
     {
         let resume = fromStart ? nil : log.resumePoint(hubName: endpoint.hubName)
-        let batch = try await sandbox.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
+        let batch = try await builtInPush.deliveries(after: resume?.seq ?? 0, epoch: resume?.epoch)
         do {
             // What expired before this terminal read it is said first, in its place.
             let gap = try batch.gap.flatMap {
@@ -171,17 +171,17 @@ public struct NewsProfile: Sendable {
     /// previous token forgotten. Until that fetch succeeds, it is kept (and tried again).
     public func retirePreviousDevice(_ endpoint: HubEndpoint) async {
         let values = installations.load().values
-        guard let previous = previousSandbox(endpoint, values) else { return }
+        guard let previous = previousBuiltInPush(endpoint, values) else { return }
         do {
             _ = try await fetch(previous, endpoint, fromStart: true)
         } catch  where !error.isRefusal && error != .notRegistered {
             return
         } catch {
-            // A hub without a sandbox push service (Azure), or one that knows the old token
+            // A hub without a built-in push service (Azure), or one that knows the old token
             // no more: nothing to fetch.
         }
         // Its claim goes too (nothing else holds it): the hub keeps nothing of the old token.
-        _ = try? await endpoint.listenClient(retry: .none).releaseSandboxDevice(
+        _ = try? await endpoint.listenClient(retry: .none).releaseBuiltInPushDevice(
             previous.device, secret: values.previousClaimSecret)
         _ = try? installations.update { Self.forgetPrevious(&$0) }
     }

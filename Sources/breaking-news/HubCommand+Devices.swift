@@ -41,7 +41,7 @@ extension HubCommand {
                 let client = try await Devices.fullClient(hub: hub)
                 let devices: [(device: String, deliveries: Int, claimed: Bool)]
                 do {
-                    devices = try await client.sandboxDevices()
+                    devices = try await client.builtInPushDevices()
                 } catch {
                     throw CommandFailure.hub(error, action: "Listing devices", doing: .reading, embedded: true)
                 }
@@ -81,7 +81,7 @@ extension HubCommand {
             func run() async throws {
                 let client = try await Devices.fullClient(hub: hub)
                 do {
-                    if try await client.releaseSandboxDevice(token) {
+                    if try await client.releaseBuiltInPushDevice(token) {
                         say("removed the claim of \(token.lowercased())")
                     } else {
                         throw CommandFailure("\(token.lowercased()) is not claimed", exitCode: .inputRejected)

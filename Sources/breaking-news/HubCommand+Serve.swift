@@ -12,7 +12,7 @@ extension HubCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the local hub in the foreground.",
             discussion: """
-                Serves the Notification Hubs REST API at http://HOST:PORT/{hub}/… and the sandbox push service at \
+                Serves the Notification Hubs REST API at http://HOST:PORT/{hub}/… and the built-in push service at \
                 /_sandbox/apns/{hub}/devices/{token}/stream. Defaults: 127.0.0.1, port \(LocalHubDefaults.port) \
                 (or BREAKING_NEWS_HUB_PORT), hub '\(LocalHubDefaults.hubName)', data in the Breaking News data folder. \
                 Keys are made on first start; print them with 'breaking-news hub connection-strings'.

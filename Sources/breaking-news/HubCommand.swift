@@ -11,7 +11,7 @@ import NotificationHubs
 struct HubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hub",
-        abstract: "Run and manage the local hub (a Notification Hubs emulator with a sandbox push service).",
+        abstract: "Run and manage the local hub (a Notification Hubs emulator with a built-in push service).",
         subcommands: [
             Serve.self, Status.self, Stop.self, Prune.self, Backup.self, Restore.self, Migrate.self, ConnectionStrings.self,
             Keys.self, Devices.self,

@@ -43,7 +43,7 @@ struct AlertClaimTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("inbox.jsonl")
         let delivery = { (seq: Int64, id: String) in
-            SandboxDelivery(
+            BuiltInPushDelivery(
                 seq: seq, notificationId: id, hub: "news", device: "ab", template: nil, tags: "World",
                 deliveredAt: "2026-11-21T10:00:00Z", payload: .object([("aps", .object([("alert", .string(id))]))]))
         }

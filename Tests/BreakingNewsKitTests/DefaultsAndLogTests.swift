@@ -96,16 +96,16 @@ struct DefaultsStoreTests {
 
 struct InboxLogTests {
     static func delivery(_ seq: Int64, _ id: String, text: String, tags: String? = "World", epoch: String = "e1")
-        -> SandboxDelivery
+        -> BuiltInPushDelivery
     {
-        SandboxDelivery(
+        BuiltInPushDelivery(
             seq: seq, notificationId: id, hub: "news", device: "ab", template: "simpleAPNSTemplate", tags: tags, deliveredAt: "t",
             payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: epoch)
     }
 
     static let catalog = try! NewsCatalog.load()
 
-    func append(_ log: InboxLog, _ deliveries: [SandboxDelivery]) throws -> [InboxEntry] {
+    func append(_ log: InboxLog, _ deliveries: [BuiltInPushDelivery]) throws -> [InboxEntry] {
         try log.append(deliveries, hub: "http://h/news", categoryOf: { Self.catalog.category(of: $0)?.name })
     }
 
@@ -328,7 +328,7 @@ struct InboxGapTests {
     @Test func aGapIsKeptOnceInItsPlaceAndTheResumePointMovesPastIt() throws {
         let url = temporaryFolder().appendingPathComponent("inbox.jsonl")
         let log = InboxLog(url: url)
-        let gap = SandboxGap(through: 40, expired: 12)
+        let gap = BuiltInPushGap(through: 40, expired: 12)
         let entry = try #require(try log.appendGap(gap, hub: "http://h/news", hubName: "news", epoch: "e1"))
         #expect(entry.text == "12 messages expired on the hub while this terminal was away")
         #expect(entry.gap == gap && entry.category == nil && entry.index == 1)
@@ -349,8 +349,8 @@ struct InboxGapTests {
 struct InboxPruneTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func delivery(_ seq: Int64) -> SandboxDelivery {
-        SandboxDelivery(
+    static func delivery(_ seq: Int64) -> BuiltInPushDelivery {
+        BuiltInPushDelivery(
             seq: seq, notificationId: "n\(seq)", hub: "news", device: "ab", template: "t", tags: "World", deliveredAt: "t",
             payload: .object([("aps", .object([("alert", .string("news \(seq) " + String(repeating: "x", count: 200)))]))]),
             epoch: "e1")

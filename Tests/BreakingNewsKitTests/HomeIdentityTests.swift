@@ -66,7 +66,7 @@ struct HomeIdentityTests {
         }
         #expect(profile.currentIdentity.installationId == "other")
         #expect(SharedHomeState.read(profile).identity?.deviceToken == other.deviceToken)
-        #expect(profile.sandbox(TestEndpoint.any).device == other.deviceToken.lowercased())
+        #expect(profile.builtInPush(TestEndpoint.any).device == other.deviceToken.lowercased())
     }
 }
 

@@ -122,7 +122,7 @@ struct HomeTruthTests {
     /// connection strings, for the stream and for a registration alike.
     @Test func aRefusedKeySaysWhichConnectionStringToFetch() {
         let refused = HubError.status(401, detail: "InvalidSignature: The token has an invalid signature.")
-        let stream = SandboxClient.failure(refused, doing: "the stream")
+        let stream = BuiltInPushClient.failure(refused, doing: "the stream")
         #expect(stream.isRefusal)
         #expect(stream.description.contains("'breaking-news hub connection-strings'"), "\(stream)")
         #expect(stream.description.contains("Listen connection string"), "\(stream)")

@@ -8,20 +8,20 @@ struct HubRefusalCodeTests {
     @Test func aDeviceNotRegisteredIsKnownByItsCodeWhateverItsText() {
         let reworded = HubError.status(404, detail: "No such terminal here", refusal: .deviceNotRegistered)
         #expect(reworded.isDeviceNotRegistered)
-        #expect(SandboxClient.failure(reworded, doing: "the stream") == .notRegistered)
+        #expect(BuiltInPushClient.failure(reworded, doing: "the stream") == .notRegistered)
     }
 
     @Test func anAzureShaped404WithoutACodeIsKnownByItsText() {
         let azure = HubError.status(404, detail: "Device abc is not registered")
         #expect(azure.refusal == nil)
-        #expect(SandboxClient.failure(azure, doing: "the stream") == .notRegistered)
+        #expect(BuiltInPushClient.failure(azure, doing: "the stream") == .notRegistered)
     }
 
     @Test func aCodeOverridesTheText() {
         // Another refusal whose text happens to say "not registered" is not taken for one.
         let other = HubError.status(404, detail: "The path is not registered here", refusal: .notFound)
         #expect(!other.isDeviceNotRegistered)
-        #expect(SandboxClient.failure(other, doing: "the stream") == .noPushService)
+        #expect(BuiltInPushClient.failure(other, doing: "the stream") == .noPushService)
     }
 
     @Test func aMissingHubAndRefusedRightsAreKnownByCodeOrByAzuresText() {

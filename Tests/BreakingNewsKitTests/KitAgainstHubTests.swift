@@ -112,7 +112,7 @@ import Testing
             // and the receiver's connection.
             let follower = LogFollower(log: profile.log, shownThrough: 0, interval: .milliseconds(50))
             let receiver = InboxReceiver(
-                sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog, follower: follower,
+                builtInPush: profile.builtInPush(endpoint), log: profile.log, catalog: Self.catalog, follower: follower,
                 backoff: Backoff(base: 0.05, maximum: 0.2))
             let (merged, sink) = AsyncStream<InboxUpdate>.makeStream()
             // The follower's and the receiver's work, and what they say, in tasks of the test's own.
@@ -197,7 +197,7 @@ import Testing
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("old-install", device: profile.identity.deviceToken, tags: ["World"]))
             _ = try await hub.client(hub.full).send(.template(["messageParam": "for the new token"]), tagExpression: "World")
-            let current = try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil)
+            let current = try await profile.builtInPush(endpoint).deliveries(after: 0, epoch: nil)
             _ = try profile.log.append(current.deliveries, hub: endpoint.hubURL, categoryOf: { _ in "World" })
             _ = try await profile.sync(endpoint)
             #expect(Set(profile.log.entries.map(\.text)) == ["for the old token", "for the new token"])
@@ -236,7 +236,7 @@ import Testing
             #expect(outcome.record.state == .registered, "\(String(describing: outcome.error))")
             let kept = profile.installations.load().values
             let secret = try #require(kept.claimSecret)
-            #expect(SandboxClaim.isSecret(secret))
+            #expect(BuiltInPushClaim.isSecret(secret))
             let mode = try FileManager.default.attributesOfItem(atPath: paths.installationFile.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             #expect(
@@ -244,12 +244,12 @@ import Testing
             // Retired: the old token's news is in the log, its claim gone.
             #expect(kept.previousDeviceToken == nil)
             #expect(profile.log.entries.map(\.text) == ["before"])
-            let devices = try await hub.client(hub.full).sandboxDevices()
+            let devices = try await hub.client(hub.full).builtInPushDevices()
             #expect(devices.first { $0.device == old.lowercased() }?.claimed != true)
             // The new token: news reaches the terminal with its secret, not without.
             _ = try await hub.client(hub.full).send(.template(["messageParam": "after"]), tagExpression: "World")
             _ = try await eventually("the news after") {
-                try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
+                try await profile.builtInPush(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
             }
             await #expect(throws: HubError.self) {
                 _ = try await hub.client(hub.listen).inbox(device: identity.deviceToken, after: 0, epoch: nil)
@@ -268,7 +268,7 @@ import Testing
             let firstSecret = try #require(profile.installations.load().values.claimSecret)
             _ = try await hub.client(hub.full).send(.template(["messageParam": "to the old"]), tagExpression: "World")
             _ = try await eventually("the news to the old token") {
-                try await profile.sandbox(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
+                try await profile.builtInPush(endpoint).deliveries(after: 0, epoch: nil).deliveries.isEmpty ? nil : true
             }
             let replaced = try DeviceIdentity.replaceToken(in: profile.installations)
             #expect(replaced.deviceToken != first.deviceToken && replaced.previousDeviceToken == first.deviceToken)
@@ -278,7 +278,7 @@ import Testing
             let values = profile.installations.load().values
             #expect(values.previousDeviceToken == nil && values.claimSecret != nil && values.claimSecret != firstSecret)
             #expect(profile.log.entries.map(\.text) == ["to the old"])
-            let devices = try await hub.client(hub.full).sandboxDevices()
+            let devices = try await hub.client(hub.full).builtInPushDevices()
             #expect(devices.filter(\.claimed).map(\.device) == [replaced.deviceToken.lowercased()])
         }
     }
@@ -290,7 +290,7 @@ import Testing
             let profile = try profile()
             let endpoint = endpoint(hub)
             _ = try await profile.subscriber(endpoint).subscribe(["World"])
-            let receiver = InboxReceiver(sandbox: profile.sandbox(endpoint), log: profile.log, catalog: Self.catalog)
+            let receiver = InboxReceiver(builtInPush: profile.builtInPush(endpoint), log: profile.log, catalog: Self.catalog)
             receiver.stop()
             await receiver.run()
             var statuses: [ConnectionStatus] = []
@@ -301,12 +301,12 @@ import Testing
         }
     }
 
-    @Test func aHubWithoutSandboxIsReportedNotPretended() async throws {
+    @Test func aHubWithoutBuiltInPushIsReportedNotPretended() async throws {
         try await TestHub.with { hub in
             let profile = try profile()
-            // A hub name this server does not serve: its sandbox answers 404, as Azure would.
+            // A hub name this server does not serve: its built-in push service answers 404, as Azure would.
             let elsewhere = HubEndpoint(listen: hub.listen, send: hub.full, hubName: "azure-hub")
-            let receiver = InboxReceiver(sandbox: profile.sandbox(elsewhere), log: profile.log, catalog: Self.catalog)
+            let receiver = InboxReceiver(builtInPush: profile.builtInPush(elsewhere), log: profile.log, catalog: Self.catalog)
             var last: ConnectionStatus?
             async let receiving: Void = receiver.run()
             for await status in receiver.statuses { last = status }

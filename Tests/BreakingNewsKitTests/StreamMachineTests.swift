@@ -4,8 +4,8 @@ import Testing
 
 /// The stream connection, transition by transition, without I/O.
 struct StreamMachineTests {
-    static func delivery(_ seq: Int64, epoch: String? = "e1") -> SandboxDelivery {
-        SandboxDelivery(
+    static func delivery(_ seq: Int64, epoch: String? = "e1") -> BuiltInPushDelivery {
+        BuiltInPushDelivery(
             seq: seq, notificationId: "n\(seq)", hub: "news", device: "ab", template: nil, tags: "World", deliveredAt: "t",
             payload: .object([("aps", .object([("alert", .string("x"))]))]), epoch: epoch)
     }
@@ -215,21 +215,21 @@ struct StreamMachineTests {
     /// 404s and the throttling statuses, as the receiver classifies them.
     @Test func hubAnswersAreClassified() {
         #expect(
-            SandboxClient.failure(.status(404, detail: "Device abc is not registered"), doing: "the stream") == .notRegistered)
+            BuiltInPushClient.failure(.status(404, detail: "Device abc is not registered"), doing: "the stream") == .notRegistered)
         #expect(
-            SandboxClient.failure(.status(404, detail: "The messaging entity 'x' could not be found"), doing: "the stream")
+            BuiltInPushClient.failure(.status(404, detail: "The messaging entity 'x' could not be found"), doing: "the stream")
                 == .noPushService)
         #expect(
-            SandboxClient.failure(.status(429, detail: "slow down", retryAfter: 12), doing: "the stream")
+            BuiltInPushClient.failure(.status(429, detail: "slow down", retryAfter: 12), doing: "the stream")
                 == .throttled("the hub is busy (the stream, 429)", retryAfter: 12))
         #expect(
-            SandboxClient.failure(.status(503, detail: "full", retryAfter: 30), doing: "the stream")
+            BuiltInPushClient.failure(.status(503, detail: "full", retryAfter: 30), doing: "the stream")
                 == .throttled("the hub is busy (the stream, 503)", retryAfter: 30))
-        guard case .refused = SandboxClient.failure(.status(401, detail: "ExpiredToken"), doing: "the stream") else {
+        guard case .refused = BuiltInPushClient.failure(.status(401, detail: "ExpiredToken"), doing: "the stream") else {
             Issue.record("401 is a refusal")
             return
         }
-        guard case .unreachable = SandboxClient.failure(.status(500, detail: "oops"), doing: "the stream") else {
+        guard case .unreachable = BuiltInPushClient.failure(.status(500, detail: "oops"), doing: "the stream") else {
             Issue.record("500 without Retry-After is tried again")
             return
         }
@@ -278,7 +278,7 @@ struct LogQueryTests {
 struct StreamMachineGapTests {
     @Test func aGapIsRecordedThenTheResumePointMovesPastIt() {
         var machine = StreamMachineTests.live(StreamMachine(lastEventId: 3, epoch: "e1", backoff: Backoff(jitter: 0)))
-        let gap = SandboxGap(through: 40, expired: 12)
+        let gap = BuiltInPushGap(through: 40, expired: 12)
         #expect(machine.handle(.gap(gap)) == [.recordGap(gap, epoch: "e1")])
         #expect(machine.lastEventId == 3, "not in the log yet: a cut now must tell it again")
         #expect(machine.handle(.gapRecorded(gap)) == [.read])

@@ -15,8 +15,8 @@ import Testing
     /// until what arrived is `enough`, or 90 s passed: what arrived by then.
     static func streamed(
         _ client: HubClient, device: String, secret: String?, after seq: Int64, epoch: String?,
-        until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
-    ) async throws -> [SandboxDelivery] {
+        until enough: @escaping @Sendable ([BuiltInPushDelivery]) -> Bool
+    ) async throws -> [BuiltInPushDelivery] {
         let received = Received()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -77,12 +77,12 @@ import Testing
         try await HubProcess.with(directory: folder) { hub throws in
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
-            secret = try #require(try await listen.claimSandboxDevice(device).secret)
+            secret = try #require(try await listen.claimBuiltInPushDevice(device).secret)
             try await listen.createOrUpdateInstallation(
                 newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             var first: Set<String> = []
             for i in 1...5 { first.insert(try await Self.send(full, "before \(i)")) }
-            let firstDelivered = try await eventually("the first five", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
+            let firstDelivered = try await eventually("the first five", every: .milliseconds(50)) { () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: first) ? inbox : nil
             }
@@ -120,7 +120,7 @@ import Testing
             let mode = try FileManager.default.attributesOfItem(atPath: backup.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
             let everything = first.union(acknowledged.ids.withLock { $0 })
-            let all = try await eventually("every send delivered", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
+            let all = try await eventually("every send delivered", every: .milliseconds(50)) { () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: everything) ? inbox : nil
             }
@@ -152,7 +152,7 @@ import Testing
                 #expect(point.epoch == oldEpoch)
                 // Resumed as the receiver resumes: after its point, in its epoch.
                 let resumed = try await eventually("the \(name) receiver's messages", every: .milliseconds(50)) {
-                    () -> [SandboxDelivery]? in
+                    () -> [BuiltInPushDelivery]? in
                     let batch = try await listen.inboxPages(
                         device: device, after: point.seq, epoch: point.epoch, secret: secret)
                     return Set(batch.deliveries.map(\.notificationId)).isSuperset(of: expected) ? batch.deliveries : nil
@@ -183,7 +183,7 @@ import Testing
             // The restored hub itself delivered each message once (a send unfinished when
             // the backup was taken is dispatched at start, and only then).
             let own = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
-            let keys = own.map { SandboxDelivery.dedupeKey(notificationId: $0.notificationId, template: $0.template) }
+            let keys = own.map { BuiltInPushDelivery.dedupeKey(notificationId: $0.notificationId, template: $0.template) }
             #expect(keys.count == Set(keys).count)
         }
     }
@@ -284,7 +284,7 @@ import Testing
 /// Sends acknowledged so far, by the burst's senders.
 /// What a stream brought so far.
 final class Received: Sendable {
-    let deliveries = Mutex<[SandboxDelivery]>([])
+    let deliveries = Mutex<[BuiltInPushDelivery]>([])
 }
 
 final class Acknowledged: Sendable {

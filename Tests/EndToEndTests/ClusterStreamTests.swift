@@ -21,7 +21,7 @@ import Testing
         let clients = nodes.map { HubClient(connectionString: $0.listen, hub: "news", retryPolicy: .none) }
         for round in 0..<40 {
             let device = randomDevice()
-            let secret = try await clients[0].claimSandboxDevice(device).secret
+            let secret = try await clients[0].claimBuiltInPushDevice(device).secret
             // Alternately on the node that took the claim and on the other one, with its secret.
             let stream = try await clients[round % 2].deviceStream(device: device, after: nil, epoch: nil, secret: secret)
             _ = stream

@@ -77,7 +77,7 @@ import Testing
         let file = user.home.appendingPathComponent("data/installation.json")
         func kept() throws -> JSONValue { try JSONValue(parsing: Data(contentsOf: file)) }
         let old = try #require(try kept()["deviceToken"]?.stringValue)
-        #expect(try kept()["claimSecret"]?.stringValue.map(SandboxClaim.isSecret) == true)
+        #expect(try kept()["claimSecret"]?.stringValue.map(BuiltInPushClaim.isSecret) == true)
         #expect(try await user.run(["send", "before", "--category", "World"]).status == 0)
         let replaced = try await user.run(["installation", "--new-device-token"])
         #expect(replaced.status == 0, "\(replaced.stderr)")
@@ -175,15 +175,15 @@ import Testing
         }
     }
 
-    @Test func aConnectionStringToAHubWithoutSandboxSaysSo() async throws {
+    @Test func aConnectionStringToAHubWithoutBuiltInPushSaysSo() async throws {
         try await HubProcess.with(directory: TestHub.temporaryDirectory()) { hub in
-            // The hub serves "news" only; "elsewhere" has no sandbox, as on Azure.
+            // The hub serves "news" only; "elsewhere" has no built-in push service, as on Azure.
             let user = Command.freshHome(extra: [
                 "BREAKING_NEWS_CONNECTION_STRING": hub.full.description, "BREAKING_NEWS_HUB": "elsewhere",
             ])
             let log = try await user.run(["log"])
             #expect(log.status == 0)
-            #expect(log.stderr.contains("no sandbox push service"))
+            #expect(log.stderr.contains("no built-in push service"))
             #expect(log.stderr.contains("real devices"))
         }
     }

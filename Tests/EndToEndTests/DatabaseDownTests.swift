@@ -21,7 +21,7 @@ import Testing
             defer { node.process.signal(SIGKILL) }
             let client = HubClient(connectionString: node.listen, hub: "news", retryPolicy: .none)
             let device = randomDevice()
-            let secret = try #require(try await client.claimSandboxDevice(device).secret)
+            let secret = try #require(try await client.claimBuiltInPushDevice(device).secret)
             // The node knows the device from its own tables; only the backlog needs the database.
             try await server.pause()
             do {

@@ -29,7 +29,7 @@ import Testing
         let client = HubClient(connectionString: connectionString, hub: hub, httpClient: http, retryPolicy: .none)
         let status: Int?
         do {
-            _ = try await client.claimSandboxDevice(randomDevice())
+            _ = try await client.claimBuiltInPushDevice(randomDevice())
             status = 200
         } catch {
             if error.status == nil { Issue.record("the claim failed without an HTTP status: \(String(reflecting: error))") }
@@ -47,7 +47,7 @@ import Testing
         init(_ connectionString: ConnectionString, hub: String) async throws {
             let client = HubClient(connectionString: connectionString, hub: hub, retryPolicy: .none)
             let device = randomDevice()
-            let secret = try await client.claimSandboxDevice(device).secret
+            let secret = try await client.claimBuiltInPushDevice(device).secret
             let stream = try await client.deviceStream(device: device, after: nil, epoch: nil, secret: secret)
             let reader = Task { [self] in
                 do {

@@ -54,7 +54,7 @@ import Testing
         try await HubProcess.with(directory: folder) { hub throws in
             let listen = try HubClient(connectionString: hub.listen)
             let full = try HubClient(connectionString: hub.full)
-            secret = try #require(try await listen.claimSandboxDevice(device).secret)
+            secret = try #require(try await listen.claimBuiltInPushDevice(device).secret)
             try await listen.createOrUpdateInstallation(
                 newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             try await listen.createOrUpdateInstallation(
@@ -96,7 +96,7 @@ import Testing
             #expect(try await listen.installation(id: "terminal").json.text == installed?.json.text)
             let sent = try #require(
                 try await full.send(.template(["messageParam": "on the node"]), tagExpression: "World").notificationId)
-            let delivered = try await eventually("the node's delivery", every: .milliseconds(50)) { () -> SandboxDelivery? in
+            let delivered = try await eventually("the node's delivery", every: .milliseconds(50)) { () -> BuiltInPushDelivery? in
                 try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret).first { $0.notificationId == sent }
             }
             #expect(delivered.alertText == "on the node")
@@ -140,7 +140,7 @@ import Testing
         try await HubProcess.with(directory: nodeFolder, arguments: ["--store", first, "--node", "n1"]) { node throws in
             let listen = try HubClient(connectionString: node.listen)
             let full = try HubClient(connectionString: node.full)
-            secret = try #require(try await listen.claimSandboxDevice(device).secret)
+            secret = try #require(try await listen.claimBuiltInPushDevice(device).secret)
             try await listen.createOrUpdateInstallation(
                 newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             for i in 1...3 {
@@ -148,7 +148,7 @@ import Testing
                     try #require(try await full.send(.template(["messageParam": "n\(i)"]), tagExpression: "World").notificationId)
                 )
             }
-            let delivered = try await eventually("the node's deliveries", every: .milliseconds(50)) { () -> [SandboxDelivery]? in
+            let delivered = try await eventually("the node's deliveries", every: .milliseconds(50)) { () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return inbox.count >= 3 ? inbox : nil
             }

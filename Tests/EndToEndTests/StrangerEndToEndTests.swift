@@ -38,7 +38,7 @@ import Testing
                 request.method = method
                 request.headers.add(name: "Authorization", value: token)
                 request.headers.add(name: "X-Forwarded-For", value: "198.51.100.7")
-                if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
+                if let secret { request.headers.add(name: BuiltInPushDelivery.claimSecretHeader, value: secret) }
                 return request
             }
             // Its claims, each with the secret the hub answered.
@@ -47,7 +47,7 @@ import Testing
             for _ in 0..<60 {
                 let device = randomDevice()
                 let answer = try await stranger.execute(
-                    request(.PUT, SandboxDelivery.path(hub: "news", device: device)), timeout: .seconds(30))
+                    request(.PUT, BuiltInPushDelivery.path(hub: "news", device: device)), timeout: .seconds(30))
                 if answer.status == .ok {
                     let body = try await answer.body.collect(upTo: 4096)
                     claimed.append((device, (try? JSONValue(parsing: Array(buffer: body)))?["secret"]?.stringValue))
@@ -61,7 +61,7 @@ import Testing
             var refusedStreams = 0
             for (device, secret) in claimed.prefix(12) {
                 let answer = try await stranger.execute(
-                    request(.GET, SandboxDelivery.path(hub: "news", device: device, resource: "stream"), secret: secret),
+                    request(.GET, BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream"), secret: secret),
                     timeout: .seconds(300))
                 if answer.status == .ok {
                     streams.append(answer)
@@ -72,7 +72,7 @@ import Testing
             #expect(streams.count == 8 && refusedStreams == 4, "\(streams.count) streams, \(refusedStreams) refused")
             // A stream on a token nothing knows is refused as such.
             let unknown = try await stranger.execute(
-                request(.GET, SandboxDelivery.path(hub: "news", device: randomDevice(), resource: "stream")),
+                request(.GET, BuiltInPushDelivery.path(hub: "news", device: randomDevice(), resource: "stream")),
                 timeout: .seconds(30))
             #expect(unknown.status == .notFound)
 

@@ -168,7 +168,7 @@ public func raw(
 public func readStream(
     baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, secret: String? = nil,
     count: Int, timeout: Double = 10
-) async throws -> [SandboxDelivery] {
+) async throws -> [BuiltInPushDelivery] {
     try await readStream(
         baseURL: baseURL, hub: hub, device: device, token: token, lastEventId: lastEventId, secret: secret,
         timeout: timeout, awaiting: "\(count) deliveries"
@@ -179,21 +179,21 @@ public func readStream(
 /// what it was `awaiting`).
 public func readStream(
     baseURL: String, hub: String, device: String, token: String, lastEventId: Int64? = nil, secret: String? = nil,
-    timeout: Double = 10, awaiting: String, until enough: @escaping @Sendable ([SandboxDelivery]) -> Bool
-) async throws -> [SandboxDelivery] {
-    var request = HTTPClientRequest(url: baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "stream"))
+    timeout: Double = 10, awaiting: String, until enough: @escaping @Sendable ([BuiltInPushDelivery]) -> Bool
+) async throws -> [BuiltInPushDelivery] {
+    var request = HTTPClientRequest(url: baseURL + BuiltInPushDelivery.path(hub: hub, device: device, resource: "stream"))
     request.headers.add(name: "Authorization", value: token)
-    if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
+    if let secret { request.headers.add(name: BuiltInPushDelivery.claimSecretHeader, value: secret) }
     if let lastEventId { request.headers.add(name: "Last-Event-ID", value: String(lastEventId)) }
     let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(Int64(timeout) + 5))
     guard response.status == .ok else { throw TestHubError(description: "stream answered \(response.status)") }
-    return try await withThrowingTaskGroup(of: [SandboxDelivery].self) { group in
+    return try await withThrowingTaskGroup(of: [BuiltInPushDelivery].self) { group in
         group.addTask {
             var parser = ServerSentEventParser()
-            var deliveries: [SandboxDelivery] = []
+            var deliveries: [BuiltInPushDelivery] = []
             for try await chunk in response.body {
                 for event in try parser.feed(chunk.readableBytesView) where event.event == "notification" {
-                    deliveries.append(try SandboxDelivery(json: JSONValue(parsing: event.data)))
+                    deliveries.append(try BuiltInPushDelivery(json: JSONValue(parsing: event.data)))
                 }
                 if enough(deliveries) { break }
             }

@@ -121,9 +121,9 @@ import Testing
         }
     }
 
-    @Test func sandboxNeedsAToken() async throws {
+    @Test func builtInPushNeedsAToken() async throws {
         try await RouterHub.with { hub throws in
-            let path = SandboxDelivery.path(hub: "news", device: "ab12", resource: "inbox")
+            let path = BuiltInPushDelivery.path(hub: "news", device: "ab12", resource: "inbox")
             #expect(try await status(hub, token: nil, path: path).status == 401)
             // With one, the request is answered: a token the hub knows nothing of, as the stream says.
             let known = try await status(hub, token: hub.token(hub.listen), path: path)

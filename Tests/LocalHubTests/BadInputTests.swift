@@ -145,7 +145,7 @@ import Testing
             let listen = ("Authorization", hub.token(hub.listen))
             let claimed = try await hub.raw(.PUT, path, headers: [listen])
             #expect(claimed.status < 300)
-            let secret = (SandboxDelivery.claimSecretHeader, ClaimTests.secret(of: claimed) ?? "")
+            let secret = (BuiltInPushDelivery.claimSecretHeader, ClaimTests.secret(of: claimed) ?? "")
             let refused = try await hub.raw(
                 .GET, path + "/stream", headers: [listen, secret, ("Last-Event-ID", String(repeating: "9", count: 10_000))])
             #expect(refused.status == 400)

@@ -97,7 +97,7 @@ import Testing
         await ended
     }
 
-    /// Review finding: the sandbox waited for every loop's writes before the dispatcher could
+    /// Review finding: the built-in push service waited for every loop's writes before the dispatcher could
     /// record, so one stream on a loop that does not run its jobs (stuck, or here a testing
     /// loop nobody runs) stopped every later dispatch. The wait is bounded now.
     @Test(.timeLimit(.minutes(1)))

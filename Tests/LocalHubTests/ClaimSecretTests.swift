@@ -13,8 +13,8 @@ import Testing
 @Suite struct ClaimSecretTests {
     static func claim(_ hub: RouterHub, _ device: String, secret: String? = nil) async throws -> RawResponse {
         try await hub.raw(
-            .PUT, hub.baseURL + SandboxDelivery.path(hub: "news", device: device),
-            headers: [("Authorization", hub.token(hub.listen))] + (secret.map { [(SandboxDelivery.claimSecretHeader, $0)] } ?? [])
+            .PUT, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device),
+            headers: [("Authorization", hub.token(hub.listen))] + (secret.map { [(BuiltInPushDelivery.claimSecretHeader, $0)] } ?? [])
         )
     }
 
@@ -23,12 +23,12 @@ import Testing
         key: ConnectionString? = nil
     ) async throws -> RawResponse {
         let path =
-            resource.map { SandboxDelivery.path(hub: "news", device: device, resource: $0) }
-            ?? SandboxDelivery.path(hub: "news", device: device)
+            resource.map { BuiltInPushDelivery.path(hub: "news", device: device, resource: $0) }
+            ?? BuiltInPushDelivery.path(hub: "news", device: device)
         return try await hub.raw(
             method, hub.baseURL + path,
             headers: [("Authorization", hub.token(key ?? hub.listen))]
-                + (secret.map { [(SandboxDelivery.claimSecretHeader, $0)] } ?? []))
+                + (secret.map { [(BuiltInPushDelivery.claimSecretHeader, $0)] } ?? []))
     }
 
     static func send(_ hub: RouterHub, _ text: String, token: String, test: Bool = false) async throws -> RawResponse {
@@ -46,7 +46,7 @@ import Testing
             let first = try await Self.claim(hub, device)
             #expect(first.status == 200 && first.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true)
             let secret = try #require(ClaimTests.secret(of: first))
-            #expect(SandboxClaim.isSecret(secret))
+            #expect(BuiltInPushClaim.isSecret(secret))
             try await hub.put(newsInstallation("t", device: device, tags: ["World"]), claimSecret: secret)
             #expect(try await Self.send(hub, "private", token: hub.token(hub.full)).status == 201)
             let read = try await eventually("the private message in the inbox") { () async throws -> RawResponse? in
@@ -61,7 +61,7 @@ import Testing
             // An inbox of a token the hub knows nothing of (no deliveries either) answers so too.
             let unknownInbox = try await Self.call(hub, .GET, randomDevice(), "inbox", secret: nil)
             #expect(unknownInbox.status == 404 && said(unknownInbox) == unknown)
-            for wrong in [nil, SandboxClaim.makeSecret(), "short", String(repeating: "x", count: 10_000)] {
+            for wrong in [nil, BuiltInPushClaim.makeSecret(), "short", String(repeating: "x", count: 10_000)] {
                 for resource in ["inbox", "stream"] {
                     let refused = try await Self.call(hub, .GET, device, resource, secret: wrong)
                     #expect(refused.status == 404 && said(refused) == unknown, "\(resource): \(refused.body)")
@@ -95,7 +95,7 @@ import Testing
             let secret = try #require(ClaimTests.secret(of: try await Self.claim(hub, device)))
             try await hub.put(newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             let other = newsInstallation("other", device: device, tags: ["World"])
-            for proof in [nil, SandboxClaim.makeSecret()] {
+            for proof in [nil, BuiltInPushClaim.makeSecret()] {
                 let refused = try await hub.putting(other, claimSecret: proof)
                 #expect(refused.status == 409 && refused.errorDetail?.contains("only its terminal names it") == true)
             }
@@ -142,7 +142,7 @@ import Testing
             try db.execute(sql: "UPDATE sandbox_device SET secret_hash = 'not a digest'")
         }
         try await RouterHub.with(store: store) { hub throws in
-            for secret: String? in [nil, SandboxClaim.makeSecret()] {
+            for secret: String? in [nil, BuiltInPushClaim.makeSecret()] {
                 #expect(try await Self.call(hub, .GET, device, "inbox", secret: secret).status == 404)
                 #expect(try await Self.claim(hub, device, secret: secret).status == 409)
             }
@@ -182,7 +182,7 @@ import Testing
                 let secret = try #require(statuses.first { $0.0 == 200 }?.1)
                 for hub in [first, second] {
                     let stream = try await ClaimTests.call(
-                        hub, .GET, SandboxDelivery.path(hub: "news", device: device, resource: "inbox"), secret: secret)
+                        hub, .GET, BuiltInPushDelivery.path(hub: "news", device: device, resource: "inbox"), secret: secret)
                     #expect(stream.status == 200, "the secret answered works on both nodes")
                 }
             }

@@ -16,7 +16,7 @@ import Testing
         _ hub: TestHub, _ device: String, token: String? = nil, secret: String? = nil, client: HTTPClient? = nil
     ) async throws -> RawResponse {
         try await call(
-            hub, .PUT, SandboxDelivery.path(hub: "news", device: device), token: token, secret: secret, client: client)
+            hub, .PUT, BuiltInPushDelivery.path(hub: "news", device: device), token: token, secret: secret, client: client)
     }
 
     /// The secret a first claim answered.
@@ -31,7 +31,7 @@ import Testing
         var request = HTTPClientRequest(url: hub.baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: token ?? hub.token(hub.listen))
-        if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
+        if let secret { request.headers.add(name: BuiltInPushDelivery.claimSecretHeader, value: secret) }
         let response = try await (client ?? HubClient.sharedHTTPClient).execute(request, timeout: .seconds(30))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
         return RawResponse(status: Int(response.status.code), headers: response.headers, body: text)
@@ -39,7 +39,7 @@ import Testing
 
     /// The devices the hub lists as claimed (Manage).
     static func claimed(_ hub: TestHub) async throws -> Set<String> {
-        Set(try await hub.client(hub.full).sandboxDevices().filter(\.claimed).map(\.device))
+        Set(try await hub.client(hub.full).builtInPushDevices().filter(\.claimed).map(\.device))
     }
 
     @Test(.tags(.live), .fullSuiteOnly) func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
@@ -67,7 +67,7 @@ import Testing
             #expect(try await Self.claimed(hub) == [installed, streaming])
             // Let go, its token streams no more: the hub knows nothing of it.
             let gone = try await Self.call(
-                hub, .GET, SandboxDelivery.path(hub: "news", device: unused, resource: "stream"), secret: secrets[unused])
+                hub, .GET, BuiltInPushDelivery.path(hub: "news", device: unused, resource: "stream"), secret: secrets[unused])
             #expect(gone.status == 404 && gone.errorDetail?.contains("not registered") == true, "\(gone.body)")
         }
     }
@@ -102,7 +102,7 @@ import Testing
             let claimed = try await Self.claim(hub, device)
             #expect(claimed.status == 200)
             let secret = Self.secret(of: claimed)
-            let path = SandboxDelivery.path(hub: "news", device: device)
+            let path = BuiltInPushDelivery.path(hub: "news", device: device)
             // Without its secret a Listen key lets nothing go: the token alone is not the terminal.
             #expect(try await Self.call(hub, .DELETE, path).status == 404)
             #expect(try await Self.claimed(hub) == [device])
@@ -114,8 +114,8 @@ import Testing
             #expect(try await Self.claim(hub, other).status == 200)
             #expect(try await Self.claimed(hub) == [other])
             let operatorClient = try hub.client(hub.full)
-            #expect(try await operatorClient.releaseSandboxDevice(other))
-            let again = try await operatorClient.releaseSandboxDevice(other)
+            #expect(try await operatorClient.releaseBuiltInPushDevice(other))
+            let again = try await operatorClient.releaseBuiltInPushDevice(other)
             #expect(!again)
             // Listing needs Manage.
             #expect(try await Self.call(hub, .GET, "/_sandbox/apns/news/devices").status == 403)
@@ -138,15 +138,15 @@ import Testing
             }
             _ = try await hub.client(hub.full).send(.template(["messageParam": "hi"]), tagExpression: "World")
             let deadline = ContinuousClock.now + .seconds(30)
-            while try await hub.client(hub.full).sandboxDevices().filter({ $0.deliveries == 1 }).count < 2,
+            while try await hub.client(hub.full).builtInPushDevices().filter({ $0.deliveries == 1 }).count < 2,
                 ContinuousClock.now < deadline
             {
                 try await Task.sleep(for: .milliseconds(50))
             }
             try await hub.client(hub.listen).deleteInstallation(id: "i-\(gone)")
-            #expect(try await hub.client(hub.listen).releaseSandboxDevice(gone, secret: secrets[gone]))
-            #expect(try await hub.client(hub.full).releaseSandboxDevice(kept))
-            let devices = try await hub.client(hub.full).sandboxDevices()
+            #expect(try await hub.client(hub.listen).releaseBuiltInPushDevice(gone, secret: secrets[gone]))
+            #expect(try await hub.client(hub.full).releaseBuiltInPushDevice(kept))
+            let devices = try await hub.client(hub.full).builtInPushDevices()
             #expect(devices.map(\.device) == [kept], "\(devices)")
             #expect(devices.first?.deliveries == 1 && devices.first?.claimed == false)
         }
@@ -170,7 +170,7 @@ import Testing
             #expect(refused.headers.first(name: "Retry-After").flatMap(Int.init).map { $0 > 0 } == true)
             #expect(refused.errorDetail?.contains("has added 5 devices within the hour") == true, "\(refused.body)")
             // Claiming one it holds again is no new device; nor is updating an installation.
-            let held = try await hub.client(hub.full).sandboxDevices().first { $0.claimed }!.device
+            let held = try await hub.client(hub.full).builtInPushDevices().first { $0.claimed }!.device
             #expect(try await Self.claim(hub, held, secret: secrets[held]).status == 204)
             // A new installation is a new device too.
             await #expect(throws: HubError.self) {
@@ -187,7 +187,7 @@ import Testing
             #expect(full.status == 403)
             #expect(full.errorDetail?.contains("holds 2 devices") == true && full.errorDetail?.contains("let go") == true)
             do {
-                _ = try await hub.client(hub.listen).claimSandboxDevice(randomDevice())
+                _ = try await hub.client(hub.listen).claimBuiltInPushDevice(randomDevice())
                 Issue.record("claimed in a full table")
             } catch {
                 #expect(!"\(error)".contains("key"), "\(error)")

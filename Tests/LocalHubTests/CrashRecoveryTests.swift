@@ -63,7 +63,7 @@ actor AckLog {
                 ) { expected.isSubset(of: Set($0.map(\.notificationId))) }
                 // A deduping reader, keyed by notification id and template, sees each exactly once.
                 var seen = Set<String>()
-                var deduped: [SandboxDelivery] = []
+                var deduped: [BuiltInPushDelivery] = []
                 for delivery in stream where seen.insert(delivery.dedupeKey).inserted { deduped.append(delivery) }
                 let delivered = Set(deduped.map(\.notificationId))
                 #expect(expected.isSubset(of: delivered), "missing \(expected.subtracting(delivered).count) acknowledged sends")

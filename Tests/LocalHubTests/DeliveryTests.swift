@@ -9,11 +9,11 @@ import Testing
 /// The built-in push service's device streams and inbox over a socket, and a hub's state
 /// through a restart (who a send reaches is `DispatchPlanningTests`, in process).
 @Suite(.tags(.live), .fullSuiteOnly) struct DeliveryTests {
-    func deliveries(_ hub: TestHub, _ device: String) async throws -> [SandboxDelivery] {
+    func deliveries(_ hub: TestHub, _ device: String) async throws -> [BuiltInPushDelivery] {
         let response = try await raw(
-            .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),
+            .GET, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "deliveries"),
             headers: [("Authorization", hub.token(hub.full))])
-        return try (JSONValue(parsing: response.body)["deliveries"]?.arrayValue ?? []).map { try SandboxDelivery(json: $0) }
+        return try (JSONValue(parsing: response.body)["deliveries"]?.arrayValue ?? []).map { try BuiltInPushDelivery(json: $0) }
     }
 
     /// Waits until the dispatcher has handled `receipt`.
@@ -41,14 +41,14 @@ import Testing
             #expect(resumed.compactMap(\.alertText) == ["n4", "n5"])
             let poll = try await raw(
                 .GET,
-                hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox")
+                hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "inbox")
                     + "?since=\(all[0].seq)&limit=2",
                 headers: [("Authorization", token)])
             let page = try JSONValue(parsing: poll.body)
             #expect(page["deliveries"]?.arrayValue?.count == 2)
             #expect(page["next"] == .number(String(all[2].seq)))
             let reset = try await raw(
-                .DELETE, hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "deliveries"),
+                .DELETE, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "deliveries"),
                 headers: [("Authorization", hub.token(hub.full))])
             #expect(try JSONValue(parsing: reset.body)["deleted"] == .number("5"))
             #expect(try await deliveries(hub, device).isEmpty)
@@ -82,7 +82,7 @@ import Testing
             try await settle(hub, try await sender.send(.template(["messageParam": "backlog"]), tagExpression: "Sports"))
             let connection = try RawConnection(port: hub.port)
             try connection.send(
-                "GET \(SandboxDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
+                "GET \(BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
                     + "Host: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n\r\n")
             // All of it in one read: the head and backlog, then the live frames and a
             // keep-alive after them.
@@ -113,7 +113,7 @@ import Testing
             var parser = ServerSentEventParser()
             let events = try parser.feed(body)
             let alerts = try events.filter { $0.event == "notification" }.map {
-                try SandboxDelivery(json: JSONValue(parsing: $0.data)).alertText
+                try BuiltInPushDelivery(json: JSONValue(parsing: $0.data)).alertText
             }
             #expect(alerts == ["backlog", "live \"1\"", "live 2 é"])
             #expect(String(decoding: body, as: UTF8.self).hasSuffix(": keepalive\n\n"))

@@ -135,10 +135,10 @@ extension RouterHub {
     }
 
     /// What the built-in push service delivered to `device`, oldest first.
-    func deliveries(_ device: String) async throws -> [SandboxDelivery] {
+    func deliveries(_ device: String) async throws -> [BuiltInPushDelivery] {
         let response = try await raw(
-            .GET, baseURL + SandboxDelivery.path(hub: hub, device: device, resource: "deliveries"),
+            .GET, baseURL + BuiltInPushDelivery.path(hub: hub, device: device, resource: "deliveries"),
             headers: [("Authorization", token(full))])
-        return try (JSONValue(parsing: response.body)["deliveries"]?.arrayValue ?? []).map { try SandboxDelivery(json: $0) }
+        return try (JSONValue(parsing: response.body)["deliveries"]?.arrayValue ?? []).map { try BuiltInPushDelivery(json: $0) }
     }
 }

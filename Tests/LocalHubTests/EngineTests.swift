@@ -71,7 +71,7 @@ import Testing
 
     /// A push service of another platform behind the seam: it gets the messages its devices
     /// need, rendered and checked by it, and what it reports is what the send counts; only
-    /// the sandbox's deliveries go to the delivery log.
+    /// the built-in push service's deliveries go to the delivery log.
     @Test func eachPlatformIsSentThroughItsPushServiceAndItsOutcomesCount() async throws {
         let google = RecordingPushService(.fcmV1, platform: .fcmV1, refusing: "Bad-Handle")
         let store = MemoryHubStore()
@@ -118,7 +118,7 @@ import Testing
         let plan = engine.plan(
             StoredNotification(
                 hub: "news", id: "x", format: .template, tagExpression: "World", body: #"{"messageParam":"hi \"you\""}"#))
-        // Ten messages for the sandbox push service; nothing refused while planning.
+        // Ten messages for the built-in push service; nothing refused while planning.
         let messages = plan.messages[.builtIn] ?? []
         #expect(plan.messageCount == 10 && messages.count == 10)
         #expect(Set(messages.map(\.payload)) == [#"{"aps":{"alert":"hi \"you\""}}"#])
@@ -195,7 +195,7 @@ import Testing
         }
         for delivery in deliveries {
             // The direct writer against the JSON tree's own text.
-            let tree = delivery.sandboxDelivery(epoch: "ep\\och")
+            let tree = delivery.builtInPushDelivery(epoch: "ep\\och")
             #expect(
                 delivery.serverSentEvent(epoch: "ep\\och")
                     == "id: \(delivery.seq)\nevent: notification\ndata: \(tree.json.text)\n\n")

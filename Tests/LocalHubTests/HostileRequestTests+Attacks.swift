@@ -16,12 +16,12 @@ extension HostileRequestTests {
             let listen = try hub.client(hub.listen)
             func openStream(closing: Bool = false) async throws -> RawConnection {
                 let device = randomDevice()
-                let secret = try #require(try await listen.claimSandboxDevice(device).secret)
+                let secret = try #require(try await listen.claimBuiltInPushDevice(device).secret)
                 let connection = try RawConnection(port: hub.port)
                 try connection.send(
-                    "GET \(SandboxDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
+                    "GET \(BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream")) HTTP/1.1\r\n"
                         + "Host: 127.0.0.1:\(hub.port)\r\nAuthorization: \(hub.token(hub.listen))\r\n"
-                        + "\(SandboxDelivery.claimSecretHeader): \(secret)\r\n"
+                        + "\(BuiltInPushDelivery.claimSecretHeader): \(secret)\r\n"
                         + (closing ? "Connection: close\r\n\r\n" : "\r\n"))
                 return connection
             }

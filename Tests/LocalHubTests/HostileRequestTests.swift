@@ -140,7 +140,7 @@ import Testing
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("v", device: device, tags: ["World"]))
             _ = try await hub.client(hub.full).send(.template(["messageParam": "private"]), tagExpression: "World")
             let devices = "/_sandbox/apns/news/devices"
-            let deliveries = SandboxDelivery.path(hub: "news", device: device, resource: "deliveries")
+            let deliveries = BuiltInPushDelivery.path(hub: "news", device: device, resource: "deliveries")
             #expect(try await get(hub, devices).status == 403)
             #expect(try await get(hub, deliveries).status == 403)
             let erase = try await raw(.DELETE, hub.baseURL + deliveries, headers: [("Authorization", hub.token(hub.listen))])
@@ -234,7 +234,7 @@ import Testing
         try await TestHub.with(configure: { $0.requestTimeout = 1 }) { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(newsInstallation("s", device: device, tags: ["World"]))
-            let path = SandboxDelivery.path(hub: "news", device: device, resource: "stream")
+            let path = BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream")
             let connection = try RawConnection(port: hub.port)
             let auth = "Authorization: \(hub.token(hub.listen))\r\nHost: 127.0.0.1:\(hub.port)\r\n"
             try connection.send("GET \(path) HTTP/1.1\r\n\(auth)Accept: text/event-stream\r\n\r\n")
@@ -257,7 +257,7 @@ import Testing
                 _ = try await hub.client(hub.full).send(.template(["messageParam": "\(i)"]), tagExpression: "World")
             }
             _ = try await readStream(baseURL: hub.baseURL, hub: "news", device: device, token: hub.token(hub.listen), count: 3)
-            let path = SandboxDelivery.path(hub: "news", device: device, resource: "deliveries")
+            let path = BuiltInPushDelivery.path(hub: "news", device: device, resource: "deliveries")
             let first = try await get(hub, path + "?limit=2", token: hub.token(hub.full))
             let page = try JSONValue(parsing: first.body)
             #expect(page["deliveries"]?.arrayValue?.count == 2)

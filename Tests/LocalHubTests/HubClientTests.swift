@@ -94,7 +94,7 @@ import Testing
             #expect(b.map(\.alertText) == ["Breaking Politics News : vote"])
             // The inspection endpoint agrees: nothing else was delivered.
             let inspected = try await raw(
-                .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: world, resource: "deliveries"),
+                .GET, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: world, resource: "deliveries"),
                 headers: [("Authorization", hub.token(hub.full))])
             #expect(try JSONValue(parsing: inspected.body)["deliveries"]?.arrayValue?.count == 1)
         }

@@ -29,11 +29,11 @@ import Testing
             func inbox(since: Int64) async throws -> (seqs: [Int64], next: JSONValue?) {
                 let answer = try await hub.raw(
                     .GET,
-                    hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox")
-                        + "?since=\(since)&\(SandboxDelivery.epochParameter)=\(hub.engine.epoch)",
+                    hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "inbox")
+                        + "?since=\(since)&\(BuiltInPushDelivery.epochParameter)=\(hub.engine.epoch)",
                     headers: [("Authorization", hub.token(hub.listen))])
                 let page = try JSONValue(parsing: answer.body)
-                let seqs = (page["deliveries"]?.arrayValue ?? []).compactMap { try? SandboxDelivery(json: $0).seq }
+                let seqs = (page["deliveries"]?.arrayValue ?? []).compactMap { try? BuiltInPushDelivery(json: $0).seq }
                 return (seqs, page["next"])
             }
             let all = try await eventually("two deliveries in the inbox") { () async throws -> [Int64]? in

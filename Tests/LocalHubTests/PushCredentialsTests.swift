@@ -64,7 +64,7 @@ struct ProviderCredentialsTests {
         #expect(fcm.projectId == "news-1" && fcm.tokenURI == "https://127.0.0.1:9443/token")
         #expect(fcm.endpoint == "https://127.0.0.1:9444")
         #expect(hub.webPush?.subject == "mailto:news@example.com")
-        // A platform left out keeps the sandbox behaviour; another hub is not configured.
+        // A platform left out keeps the built-in push service behaviour; another hub is not configured.
         #expect(try folder.load("{\(Self.web)}").hub("BREAKINGNEWS")?.apns == nil)
         #expect(loaded.hub("other") == nil)
         // The service's own endpoint form (…/3/device) is taken too; printing never shows a key.

@@ -91,7 +91,7 @@ import Testing
     static func register(_ client: HubClient, _ id: String, device: String, claim: Bool = false) async throws -> String? {
         var secret: String?
         if claim {
-            secret = try await client.claimSandboxDevice(device).secret
+            secret = try await client.claimBuiltInPushDevice(device).secret
             #expect(secret != nil)
         }
         try await client.createOrUpdateInstallation(newsInstallation(id, device: device, tags: ["World"]), claimSecret: secret)
@@ -126,7 +126,7 @@ import Testing
             #expect(peer.received.first?.body == #"{"aps":{"alert":"hello"}}"#)
             for (device, secret) in [(terminal, terminalSecret), (offline, offlineSecret)] {
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
-                #expect(inbox.map(\.notificationId) == [details.notificationId], "resumed from the sandbox when it comes back")
+                #expect(inbox.map(\.notificationId) == [details.notificationId], "resumed from the built-in push service when it comes back")
             }
             #expect(try await listen.inbox(device: phone, after: 0, epoch: nil).isEmpty, "an iPhone's pushes went to Apple")
             let away = try await listen.installation(id: "offline")
@@ -261,7 +261,7 @@ import Testing
             let response = try await raw(.PUT, "\(hub.baseURL)/_sandbox/apns/news/devices/\(randomDevice())")
             #expect(response.status == 401)
             let listen = try hub.client(hub.listen)
-            await #expect(throws: HubError.self) { try await listen.claimSandboxDevice("not-hex") }
+            await #expect(throws: HubError.self) { try await listen.claimBuiltInPushDevice("not-hex") }
         }
     }
 }
@@ -276,7 +276,7 @@ import Testing
             let full = try hub.client(hub.full)
             try await RealDeliveryTests.register(listen, "iphone", device: randomDevice())
             let terminal = randomDevice()
-            let secret = try await listen.claimSandboxDevice(terminal).secret
+            let secret = try await listen.claimBuiltInPushDevice(terminal).secret
             #expect(secret != nil)
             try await listen.createOrUpdateInstallation(
                 newsInstallation("terminal", device: terminal, tags: ["Sports"]), claimSecret: secret)

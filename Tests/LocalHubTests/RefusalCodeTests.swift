@@ -11,7 +11,7 @@ import Testing
         try await RouterHub.with { hub in
             let listen = [("Authorization", hub.token(hub.listen))]
             let unknown = try await hub.raw(
-                .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: randomDevice(), resource: "inbox"),
+                .GET, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: randomDevice(), resource: "inbox"),
                 headers: listen)
             #expect(unknown.status == 404)
             #expect(unknown.headers.first(name: HubRefusalCode.header) == HubRefusalCode.deviceNotRegistered.rawValue)

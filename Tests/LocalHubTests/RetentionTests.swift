@@ -173,22 +173,22 @@ struct RetentionTests {
             let inbox = { (since: Int64) async throws -> JSONValue in
                 let answer = try await raw(
                     .GET,
-                    hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "inbox") + "?since=\(since)",
+                    hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "inbox") + "?since=\(since)",
                     headers: [("Authorization", token)])
                 return try JSONValue(parsing: answer.body)
             }
             let fromStart = try await inbox(0)
-            #expect(fromStart["gap"] == SandboxGap(through: old[2].seq, expired: 3).json, "\(fromStart.text)")
+            #expect(fromStart["gap"] == BuiltInPushGap(through: old[2].seq, expired: 3).json, "\(fromStart.text)")
             #expect(fromStart["next"] == .number(String(old[2].seq)))
-            #expect(try await inbox(old[0].seq)["gap"] == SandboxGap(through: old[2].seq, expired: nil).json)
+            #expect(try await inbox(old[0].seq)["gap"] == BuiltInPushGap(through: old[2].seq, expired: nil).json)
             #expect(try await inbox(old[2].seq)["gap"] == nil, "it read everything before the prune")
 
             _ = try await RealDeliveryTests.send(hub, "new")
             let told = try await Self.events(hub, device: device, token: token, after: 0, notifications: 1)
-            #expect(told.first?.event == SandboxGap.event)
+            #expect(told.first?.event == BuiltInPushGap.event)
             #expect(told.first?.id == String(old[2].seq))
             #expect(
-                try SandboxGap(json: JSONValue(parsing: told.first?.data ?? "")) == SandboxGap(through: old[2].seq, expired: 3))
+                try BuiltInPushGap(json: JSONValue(parsing: told.first?.data ?? "")) == BuiltInPushGap(through: old[2].seq, expired: 3))
             #expect(told.dropFirst().map(\.event) == ["notification"])
             let caughtUp = try await Self.events(hub, device: device, token: token, after: old[2].seq, notifications: 1)
             #expect(caughtUp.map(\.event) == ["notification"], "nothing to tell a device that read everything")
@@ -214,7 +214,7 @@ struct RetentionTests {
             }
             #expect(usage.deliveries > 0, "the newest are kept")
             let page = try await raw(
-                .GET, hub.baseURL + SandboxDelivery.path(hub: "news", device: first, resource: "inbox") + "?since=0",
+                .GET, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: first, resource: "inbox") + "?since=0",
                 headers: [("Authorization", hub.token(hub.listen))])
             #expect(try JSONValue(parsing: page.body)["gap"] != nil, "the device is told what it lost")
         }
@@ -224,7 +224,7 @@ struct RetentionTests {
     static func events(_ hub: TestHub, device: String, token: String, after: Int64, notifications: Int) async throws
         -> [ServerSentEvent]
     {
-        var request = HTTPClientRequest(url: hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "stream"))
+        var request = HTTPClientRequest(url: hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream"))
         request.headers.add(name: "Authorization", value: token)
         request.headers.add(name: "Last-Event-ID", value: String(after))
         let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))

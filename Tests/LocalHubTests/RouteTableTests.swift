@@ -33,7 +33,7 @@ import Testing
         ("POST", "/news/MESSAGES/$batch", 401, ""),
         ("GET", "/news/schedulednotifications/abc", 401, ""),
         ("GET", "/_sandbox/apns/news/devices", 401, ""),
-        ("GET", "/_sandbox/else", 404, "The sandbox serves"),
+        ("GET", "/_sandbox/else", 404, "The built-in push service serves"),
         ("POST", "/_sandbox/apns/news/devices", 401, ""),
         ("HEAD", "/healthz", 200, ""),
     ])

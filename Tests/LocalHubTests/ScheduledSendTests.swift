@@ -63,7 +63,7 @@ import Testing
             await #expect(throws: HubError.self, "a second cancel finds nothing waiting") {
                 try await full.cancelScheduledSend(id: cancelled)
             }
-            let inbox = try await eventually("the inbox to hold a delivery") { () -> [SandboxDelivery]? in
+            let inbox = try await eventually("the inbox to hold a delivery") { () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil)
                 return inbox.isEmpty ? nil : inbox
             }

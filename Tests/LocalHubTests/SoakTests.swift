@@ -80,8 +80,8 @@ struct SoakTests {
                     // Away since the start, past the horizon: told how many expired, given the rest.
                     let events = try await RetentionTests.events(
                         hub, device: away, token: hub.token(hub.listen), after: 0, notifications: 1)
-                    let gap = try SandboxGap(
-                        json: JSONValue(parsing: try #require(events.first { $0.event == SandboxGap.event }).data))
+                    let gap = try BuiltInPushGap(
+                        json: JSONValue(parsing: try #require(events.first { $0.event == BuiltInPushGap.event }).data))
                     let expired = try #require(gap.expired)
                     let left = try await store.deliveries(hub: hub.hub, device: away, after: gap.through, limit: 100_000)
                     #expect(expired > 0 && expired + left.count == sent.count, "\(expired) expired, \(left.count) kept")
@@ -97,7 +97,7 @@ struct SoakTests {
         var last: Int64 = 0
         while !received.isFinished, !Task.isCancelled {
             var request = HTTPClientRequest(
-                url: hub.baseURL + SandboxDelivery.path(hub: hub.hub, device: device, resource: "stream"))
+                url: hub.baseURL + BuiltInPushDelivery.path(hub: hub.hub, device: device, resource: "stream"))
             request.headers.add(name: "Authorization", value: hub.token(hub.listen))
             request.headers.add(name: "Last-Event-ID", value: String(last))
             do {
@@ -107,7 +107,7 @@ struct SoakTests {
                     for event in try parser.feed(chunk.readableBytesView) {
                         if let id = event.id.flatMap(Int64.init) { last = max(last, id) }
                         guard event.event == "notification" else { continue }
-                        received.add(device, try SandboxDelivery(json: JSONValue(parsing: event.data)).notificationId)
+                        received.add(device, try BuiltInPushDelivery(json: JSONValue(parsing: event.data)).notificationId)
                     }
                     if received.isFinished { return }
                 }

@@ -27,13 +27,13 @@ import Testing
 
     @Test(.tags(.live), .fullSuiteOnly) func theHubEndsAStreamWhenItsTokenExpires() async throws {
         try await TestHub.with { hub in
-            let secret = try #require(try await hub.client(hub.listen).claimSandboxDevice(Self.device).secret)
+            let secret = try #require(try await hub.client(hub.listen).claimBuiltInPushDevice(Self.device).secret)
             let token = hub.token(hub.listen, lifetime: 2)
             let expiry = try #require(SharedAccessSignature.expiry(of: token))
             var request = HTTPClientRequest(
-                url: hub.baseURL + SandboxDelivery.path(hub: "news", device: Self.device, resource: "stream"))
+                url: hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: Self.device, resource: "stream"))
             request.headers.add(name: "Authorization", value: token)
-            request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret)
+            request.headers.add(name: BuiltInPushDelivery.claimSecretHeader, value: secret)
             let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(60))
             #expect(response.status == .ok)
             let body = try await Self.body(of: response, within: 60)
@@ -56,8 +56,8 @@ import Testing
     /// A stream read past `renewAt` ends at its next chunk, a keep-alive at the latest,
     /// without reading on: what follows is read again from the resume point.
     @Test func aStreamDueForAFreshTokenEndsAtItsNextChunk() async throws {
-        func delivery(_ seq: Int64) -> SandboxDelivery {
-            SandboxDelivery(
+        func delivery(_ seq: Int64) -> BuiltInPushDelivery {
+            BuiltInPushDelivery(
                 seq: seq, notificationId: "n\(seq)", hub: "news", device: Self.device, template: nil, tags: "World",
                 deliveredAt: "2027-01-15T08:00:00Z", payload: .object([("aps", .object([("alert", .string("x"))]))]),
                 epoch: "e1")

@@ -27,9 +27,9 @@ import Testing
     ) -> Task<Void, Never> {
         Task {
             var request = HTTPClientRequest(
-                url: hub.baseURL + SandboxDelivery.path(hub: "news", device: device, resource: "stream"))
+                url: hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream"))
             request.headers.add(name: "Authorization", value: hub.token(hub.listen))
-            if let secret { request.headers.add(name: SandboxDelivery.claimSecretHeader, value: secret) }
+            if let secret { request.headers.add(name: BuiltInPushDelivery.claimSecretHeader, value: secret) }
             if let client { request.headers.add(name: "X-Forwarded-For", value: client) }
             guard let response = try? await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(120)) else {
                 held.append(-1)
@@ -91,7 +91,7 @@ import Testing
         try await TestHub.with { hub in
             let stranger = randomDevice()
             let answer = try await ClaimTests.call(
-                hub, .GET, SandboxDelivery.path(hub: "news", device: stranger, resource: "stream"))
+                hub, .GET, BuiltInPushDelivery.path(hub: "news", device: stranger, resource: "stream"))
             #expect(answer.status == 404)
             #expect(answer.errorDetail?.contains("The device is not registered") == true, "\(answer.body)")
             // The same token, once claimed, streams, with its claim's secret.

@@ -108,7 +108,7 @@ struct GoldenScreenTests {
     @Test func messageView() throws {
         let text =
             "Breaking World News : Storm warning: coastal roads closed 🌀 Live updates https://news.example.com/live/storm-warning-coastal-roads and the forecast https://weather.example.org/coast?region=north."
-        let delivery = SandboxDelivery(
+        let delivery = BuiltInPushDelivery(
             seq: 6, notificationId: "a9f09ce5f9654d18b7722347fe4e1977-20261121173914-6", hub: "news", device: "ab",
             template: "simpleAPNSTemplate", tags: "World", deliveredAt: Self.today(17, 39, 14),
             payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: "e")

@@ -8,7 +8,7 @@ import Testing
 let names = ["World", "Politics", "Business", "Technology", "Science", "Sports"]
 
 func entry(_ index: Int, _ category: String, _ text: String, receivedAt: String = "2026-11-21T10:00:00Z") -> InboxEntry {
-    let delivery = SandboxDelivery(
+    let delivery = BuiltInPushDelivery(
         seq: Int64(index), notificationId: "n\(index)", hub: "news", device: "ab", template: "simpleAPNSTemplate", tags: category,
         deliveredAt: receivedAt, payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: "e")
     return InboxEntry(testing: delivery, category: category, index: index, receivedAt: receivedAt)

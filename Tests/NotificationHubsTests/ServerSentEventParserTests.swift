@@ -6,8 +6,8 @@ import Testing
 /// The stream's parser sees TCP chunks split anywhere: inside a UTF-8 character, between CR
 /// and LF, in a field name. Whatever the split, the events are the same.
 struct ServerSentEventParserTests {
-    static func delivery(_ seq: Int64, text: String) -> SandboxDelivery {
-        SandboxDelivery(
+    static func delivery(_ seq: Int64, text: String) -> BuiltInPushDelivery {
+        BuiltInPushDelivery(
             seq: seq, notificationId: "n\(seq)", hub: "news", device: "ab12", template: "t", tags: "World",
             deliveredAt: "2027-01-15T08:00:00Z", payload: .object([("aps", .object([("alert", .string(text))]))]),
             epoch: "e1")
@@ -38,7 +38,7 @@ struct ServerSentEventParserTests {
             let whole = try Self.events(bytes, chunks: [])
             #expect(whole.count == 3)
             #expect(try Self.events(bytes, chunks: [1]) == whole)
-            let deliveries = try whole.map { try SandboxDelivery(json: JSONValue(parsing: $0.data)) }
+            let deliveries = try whole.map { try BuiltInPushDelivery(json: JSONValue(parsing: $0.data)) }
             #expect(deliveries.map(\.alertText) == ["héllo 🗳️", "a\nb", ""])
             #expect(whole.map(\.id) == ["1", "2", "3"])
         }
@@ -61,7 +61,7 @@ struct ServerSentEventParserTests {
             let whole = try? Self.events(bytes, chunks: [])
             let split = try? Self.events(bytes, chunks: sizes)
             #expect(whole != nil && whole == split)
-            #expect(whole?.compactMap { try? SandboxDelivery(json: JSONValue(parsing: $0.data)) } == deliveries)
+            #expect(whole?.compactMap { try? BuiltInPushDelivery(json: JSONValue(parsing: $0.data)) } == deliveries)
         }
     }
 }

@@ -2,10 +2,10 @@ import Foundation
 import NotificationHubs
 
 /// Who this terminal is to the hub: a stable installation id (made once) and its push
-/// channel, a device token for the sandbox push service, kept in `installation.json`.
+/// channel, a device token for the built-in push service, kept in `installation.json`.
 ///
 /// The device token is 32 random bytes, made once and kept with the installation; with it,
-/// the secret its claim answered (`SandboxClaim`), which proves this terminal with every
+/// the secret its claim answered (`BuiltInPushClaim`), which proves this terminal with every
 /// stream, inbox and release, so that a token seen by others opens nothing. A token made by a
 /// version whose claims had no secrets (it may have been shown to others), or derived from the
 /// installation id as the earliest versions did, is replaced at the next start; the old one is

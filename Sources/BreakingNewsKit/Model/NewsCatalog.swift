@@ -95,7 +95,7 @@ public struct NewsCatalog: Sendable {
 
     /// The category of a delivery: its tag when that is one category, else the one its text
     /// names.
-    public func category(of delivery: SandboxDelivery) -> Category? {
+    public func category(of delivery: BuiltInPushDelivery) -> Category? {
         if let tags = delivery.tags, let category = category(named: tags.trimmingCharacters(in: .whitespaces)) { return category }
         return delivery.alertText.flatMap(category(ofMessage:))
     }

@@ -50,10 +50,10 @@ public enum OfflineReason: Sendable, Hashable, CustomStringConvertible {
     }
 
     static let noPushServiceText =
-        "this hub has no sandbox push service: on Azure, notifications arrive on real devices, not in this terminal (use 'send --test' to see the hub's outcome)"
+        "this hub has no built-in push service: on Azure, notifications arrive on real devices, not in this terminal (use 'send --test' to see the hub's outcome)"
 }
 
-/// Why opening or reading the device stream failed, classified once (`SandboxClient`) so
+/// Why opening or reading the device stream failed, classified once (`BuiltInPushClient`) so
 /// that the stream's machine decides what comes next.
 public enum StreamFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// No answer, or the stream was cut: tried again with backoff.

@@ -23,13 +23,13 @@ public struct InboxEntry: Sendable, Hashable {
     public var payload: JSONValue
     /// Set on the entry that says messages expired on the hub before this terminal read them
     /// (its retention removed them): not a message, a notice in its place in the log.
-    public var gap: SandboxGap?
+    public var gap: BuiltInPushGap?
     /// Whether the message was pruned (`InboxLog.prune`): only what keeps its position, its
     /// dedupe key and the resume point is left of it, and it is shown nowhere.
     public var pruned = false
 
-    /// The key of the delivery this entry records (`SandboxDelivery.dedupeKey`).
-    public var dedupeKey: String { SandboxDelivery.dedupeKey(notificationId: notificationId, template: template) }
+    /// The key of the delivery this entry records (`BuiltInPushDelivery.dedupeKey`).
+    public var dedupeKey: String { BuiltInPushDelivery.dedupeKey(notificationId: notificationId, template: template) }
 
     var json: JSONValue {
         .object(dropping: [
@@ -73,11 +73,11 @@ public struct InboxEntry: Sendable, Hashable {
         self.category = json["category"]?.stringValue
         self.text = json["text"]?.stringValue ?? ""
         self.payload = json["payload"] ?? .null
-        self.gap = json["gap"].flatMap { try? SandboxGap(json: $0) }
+        self.gap = json["gap"].flatMap { try? BuiltInPushGap(json: $0) }
         self.pruned = json["pruned"] == .bool(true)
     }
 
-    init(delivery: SandboxDelivery, hub: String, category: String?, receivedAt: String, index: Int) {
+    init(delivery: BuiltInPushDelivery, hub: String, category: String?, receivedAt: String, index: Int) {
         self.index = index
         self.notificationId = delivery.notificationId
         self.template = delivery.template
@@ -91,7 +91,7 @@ public struct InboxEntry: Sendable, Hashable {
         self.payload = delivery.payload
     }
 
-    init(gap: SandboxGap, hub: String, hubName: String, epoch: String?, receivedAt: String, index: Int) {
+    init(gap: BuiltInPushGap, hub: String, hubName: String, epoch: String?, receivedAt: String, index: Int) {
         self.index = index
         self.notificationId = "gap:\(epoch ?? "-"):\(gap.through)"
         self.template = nil
@@ -107,7 +107,7 @@ public struct InboxEntry: Sendable, Hashable {
     }
 
     /// An entry made directly, for tests and previews.
-    public init(testing delivery: SandboxDelivery, category: String?, index: Int, receivedAt: String) {
+    public init(testing delivery: BuiltInPushDelivery, category: String?, index: Int, receivedAt: String) {
         self.init(
             delivery: delivery, hub: "http://localhost/\(delivery.hub)", category: category, receivedAt: receivedAt, index: index)
     }
@@ -200,7 +200,7 @@ public final class InboxLog: Sendable {
 
     /// Adds deliveries not seen before; returns the new entries.
     @discardableResult
-    public func append(_ deliveries: [SandboxDelivery], hub: String, categoryOf: (SandboxDelivery) -> String?, now: Date = Date())
+    public func append(_ deliveries: [BuiltInPushDelivery], hub: String, categoryOf: (BuiltInPushDelivery) -> String?, now: Date = Date())
         throws
         -> [InboxEntry]
     {
@@ -217,7 +217,7 @@ public final class InboxLog: Sendable {
     /// its place (numbered as the last one removed, so the resume point moves past it); nil
     /// when the log has it already.
     @discardableResult
-    public func appendGap(_ gap: SandboxGap, hub: String, hubName: String, epoch: String?, now: Date = Date()) throws
+    public func appendGap(_ gap: BuiltInPushGap, hub: String, hubName: String, epoch: String?, now: Date = Date()) throws
         -> InboxEntry?
     {
         try appendEntries { index in

@@ -31,19 +31,19 @@ public final class InboxReceiver: Sendable {
     ///   - starting: whether the embedded hub is started when none runs (see `HubEndpoint.Start`);
     ///     `retryNow(startingHub: true)` starts it for one try whatever this says.
     public init(
-        sandbox: SandboxClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff? = nil,
+        builtInPush: BuiltInPushClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff? = nil,
         starting: HubEndpoint.Start = .never
     ) {
         let (statuses, continuation) = AsyncStream<ConnectionStatus>.makeStream(bufferingPolicy: .unbounded)
         self.statuses = statuses
-        let resume = log.resumePoint(hubName: sandbox.endpoint.hubName)
+        let resume = log.resumePoint(hubName: builtInPush.endpoint.hubName)
         let machine = StreamMachine(
             lastEventId: resume?.seq, epoch: resume?.epoch,
-            backoff: backoff ?? (sandbox.endpoint.isEmbedded ? Self.loopbackBackoff : Backoff()))
+            backoff: backoff ?? (builtInPush.endpoint.isEmbedded ? Self.loopbackBackoff : Backoff()))
         let alarm = alarm
         driver = {
             Driver(
-                sandbox: sandbox, starting: starting, log: log, catalog: catalog, follower: follower, alarm: alarm,
+                builtInPush: builtInPush, starting: starting, log: log, catalog: catalog, follower: follower, alarm: alarm,
                 continuation: continuation, machine: machine)
         }
         continuation.onTermination = { [stopping] _ in stopping.stop() }
@@ -102,7 +102,7 @@ public final class InboxReceiver: Sendable {
 
     /// Does what the machine asks, one action after another, and feeds it what came of each.
     struct Driver {
-        let sandbox: SandboxClient
+        let builtInPush: BuiltInPushClient
         let starting: HubEndpoint.Start
         let log: InboxLog
         let catalog: NewsCatalog
@@ -113,7 +113,7 @@ public final class InboxReceiver: Sendable {
         /// The open stream, between `open` and `close`.
         var stream: DeviceStream.Iterator?
         /// Deliveries read with a gap, handed over once the gap is in the log.
-        var unread: [SandboxDelivery] = []
+        var unread: [BuiltInPushDelivery] = []
 
         mutating func run() async {
             var pending = machine.handle(.start)
@@ -145,7 +145,7 @@ public final class InboxReceiver: Sendable {
             case .open(let lastEventId, let epoch, let startingHub):
                 alarm.reset()
                 do throws(StreamFailure) {
-                    let current = try await sandbox.current(starting: startingHub ? .always : starting)
+                    let current = try await builtInPush.current(starting: startingHub ? .always : starting)
                     stream = try await current.stream(after: lastEventId, epoch: epoch).makeAsyncIterator()
                     return .opened
                 } catch {
@@ -171,7 +171,7 @@ public final class InboxReceiver: Sendable {
                 }
             case .append(let deliveries):
                 do {
-                    let added = try log.append(deliveries, hub: sandbox.endpoint.hubURL) { catalog.category(of: $0)?.name }
+                    let added = try log.append(deliveries, hub: builtInPush.endpoint.hubURL) { catalog.category(of: $0)?.name }
                     if !added.isEmpty { follower?.poll() }
                     return .appended(deliveries)
                 } catch {
@@ -180,7 +180,7 @@ public final class InboxReceiver: Sendable {
             case .recordGap(let gap, let epoch):
                 do {
                     let added = try log.appendGap(
-                        gap, hub: sandbox.endpoint.hubURL, hubName: sandbox.endpoint.hubName, epoch: epoch)
+                        gap, hub: builtInPush.endpoint.hubURL, hubName: builtInPush.endpoint.hubName, epoch: epoch)
                     if added != nil { follower?.poll() }
                     return .gapRecorded(gap)
                 } catch {

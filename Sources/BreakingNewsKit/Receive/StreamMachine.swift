@@ -24,13 +24,13 @@ public struct StreamMachine: Sendable, Hashable {
         /// The stream answered 200 and is open.
         case opened
         /// Deliveries arrived on the stream.
-        case received([SandboxDelivery])
+        case received([BuiltInPushDelivery])
         /// Those deliveries are in the log: the resume point may move past them.
-        case appended([SandboxDelivery])
+        case appended([BuiltInPushDelivery])
         /// The hub told that its retention removed deliveries this device had not read.
-        case gap(SandboxGap)
+        case gap(BuiltInPushGap)
         /// The gap is in the log: the resume point may move past it.
-        case gapRecorded(SandboxGap)
+        case gapRecorded(BuiltInPushGap)
         /// The open stream ended as streams do, with nothing wrong: the hub closed it (the
         /// token that opened it expired, its key changed, the hub restarts) or it was due for
         /// a fresh token (`DeviceStream.renewAt`).
@@ -51,9 +51,9 @@ public struct StreamMachine: Sendable, Hashable {
         /// Read the open stream's next deliveries.
         case read
         /// Write these deliveries to the log, then send `appended`.
-        case append([SandboxDelivery])
+        case append([BuiltInPushDelivery])
         /// Write the gap to the log (in the delivery log `epoch`), then send `gapRecorded`.
-        case recordGap(SandboxGap, epoch: String?)
+        case recordGap(BuiltInPushGap, epoch: String?)
         /// Wait `seconds`, then send `retryTimerFired` (or `retryNow`, when told first).
         case wait(seconds: Double)
         case report(ConnectionStatus)

@@ -119,9 +119,9 @@ public struct Subscriber: Sendable {
         }
         let kept = installations.load().values
         let secret = kept.deviceToken == identity.deviceToken ? kept.claimSecret : identity.claimSecret
-        var released = try await client.releaseSandboxDevice(identity.deviceToken, secret: secret)
+        var released = try await client.releaseBuiltInPushDevice(identity.deviceToken, secret: secret)
         if let previous = kept.previousDeviceToken ?? identity.previousDeviceToken {
-            released = try await client.releaseSandboxDevice(previous, secret: kept.previousClaimSecret) || released
+            released = try await client.releaseBuiltInPushDevice(previous, secret: kept.previousClaimSecret) || released
         }
         // The claim is gone, and its secret with it: the next claim is answered a new one.
         _ = try? installations.update { values in
@@ -139,7 +139,7 @@ public struct Subscriber: Sendable {
         var secret = currentSecret() ?? identity.claimSecret
         for attempt in 0..<Self.claimAttempts {
             do {
-                if case .claimed(let issued?) = try await client.claimSandboxDevice(identity.deviceToken, secret: secret) {
+                if case .claimed(let issued?) = try await client.claimBuiltInPushDevice(identity.deviceToken, secret: secret) {
                     try? installations.update { values in
                         if values.deviceToken == identity.deviceToken { values.claimSecret = issued }
                     }

@@ -25,14 +25,14 @@ public struct DeliveryLog: Sendable {
     }
 
     /// What a device resuming after `since` starts with: what it must be told retention
-    /// removed (`SandboxGap`, nil when it missed nothing), and its deliveries after both, at
+    /// removed (`BuiltInPushGap`, nil when it missed nothing), and its deliveries after both, at
     /// most `limit`.
     public func backlog(hub: String, device: String, since: Int64, limit: Int) async throws
-        -> (gap: SandboxGap?, deliveries: [Delivery])
+        -> (gap: BuiltInPushGap?, deliveries: [Delivery])
     {
         let backlog = try await store.backlog(hub: hub, device: device, after: since, limit: limit)
         let gap = backlog.gap.flatMap {
-            SandboxGap.told(since: since, removedFrom: $0.from, through: $0.through, count: $0.count)
+            BuiltInPushGap.told(since: since, removedFrom: $0.from, through: $0.through, count: $0.count)
         }
         return (gap, backlog.deliveries)
     }

@@ -137,7 +137,7 @@ final class HubState: Sendable {
     func provesClaim(hub: String, device: String, secret: String?) -> Bool {
         let device = device.lowercased()
         guard let digest = directory.withLock({ $0[hub]?.claimSecrets[device] }) else { return true }
-        guard let secret, SandboxClaim.isSecret(secret) else { return false }
-        return ConstantTime.equal(SandboxClaim.digest(secret), digest)
+        guard let secret, BuiltInPushClaim.isSecret(secret) else { return false }
+        return ConstantTime.equal(BuiltInPushClaim.digest(secret), digest)
     }
 }

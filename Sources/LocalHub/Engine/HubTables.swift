@@ -18,7 +18,7 @@ struct HubTables: Sendable {
     var storedBytes = 0
     /// APNs tokens of terminals, claimed for the built-in push service: never sent to Apple.
     var claimedDevices: Set<String> = []
-    /// The digest of each claim's secret (`SandboxClaim.digest`); a claimed device without
+    /// The digest of each claim's secret (`BuiltInPushClaim.digest`); a claimed device without
     /// one was claimed before claims had secrets.
     var claimSecrets: [String: String] = [:]
     /// Installation and registration ids by device handle (`TagIndex.device`), keyed as the

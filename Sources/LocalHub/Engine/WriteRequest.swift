@@ -50,7 +50,7 @@ public enum WriteRequest: Sendable {
 }
 
 /// What a write carries to name a device claimed for the built-in push service as a push
-/// channel: the claim's secret (`SandboxDelivery.claimSecretHeader`: its terminal), or an
+/// channel: the claim's secret (`BuiltInPushDelivery.claimSecretHeader`: its terminal), or an
 /// operator's right (Manage), or nothing.
 public enum ClaimProof: Sendable, Hashable {
     case none

@@ -48,14 +48,14 @@ public final class BufferedStreamSink: DeviceStreamSink {
 }
 
 /// The frame shapes of one job on one loop: consecutive deliveries of one notification
-/// through one template share one `SandboxDelivery.FrameShape`, built for the first.
+/// through one template share one `BuiltInPushDelivery.FrameShape`, built for the first.
 public struct FrameShapes {
-    private var last: (delivery: Delivery, epoch: String, shape: SandboxDelivery.FrameShape)?
+    private var last: (delivery: Delivery, epoch: String, shape: BuiltInPushDelivery.FrameShape)?
 
     public init() {}
 
     /// The shape of `delivery`'s frame in the delivery log of `epoch`.
-    public mutating func shape(of delivery: Delivery, epoch: String) -> SandboxDelivery.FrameShape {
+    public mutating func shape(of delivery: Delivery, epoch: String) -> BuiltInPushDelivery.FrameShape {
         if let last, last.epoch == epoch, last.delivery.sharesFrameShape(with: delivery) { return last.shape }
         let shape = delivery.frameShape(epoch: epoch)
         last = (delivery, epoch, shape)

@@ -5,7 +5,7 @@ import NotificationHubs
 
 extension PushCredentials {
     static let appleProduction = "https://api.push.apple.com"
-    static let appleSandbox = "https://api.sandbox.push.apple.com"
+    static let appleDevelopment = "https://api.sandbox.push.apple.com"
     static let googleFCM = "https://fcm.googleapis.com"
 
     static func loadAPNs(_ value: JSONValue, at path: String, _ folder: URL, _ file: String) throws(PushCredentialsError)
@@ -30,7 +30,7 @@ extension PushCredentials {
         let endpoint: String
         switch try fields.required("endpoint") {
         case "production": endpoint = appleProduction
-        case "sandbox": endpoint = appleSandbox
+        case "sandbox": endpoint = appleDevelopment
         case let url:
             // The service's own form ends in /3/device, which requests add themselves.
             let given = try httpsURL(url, at: "\(path).endpoint", file)

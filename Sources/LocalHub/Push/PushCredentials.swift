@@ -22,7 +22,7 @@ public struct PushCredentials: Sendable {
         public let token: APNsProviderToken
         /// The app's bundle id: every request's `apns-topic` (a sender cannot set it).
         public let topic: String
-        /// `https://api.push.apple.com`, the sandbox's, or a URL given (a loopback peer).
+        /// `https://api.push.apple.com`, Apple's development endpoint, or a URL given (a loopback peer).
         public let endpoint: String
         public let caFile: String?
 

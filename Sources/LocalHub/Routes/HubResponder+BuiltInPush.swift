@@ -9,7 +9,7 @@ extension HubResponder {
     /// `/_sandbox/apns/{hub}/devices` (the wire name stays). A device token names a device, as
     /// on the real service: 32 random bytes that only its terminal and the hub know; a claimed
     /// token's terminal also proves itself with its claim's secret
-    /// (`SandboxDelivery.claimSecretHeader`), so a token that leaked opens nothing. What would
+    /// (`BuiltInPushDelivery.claimSecretHeader`), so a token that leaked opens nothing. What would
     /// reveal or erase other devices' news needs Manage. Tokens are signed for the hub.
     ///
     /// - `PUT …/devices/{token}` (Listen): claims the token for the built-in push service. A
@@ -82,7 +82,7 @@ extension HubResponder {
         let (hub, device) = (context.hub, try context.deviceParameter())
         try spend(r, bytes: 0, newDevice: try await engine.deviceStanding(hub: hub, device: device) != .claimed)
         let result = try await engine.write(
-            .claimDevice(hub: hub, device: device, secret: r.header(SandboxDelivery.claimSecretHeader)))
+            .claimDevice(hub: hub, device: device, secret: r.header(BuiltInPushDelivery.claimSecretHeader)))
         guard case .claimed(let secret?) = result else { return HubReply.empty(.noContent, trackingId: r.trackingId) }
         let json = JSONValue.object([("device", .string(device)), ("secret", .string(secret))])
         return HubReply.body(.ok, json.text, contentType: "application/json; charset=utf-8", trackingId: r.trackingId)
@@ -100,14 +100,14 @@ extension HubResponder {
     /// is said of it. A Manage key (an operator) needs no secret.
     func proveClaim(_ r: HubRequest, hub: String, device: String, else refusal: HubRefusal = unknownDevice) async throws {
         guard !r.rights.contains(.manage) else { return }
-        guard try await engine.provesClaim(hub: hub, device: device, secret: r.header(SandboxDelivery.claimSecretHeader))
+        guard try await engine.provesClaim(hub: hub, device: device, secret: r.header(BuiltInPushDelivery.claimSecretHeader))
         else { throw refusal }
     }
 
     /// What a write naming a claimed device as its push channel shows of its claim.
     func claimProof(_ r: HubRequest) -> ClaimProof {
         if r.rights.contains(.manage) { return .manage }
-        return r.header(SandboxDelivery.claimSecretHeader).map(ClaimProof.secret) ?? .none
+        return r.header(BuiltInPushDelivery.claimSecretHeader).map(ClaimProof.secret) ?? .none
     }
 
     /// What a release of a token not claimed (or claimed, asked without its secret) is told.
@@ -137,7 +137,7 @@ extension HubResponder {
             throw Self.unknownDevice
         }
         let json = JSONValue.object(dropping: [
-            ("deliveries", .array(deliveries.map { $0.sandboxDelivery(epoch: engine.epoch).json })),
+            ("deliveries", .array(deliveries.map { $0.builtInPushDelivery(epoch: engine.epoch).json })),
             ("epoch", .string(engine.epoch)),
             ("next", .number(String(deliveries.last?.seq ?? max(since, gap?.through ?? since)))),
             ("gap", gap?.json),
@@ -153,7 +153,7 @@ extension HubResponder {
     /// number this log has given (`DeliveryLog.resumePoint`): the device reads the log again
     /// from its start, and dedupes.
     func resumePoint(_ r: HubRequest) async throws -> Int64 {
-        if let epoch = r.query[SandboxDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
+        if let epoch = r.query[BuiltInPushDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
             return 0
         }
         guard let text = r.header("Last-Event-ID") ?? r.query["since"] ?? r.query["lasteventid"], !text.isEmpty else { return 0 }
@@ -207,7 +207,7 @@ extension HubResponder {
         // answer, streams opened together went live only once every backlog read queued before
         // theirs was done, well after their 200s).
         // A database that cannot be read is a 503 the client can retry, not a 200 cut short.
-        let first: (gap: SandboxGap?, deliveries: [Delivery])?
+        let first: (gap: BuiltInPushGap?, deliveries: [Delivery])?
         if let stream {
             do {
                 first = try await log.backlog(hub: hub, device: device, since: since, limit: Self.backlogPage)
@@ -292,7 +292,7 @@ extension HubResponder {
     /// events, and those published before their commit, are the sink's to write
     /// (`ChannelStreamSink.goLive`).
     private static func writeBacklog(
-        _ first: (gap: SandboxGap?, deliveries: [Delivery]), to writer: inout any ResponseBodyWriter, log: DeliveryLog,
+        _ first: (gap: BuiltInPushGap?, deliveries: [Delivery]), to writer: inout any ResponseBodyWriter, log: DeliveryLog,
         hub: String, device: String, after since: Int64
     ) async throws -> Int64 {
         var last = since

@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 import NotificationHubs
 
-/// The hub's request handlers: the Notification Hubs REST API and the sandbox push service,
+/// The hub's request handlers: the Notification Hubs REST API and the built-in push service,
 /// on the engine, with SAS authorization on every call. `router()` is their route table.
 struct HubResponder: Sendable {
     let engine: HubEngine

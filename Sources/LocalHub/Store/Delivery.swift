@@ -40,8 +40,8 @@ public struct Delivery: Sendable, Hashable {
 
 extension Delivery {
     /// The delivery as the built-in push service shows it.
-    public func sandboxDelivery(epoch: String) -> SandboxDelivery {
-        SandboxDelivery(
+    public func builtInPushDelivery(epoch: String) -> BuiltInPushDelivery {
+        BuiltInPushDelivery(
             seq: seq, notificationId: notificationId, hub: hub, device: device, template: template.isEmpty ? nil : template,
             tags: tags,
             deliveredAt: W3CDate.format(delivered), payload: (try? JSONValue(parsing: payload)) ?? .string(payload), epoch: epoch)
@@ -50,14 +50,14 @@ extension Delivery {
 
 extension Delivery {
     /// What this delivery's frame shares with the other deliveries of its notification
-    /// through its template (`SandboxDelivery.FrameShape`).
-    public func frameShape(epoch: String) -> SandboxDelivery.FrameShape {
-        SandboxDelivery.FrameShape(
+    /// through its template (`BuiltInPushDelivery.FrameShape`).
+    public func frameShape(epoch: String) -> BuiltInPushDelivery.FrameShape {
+        BuiltInPushDelivery.FrameShape(
             notificationId: notificationId, hub: hub, template: template.isEmpty ? nil : template, tags: tags,
             deliveredAt: W3CDate.format(delivered), payloadJSON: payload, epoch: epoch)
     }
 
-    /// The Server-Sent Events frame of this delivery, as `sandboxDelivery(epoch:)` would
+    /// The Server-Sent Events frame of this delivery, as `builtInPushDelivery(epoch:)` would
     /// write it, from the stored compact payload.
     public func serverSentEvent(epoch: String) -> String {
         frameShape(epoch: epoch).frame(seq: seq, device: device)

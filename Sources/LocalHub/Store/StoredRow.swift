@@ -169,7 +169,7 @@ enum HubEpoch {
     }
 }
 
-/// The digest of a claim's secret (`SandboxClaim.digest`) as a store keeps it.
+/// The digest of a claim's secret (`BuiltInPushClaim.digest`) as a store keeps it.
 enum ClaimDigest {
     /// What no secret's digest is: the digest of a claim whose stored digest is unreadable, so
     /// that the claim fails closed (no secret opens it; its terminal takes a new token).

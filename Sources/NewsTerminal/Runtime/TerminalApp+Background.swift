@@ -168,7 +168,7 @@ extension TerminalApp {
             func receive(on endpoint: HubEndpoint) {
                 let current = generation.next()
                 let started = InboxReceiver(
-                    sandbox: profile.sandbox(endpoint), log: profile.log, catalog: profile.catalog, follower: follower,
+                    builtInPush: profile.builtInPush(endpoint), log: profile.log, catalog: profile.catalog, follower: follower,
                     starting: .afterCrash)
                 receiver = started
                 group.addTask { await started.run() }

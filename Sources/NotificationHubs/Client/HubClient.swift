@@ -134,7 +134,7 @@ public struct HubClient: Sendable {
 
     /// `PUT /{hub}/installations/{id}`: creates or overwrites an installation (200).
     /// `claimSecret`: the secret of the claim of the installation's push channel, which the local
-    /// hub asks for when the channel is a terminal's claimed token (`SandboxClaim`).
+    /// hub asks for when the channel is a terminal's claimed token (`BuiltInPushClaim`).
     public func createOrUpdateInstallation(_ installation: Installation, claimSecret: String? = nil) async throws(HubError) {
         _ = try await call(
             .PUT, "installations/\(Self.segment(installation.installationId))", headers: Self.claimHeaders(claimSecret),
@@ -297,7 +297,7 @@ public struct HubClient: Sendable {
         _ method: HTTPMethod, _ path: String, query: [String], headers: [String: String], body: String?, contentType: String?,
         expect: Set<Int>
     ) async throws(HubError) -> Response {
-        // A path from the namespace's root (the local hub's sandbox), or one under the hub.
+        // A path from the namespace's root (the local hub's built-in push service), or one under the hub.
         let base = path.hasPrefix("/") ? String(connectionString.serviceRoot.dropLast()) + path : "\(hubURL)/\(path)"
         let url = "\(base)?" + (query + ["api-version=\(apiVersion)"]).joined(separator: "&")
         var request = HTTPClientRequest(url: url)

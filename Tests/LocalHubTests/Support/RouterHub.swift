@@ -123,7 +123,7 @@ struct RouterHub: Sendable {
     ) async throws -> RawResponse {
         var headers = [("Authorization", token(key ?? listen))]
         if let contentType { headers.append(("Content-Type", contentType)) }
-        if let claimSecret { headers.append((SandboxDelivery.claimSecretHeader, claimSecret)) }
+        if let claimSecret { headers.append((BuiltInPushDelivery.claimSecretHeader, claimSecret)) }
         return try await raw(
             method, "\(baseURL)/\(hub)/installations/\(id)?api-version=2020-06", headers: headers, body: body)
     }

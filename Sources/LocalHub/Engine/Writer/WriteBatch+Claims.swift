@@ -19,10 +19,10 @@ extension WriteBatch {
         reads.append(Resolution.Read(kind: .builtInPushDevice, hub: hub, id: device, exact: true))
         if claimed[key] ?? wasClaimed {
             guard let digest = claimDigests[key] ?? storedDigest else { return issueSecret(hub, device, key) }
-            guard let secret, SandboxClaim.isSecret(secret), ConstantTime.equal(SandboxClaim.digest(secret), digest) else {
+            guard let secret, BuiltInPushClaim.isSecret(secret), ConstantTime.equal(BuiltInPushClaim.digest(secret), digest) else {
                 return .conflict(
                     "The device token is claimed by another terminal; a terminal claims it again with the secret its claim "
-                        + "answered (\(SandboxDelivery.claimSecretHeader))")
+                        + "answered (\(BuiltInPushDelivery.claimSecretHeader))")
             }
             return .claimed(secret: nil)
         }
@@ -45,8 +45,8 @@ extension WriteBatch {
 
     /// Gives a claim a new secret: its digest written and published, the secret answered.
     mutating func issueSecret(_ hub: String, _ device: String, _ key: String) -> WriteResolution {
-        let secret = SandboxClaim.makeSecret()
-        let digest = SandboxClaim.digest(secret)
+        let secret = BuiltInPushClaim.makeSecret()
+        let digest = BuiltInPushClaim.digest(secret)
         claimDigests[key] = digest
         mutations.append(.claimDevice(hub: hub, device: device, at: now, secretDigest: digest))
         published.append(.claim(hub: hub, device: device, claimed: true, digest: digest))

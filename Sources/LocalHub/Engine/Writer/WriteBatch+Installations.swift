@@ -63,14 +63,14 @@ extension WriteBatch {
         }
         switch proof {
         case .manage: return true
-        case .secret(let secret): return SandboxClaim.isSecret(secret) && ConstantTime.equal(SandboxClaim.digest(secret), digest)
+        case .secret(let secret): return BuiltInPushClaim.isSecret(secret) && ConstantTime.equal(BuiltInPushClaim.digest(secret), digest)
         case .none: return false
         }
     }
 
     static let claimedChannel = WriteResolution.conflict(
         "The push channel is a device token a terminal claimed for the built-in push service: only its terminal names it, "
-            + "with its claim's secret (\(SandboxDelivery.claimSecretHeader))")
+            + "with its claim's secret (\(BuiltInPushDelivery.claimSecretHeader))")
 
     mutating func deleteInstallation(_ hub: String, _ id: String) -> WriteResolution {
         reads.append(Resolution.Read(kind: .installation, hub: hub, id: id, exact: true))

@@ -174,7 +174,7 @@ extension PostgresHubStore {
                 PostgresRoutine.recordDispatches.definition,
             ]),
         // A claim's secret, which its terminal proves with every stream, inbox and release: the
-        // digest only (`SandboxClaim.digest`). Claims made before have none until claimed again.
+        // digest only (`BuiltInPushClaim.digest`). Claims made before have none until claimed again.
         Migration(
             name: "v12: claim secrets", statements: ["ALTER TABLE sandbox_device ADD COLUMN secret_hash text"]),
         countersTyped,

@@ -197,7 +197,7 @@ extension SQLiteHubStore {
     }
 
     /// A claim's secret, which its terminal proves with every stream, inbox and release: the
-    /// digest only (`SandboxClaim.digest`). Claims made before have none until claimed again.
+    /// digest only (`BuiltInPushClaim.digest`). Claims made before have none until claimed again.
     private static func migrateV11(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE sandbox_device ADD COLUMN secret_hash TEXT")
     }

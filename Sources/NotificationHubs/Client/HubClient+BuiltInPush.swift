@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// The local hub's sandbox push service, through the same client as every other call: this
-/// device's stream (an async sequence of deliveries) and its inbox. A hub without a sandbox
+/// The local hub's built-in push service, through the same client as every other call: this
+/// device's stream (an async sequence of deliveries) and its inbox. A hub without a built-in
 /// push service (Azure) answers 404.
 extension HubClient {
     /// Deliveries to `device` as they arrive, after `lastEventId`; `epoch`, when given, is
@@ -18,7 +18,7 @@ extension HubClient {
         var headers = ["Accept": "text/event-stream"].merging(Self.claimHeaders(secret)) { $1 }
         if let lastEventId { headers["Last-Event-ID"] = String(lastEventId) }
         let token = await tokens.token(now: Date())
-        let response = try await sandboxCall(
+        let response = try await builtInPushCall(
             device: device, resource: "stream", query: Self.epochQuery(epoch), headers: headers, authorization: token.token,
             deadline: .distantFuture)
         return DeviceStream(body: response.body, renewAt: token.renewAt)
@@ -34,13 +34,13 @@ extension HubClient {
     /// call (Azure: the path is outside the hub, so a 400, 401 or 403 is as likely). A hub on
     /// this machine that refuses otherwise is an error; 409 when another terminal holds the
     /// claim (a secret that is not its claim's).
-    public func claimSandboxDevice(_ device: String, secret: String? = nil) async throws(HubError) -> SandboxClaim {
+    public func claimBuiltInPushDevice(_ device: String, secret: String? = nil) async throws(HubError) -> BuiltInPushClaim {
         do {
             let response = try await call(
-                .PUT, SandboxDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
+                .PUT, BuiltInPushDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
                 expect: [200, 204])
             let issued = (try? JSONValue(parsing: Array(response.body.utf8)))?["secret"]?.stringValue
-            return .claimed(secret: issued.flatMap { SandboxClaim.isSecret($0) ? $0 : nil })
+            return .claimed(secret: issued.flatMap { BuiltInPushClaim.isSecret($0) ? $0 : nil })
         } catch {
             guard let status = error.status else { throw error }
             if status == 404 || (!connectionString.isLoopback && [400, 401, 403, 405].contains(status)) {
@@ -53,10 +53,10 @@ extension HubClient {
     /// Lets the claim of `device` go (a terminal that unregisters, with its claim's `secret`,
     /// or an operator removing a token nobody uses, with a Manage key); false when it was not
     /// claimed (or not by that secret).
-    public func releaseSandboxDevice(_ device: String, secret: String? = nil) async throws(HubError) -> Bool {
+    public func releaseBuiltInPushDevice(_ device: String, secret: String? = nil) async throws(HubError) -> Bool {
         do {
             _ = try await call(
-                .DELETE, SandboxDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
+                .DELETE, BuiltInPushDelivery.path(hub: hubName, device: device), headers: Self.claimHeaders(secret),
                 expect: [200, 204])
             return true
         } catch {
@@ -66,12 +66,12 @@ extension HubClient {
     }
 
     static func claimHeaders(_ secret: String?) -> [String: String] {
-        secret.map { [SandboxDelivery.claimSecretHeader: $0] } ?? [:]
+        secret.map { [BuiltInPushDelivery.claimSecretHeader: $0] } ?? [:]
     }
 
     /// The devices of the built-in push service (Manage): those claimed, and those with
     /// deliveries, with their counts.
-    public func sandboxDevices() async throws(HubError) -> [(device: String, deliveries: Int, claimed: Bool)] {
+    public func builtInPushDevices() async throws(HubError) -> [(device: String, deliveries: Int, claimed: Bool)] {
         let response = try await call(.GET, "/_sandbox/apns/\(PercentEncoding.encode(hubName))/devices", expect: [200])
         guard let items = (try? JSONValue(parsing: Array(response.body.utf8)))?.arrayValue else {
             throw HubError(.invalidResponse, detail: "the hub's device list is unreadable")
@@ -84,22 +84,22 @@ extension HubClient {
 
     /// Every delivery to `device` after `since`, paging through its inbox.
     public func inbox(device: String, after since: Int64, epoch: String?, secret: String? = nil) async throws(HubError)
-        -> [SandboxDelivery]
+        -> [BuiltInPushDelivery]
     {
         try await inboxPages(device: device, after: since, epoch: epoch, secret: secret).deliveries
     }
 
     /// Every delivery to `device` after `since`, and the gap the hub told of first: what its
-    /// retention removed after `since` before the device read it (`SandboxGap`), or nil.
+    /// retention removed after `since` before the device read it (`BuiltInPushGap`), or nil.
     public func inboxPages(device: String, after since: Int64, epoch: String?, secret: String? = nil) async throws(HubError)
         -> DeviceStream.Batch
     {
-        var all: [SandboxDelivery] = []
-        var gap: SandboxGap?
+        var all: [BuiltInPushDelivery] = []
+        var gap: BuiltInPushGap?
         var cursor = since
         var epoch = epoch
         while true {
-            let response = try await sandboxCall(
+            let response = try await builtInPushCall(
                 device: device, resource: "inbox", query: ["since=\(cursor)", "limit=1000"] + Self.epochQuery(epoch),
                 headers: Self.claimHeaders(secret), authorization: await authorizationHeader(), deadline: .now() + timeout)
             let body: ByteBuffer
@@ -111,8 +111,8 @@ extension HubClient {
             guard let page = try? JSONValue(parsing: Array(buffer: body)), let items = page["deliveries"]?.arrayValue else {
                 throw HubError(.invalidResponse, detail: "the hub's inbox answer is unreadable")
             }
-            let deliveries = items.compactMap { try? SandboxDelivery(json: $0) }
-            if gap == nil, let told = page["gap"] { gap = try? SandboxGap(json: told) }
+            let deliveries = items.compactMap { try? BuiltInPushDelivery(json: $0) }
+            if gap == nil, let told = page["gap"] { gap = try? BuiltInPushGap(json: told) }
             all += deliveries
             // A full page means there may be more, even if an item of it could not be read:
             // the next page starts where the hub says this one ended.
@@ -125,18 +125,18 @@ extension HubClient {
     }
 
     static func epochQuery(_ epoch: String?) -> [String] {
-        epoch.map { ["\(SandboxDelivery.epochParameter)=\(PercentEncoding.encode($0))"] } ?? []
+        epoch.map { ["\(BuiltInPushDelivery.epochParameter)=\(PercentEncoding.encode($0))"] } ?? []
     }
 
-    /// One call to a device's sandbox resource: authorized like every call (`authorization`
+    /// One call to a device's built-in push resource: authorized like every call (`authorization`
     /// is the token's header), its failures classified like every call's (a status,
     /// unreachable, timed out).
-    private func sandboxCall(
+    private func builtInPushCall(
         device: String, resource: String, query: [String], headers: [String: String], authorization: String,
         deadline: NIODeadline
     ) async throws(HubError) -> HTTPClientResponse {
         let root = connectionString.serviceRoot
-        let path = SandboxDelivery.path(hub: hubName, device: device, resource: resource)
+        let path = BuiltInPushDelivery.path(hub: hubName, device: device, resource: resource)
         let url = String(root.dropLast()) + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Authorization", value: authorization)
@@ -159,7 +159,7 @@ extension HubClient {
     }
 }
 
-/// A device's stream of deliveries: the Server-Sent Events the sandbox writes, parsed as
+/// A device's stream of deliveries: the Server-Sent Events the built-in push service writes, parsed as
 /// they come, whatever the chunks; each element is what one chunk completed (a burst
 /// arrives as one batch), the gap the hub tells of first included. Ends when the hub closes
 /// the stream (as it does when the token that opened it expires), or at the first chunk (a
@@ -181,10 +181,10 @@ public struct DeviceStream: AsyncSequence, Sendable {
     /// What one chunk of the stream (or an inbox read) completed: the gap the hub told of
     /// (it comes before any delivery), then deliveries.
     public struct Batch: Sendable, Hashable {
-        public var gap: SandboxGap?
-        public var deliveries: [SandboxDelivery]
+        public var gap: BuiltInPushGap?
+        public var deliveries: [BuiltInPushDelivery]
 
-        public init(gap: SandboxGap? = nil, deliveries: [SandboxDelivery]) {
+        public init(gap: BuiltInPushGap? = nil, deliveries: [BuiltInPushDelivery]) {
             self.gap = gap
             self.deliveries = deliveries
         }
@@ -203,15 +203,15 @@ public struct DeviceStream: AsyncSequence, Sendable {
             while let chunk = try await chunks.next() {
                 var batch = Batch(deliveries: [])
                 for event in try parser.feed(chunk.readableBytesView) {
-                    if event.event == SandboxGap.event {
+                    if event.event == BuiltInPushGap.event {
                         // Keeps the furthest gap: the hub tells one, first.
-                        if let gap = try? SandboxGap(json: JSONValue(parsing: event.data)),
+                        if let gap = try? BuiltInPushGap(json: JSONValue(parsing: event.data)),
                             gap.through > (batch.gap?.through ?? -1)
                         {
                             batch.gap = gap
                         }
                     } else if event.event == "notification" || event.event == nil,
-                        let delivery = try? SandboxDelivery(json: JSONValue(parsing: event.data))
+                        let delivery = try? BuiltInPushDelivery(json: JSONValue(parsing: event.data))
                     {
                         batch.deliveries.append(delivery)
                     }

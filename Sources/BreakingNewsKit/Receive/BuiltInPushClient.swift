@@ -1,10 +1,10 @@
 import Foundation
 import NotificationHubs
 
-/// A client of the local hub's sandbox push service: this device's stream and inbox, with
+/// A client of the local hub's built-in push service: this device's stream and inbox, with
 /// its claim's secret as it is when each call is made (`secret`: a window that started
 /// before the first claim learns the secret the claim answered).
-public struct SandboxClient: Sendable {
+public struct BuiltInPushClient: Sendable {
     public let endpoint: HubEndpoint
     public let device: String
     let secret: @Sendable () -> String?
@@ -20,10 +20,10 @@ public struct SandboxClient: Sendable {
     /// The same device on the endpoint's current address (see `HubEndpoint.current`), which
     /// starts a hub only as `starting` says. An embedded hub that is not running is
     /// `hubStopped`; one that cannot be found or started, `unavailable`.
-    public func current(starting: HubEndpoint.Start = .never) async throws(StreamFailure) -> SandboxClient {
+    public func current(starting: HubEndpoint.Start = .never) async throws(StreamFailure) -> BuiltInPushClient {
         guard endpoint.isEmbedded else { return self }
         do throws(HubEndpoint.LocateError) {
-            return SandboxClient(endpoint: try await endpoint.locate(starting: starting), device: device, secret: secret)
+            return BuiltInPushClient(endpoint: try await endpoint.locate(starting: starting), device: device, secret: secret)
         } catch {
             switch error {
             case .notRunning: throw .hubStopped

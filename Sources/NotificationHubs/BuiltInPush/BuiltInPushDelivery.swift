@@ -1,8 +1,8 @@
 import Foundation
 
-/// A notification the local hub's sandbox push service delivered to a device, as its stream
-/// and inbox carry it. The sandbox lives under `/_sandbox/apns/{hub}/devices/{token}/`.
-public struct SandboxDelivery: Sendable, Hashable {
+/// A notification the local hub's built-in push service delivered to a device, as its stream
+/// and inbox carry it. The built-in push service lives under `/_sandbox/apns/{hub}/devices/{token}/`.
+public struct BuiltInPushDelivery: Sendable, Hashable {
     /// Position in the hub's delivery log: the stream's event id, the resume point.
     public var seq: Int64
     public var notificationId: String
@@ -71,10 +71,10 @@ public struct SandboxDelivery: Sendable, Hashable {
     }
 
     /// Reads one delivery's JSON.
-    public init(json: JSONValue) throws(SandboxError) {
+    public init(json: JSONValue) throws(BuiltInPushError) {
         guard case .number(let seqText)? = json["seq"], let seq = Int64(seqText),
             let notificationId = json["notificationId"]?.stringValue, let payload = json["payload"]
-        else { throw SandboxError(description: "a delivery needs seq, notificationId and payload") }
+        else { throw BuiltInPushError(description: "a delivery needs seq, notificationId and payload") }
         self.init(
             seq: seq, notificationId: notificationId, hub: json["hub"]?.stringValue ?? "",
             device: json["device"]?.stringValue ?? "",
@@ -110,7 +110,7 @@ public struct SandboxDelivery: Sendable, Hashable {
     /// renewal of the claim sends. The token names the device; the secret proves its terminal.
     public static let claimSecretHeader = "X-Claim-Secret"
 
-    /// The sandbox path of a device's resource (`stream`, `inbox`, `deliveries`).
+    /// The built-in push path of a device's resource (`stream`, `inbox`, `deliveries`).
     public static func path(hub: String, device: String, resource: String) -> String {
         path(hub: hub, device: device) + "/\(resource)"
     }
@@ -121,8 +121,8 @@ public struct SandboxDelivery: Sendable, Hashable {
     }
 }
 
-/// A sandbox message that could not be read.
-public struct SandboxError: Error, Sendable, CustomStringConvertible {
+/// A built-in push message that could not be read.
+public struct BuiltInPushError: Error, Sendable, CustomStringConvertible {
     public let description: String
 }
 
@@ -156,7 +156,7 @@ public struct ServerSentEventParser: Sendable {
 
     /// Feeds bytes; returns the events they complete. Throws once a line or an event grows
     /// past `maximumEventBytes`; the parser is then spent.
-    public mutating func feed(_ bytes: some Sequence<UInt8>) throws(SandboxError) -> [ServerSentEvent] {
+    public mutating func feed(_ bytes: some Sequence<UInt8>) throws(BuiltInPushError) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if byte == 0x0A {
@@ -172,7 +172,7 @@ public struct ServerSentEventParser: Sendable {
         return events
     }
 
-    static let tooLong = SandboxError(
+    static let tooLong = BuiltInPushError(
         description: "the stream sent a line or an event longer than \(maximumEventBytes) bytes")
 
     private mutating func line(_ line: String) -> ServerSentEvent? {

@@ -1,11 +1,11 @@
 import Foundation
 
 /// What a claim of a device token for the built-in push service came to
-/// (`HubClient.claimSandboxDevice`).
-public enum SandboxClaim: Sendable, Hashable {
+/// (`HubClient.claimBuiltInPushDevice`).
+public enum BuiltInPushClaim: Sendable, Hashable {
     /// Claimed, or the claim renewed. `secret` when the hub issued one now (a first claim):
     /// the terminal keeps it, as it keeps the token, and sends it with every later stream,
-    /// inbox, release and renewal (`SandboxDelivery.claimSecretHeader`).
+    /// inbox, release and renewal (`BuiltInPushDelivery.claimSecretHeader`).
     case claimed(secret: String?)
     /// The hub has no built-in push service (Azure): its devices are all real.
     case noBuiltInPush

@@ -3,7 +3,7 @@
 /// event first (`event: gap`, its `id` the number after which the stream goes on), and an
 /// inbox page a `gap` member. `expired` counts what the device lost when the hub knows it (it
 /// resumed from before everything the hub removed for it).
-public struct SandboxGap: Sendable, Hashable {
+public struct BuiltInPushGap: Sendable, Hashable {
     public var through: Int64
     public var expired: Int?
 
@@ -19,9 +19,9 @@ public struct SandboxGap: Sendable, Hashable {
         .object(dropping: [("through", .number(String(through))), ("expired", expired.map { .number(String($0)) })])
     }
 
-    public init(json: JSONValue) throws(SandboxError) {
+    public init(json: JSONValue) throws(BuiltInPushError) {
         guard case .number(let text)? = json["through"], let through = Int64(text), through >= 0 else {
-            throw SandboxError(description: "a gap needs its 'through' number")
+            throw BuiltInPushError(description: "a gap needs its 'through' number")
         }
         var expired: Int?
         if case .number(let count)? = json["expired"] { expired = Int(count) }
@@ -33,8 +33,8 @@ public struct SandboxGap: Sendable, Hashable {
 
     /// The gap a client resuming after `since` must be told of, given what the hub removed
     /// for the device (numbered `from...through`, `count` of them); nil when it lost nothing.
-    public static func told(since: Int64, removedFrom from: Int64, through: Int64, count: Int) -> SandboxGap? {
+    public static func told(since: Int64, removedFrom from: Int64, through: Int64, count: Int) -> BuiltInPushGap? {
         guard since < through else { return nil }
-        return SandboxGap(through: through, expired: since < from ? count : nil)
+        return BuiltInPushGap(through: through, expired: since < from ? count : nil)
     }
 }

@@ -1,6 +1,6 @@
 import NIOCore
 
-extension SandboxDelivery {
+extension BuiltInPushDelivery {
     /// The one writer of a delivery's Server-Sent Events frame, in two parts: what the
     /// deliveries of one notification through one template share (everything but the number
     /// and the device), encoded once, and the frame of each delivery written from it. A hub
