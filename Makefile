@@ -71,8 +71,11 @@ soak: deps
 	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
 	TMPDIR="$(TEST_TMPDIR)" BREAKING_NEWS_SOAK=1 Tests/run-tests $(SWIFT) test --skip-build --filter SoakTests
 
+# swift-format's rules, then the shape rules of scripts/lint-structure (file and function
+# sizes in the hub's store, engine and server; no task started in an initialiser).
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	scripts/lint-structure
 
 format:
 	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift

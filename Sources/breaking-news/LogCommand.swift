@@ -224,7 +224,8 @@ struct LogCommand: AsyncParsableCommand {
                 }
                 repeat {
                     let receiver = InboxReceiver(
-                        builtInPush: profile.builtInPush(endpoint), log: profile.log, catalog: profile.catalog, follower: follower)
+                        builtInPush: profile.builtInPush(endpoint), log: profile.log, catalog: profile.catalog, follower: follower
+                    )
                     receiving.state.withLock { $0 = (receiver, false) }
                     stopping.withLock { $0 = receiver }
                     if signal.withLock({ $0 }) != nil { receiver.stop() }

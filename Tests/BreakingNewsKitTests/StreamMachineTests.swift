@@ -215,7 +215,8 @@ struct StreamMachineTests {
     /// 404s and the throttling statuses, as the receiver classifies them.
     @Test func hubAnswersAreClassified() {
         #expect(
-            BuiltInPushClient.failure(.status(404, detail: "Device abc is not registered"), doing: "the stream") == .notRegistered)
+            BuiltInPushClient.failure(.status(404, detail: "Device abc is not registered"), doing: "the stream") == .notRegistered
+        )
         #expect(
             BuiltInPushClient.failure(.status(404, detail: "The messaging entity 'x' could not be found"), doing: "the stream")
                 == .noPushService)

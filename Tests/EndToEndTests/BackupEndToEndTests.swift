@@ -82,7 +82,8 @@ import Testing
                 newsInstallation("terminal", device: device, tags: ["World"]), claimSecret: secret)
             var first: Set<String> = []
             for i in 1...5 { first.insert(try await Self.send(full, "before \(i)")) }
-            let firstDelivered = try await eventually("the first five", every: .milliseconds(50)) { () -> [BuiltInPushDelivery]? in
+            let firstDelivered = try await eventually("the first five", every: .milliseconds(50)) {
+                () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return Set(inbox.map(\.notificationId)).isSuperset(of: first) ? inbox : nil
             }

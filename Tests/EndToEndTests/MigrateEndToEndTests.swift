@@ -148,7 +148,8 @@ import Testing
                     try #require(try await full.send(.template(["messageParam": "n\(i)"]), tagExpression: "World").notificationId)
                 )
             }
-            let delivered = try await eventually("the node's deliveries", every: .milliseconds(50)) { () -> [BuiltInPushDelivery]? in
+            let delivered = try await eventually("the node's deliveries", every: .milliseconds(50)) {
+                () -> [BuiltInPushDelivery]? in
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
                 return inbox.count >= 3 ? inbox : nil
             }

@@ -14,7 +14,8 @@ import Testing
     static func claim(_ hub: RouterHub, _ device: String, secret: String? = nil) async throws -> RawResponse {
         try await hub.raw(
             .PUT, hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device),
-            headers: [("Authorization", hub.token(hub.listen))] + (secret.map { [(BuiltInPushDelivery.claimSecretHeader, $0)] } ?? [])
+            headers: [("Authorization", hub.token(hub.listen))]
+                + (secret.map { [(BuiltInPushDelivery.claimSecretHeader, $0)] } ?? [])
         )
     }
 

@@ -126,7 +126,9 @@ import Testing
             #expect(peer.received.first?.body == #"{"aps":{"alert":"hello"}}"#)
             for (device, secret) in [(terminal, terminalSecret), (offline, offlineSecret)] {
                 let inbox = try await listen.inbox(device: device, after: 0, epoch: nil, secret: secret)
-                #expect(inbox.map(\.notificationId) == [details.notificationId], "resumed from the built-in push service when it comes back")
+                #expect(
+                    inbox.map(\.notificationId) == [details.notificationId],
+                    "resumed from the built-in push service when it comes back")
             }
             #expect(try await listen.inbox(device: phone, after: 0, epoch: nil).isEmpty, "an iPhone's pushes went to Apple")
             let away = try await listen.installation(id: "offline")

@@ -188,7 +188,8 @@ struct RetentionTests {
             #expect(told.first?.event == BuiltInPushGap.event)
             #expect(told.first?.id == String(old[2].seq))
             #expect(
-                try BuiltInPushGap(json: JSONValue(parsing: told.first?.data ?? "")) == BuiltInPushGap(through: old[2].seq, expired: 3))
+                try BuiltInPushGap(json: JSONValue(parsing: told.first?.data ?? ""))
+                    == BuiltInPushGap(through: old[2].seq, expired: 3))
             #expect(told.dropFirst().map(\.event) == ["notification"])
             let caughtUp = try await Self.events(hub, device: device, token: token, after: old[2].seq, notifications: 1)
             #expect(caughtUp.map(\.event) == ["notification"], "nothing to tell a device that read everything")
@@ -224,7 +225,8 @@ struct RetentionTests {
     static func events(_ hub: TestHub, device: String, token: String, after: Int64, notifications: Int) async throws
         -> [ServerSentEvent]
     {
-        var request = HTTPClientRequest(url: hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream"))
+        var request = HTTPClientRequest(
+            url: hub.baseURL + BuiltInPushDelivery.path(hub: "news", device: device, resource: "stream"))
         request.headers.add(name: "Authorization", value: token)
         request.headers.add(name: "Last-Event-ID", value: String(after))
         let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))

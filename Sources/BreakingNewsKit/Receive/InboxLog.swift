@@ -200,7 +200,9 @@ public final class InboxLog: Sendable {
 
     /// Adds deliveries not seen before; returns the new entries.
     @discardableResult
-    public func append(_ deliveries: [BuiltInPushDelivery], hub: String, categoryOf: (BuiltInPushDelivery) -> String?, now: Date = Date())
+    public func append(
+        _ deliveries: [BuiltInPushDelivery], hub: String, categoryOf: (BuiltInPushDelivery) -> String?, now: Date = Date()
+    )
         throws
         -> [InboxEntry]
     {

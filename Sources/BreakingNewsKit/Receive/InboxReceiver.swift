@@ -31,7 +31,8 @@ public final class InboxReceiver: Sendable {
     ///   - starting: whether the embedded hub is started when none runs (see `HubEndpoint.Start`);
     ///     `retryNow(startingHub: true)` starts it for one try whatever this says.
     public init(
-        builtInPush: BuiltInPushClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil, backoff: Backoff? = nil,
+        builtInPush: BuiltInPushClient, log: InboxLog, catalog: NewsCatalog, follower: LogFollower? = nil,
+        backoff: Backoff? = nil,
         starting: HubEndpoint.Start = .never
     ) {
         let (statuses, continuation) = AsyncStream<ConnectionStatus>.makeStream(bufferingPolicy: .unbounded)

@@ -153,7 +153,9 @@ extension HubResponder {
     /// number this log has given (`DeliveryLog.resumePoint`): the device reads the log again
     /// from its start, and dedupes.
     func resumePoint(_ r: HubRequest) async throws -> Int64 {
-        if let epoch = r.query[BuiltInPushDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty, epoch != engine.epoch {
+        if let epoch = r.query[BuiltInPushDelivery.epochParameter] ?? r.header("X-Hub-Epoch"), !epoch.isEmpty,
+            epoch != engine.epoch
+        {
             return 0
         }
         guard let text = r.header("Last-Event-ID") ?? r.query["since"] ?? r.query["lasteventid"], !text.isEmpty else { return 0 }

@@ -181,7 +181,8 @@ struct HubFront: RouterMiddleware {
         if first.lowercased() == "_sandbox" {
             return HubRefusal(
                 .notFound,
-                "The built-in push service serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries; nothing at \(r.rawPath)")
+                "The built-in push service serves /_sandbox/apns/{hub}/devices/{token}/stream, /inbox and /deliveries; nothing at \(r.rawPath)"
+            )
         }
         guard responder.engine.hubName(first) != nil else {
             return HubRefusal(.notFound, "The messaging entity '\(first)' could not be found", code: .hubNotFound)

@@ -19,7 +19,8 @@ extension WriteBatch {
         reads.append(Resolution.Read(kind: .builtInPushDevice, hub: hub, id: device, exact: true))
         if claimed[key] ?? wasClaimed {
             guard let digest = claimDigests[key] ?? storedDigest else { return issueSecret(hub, device, key) }
-            guard let secret, BuiltInPushClaim.isSecret(secret), ConstantTime.equal(BuiltInPushClaim.digest(secret), digest) else {
+            guard let secret, BuiltInPushClaim.isSecret(secret), ConstantTime.equal(BuiltInPushClaim.digest(secret), digest)
+            else {
                 return .conflict(
                     "The device token is claimed by another terminal; a terminal claims it again with the secret its claim "
                         + "answered (\(BuiltInPushDelivery.claimSecretHeader))")

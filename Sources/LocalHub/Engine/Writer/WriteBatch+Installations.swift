@@ -63,7 +63,8 @@ extension WriteBatch {
         }
         switch proof {
         case .manage: return true
-        case .secret(let secret): return BuiltInPushClaim.isSecret(secret) && ConstantTime.equal(BuiltInPushClaim.digest(secret), digest)
+        case .secret(let secret):
+            return BuiltInPushClaim.isSecret(secret) && ConstantTime.equal(BuiltInPushClaim.digest(secret), digest)
         case .none: return false
         }
     }
