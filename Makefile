@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 # postgresql and nginx-light: the tests start servers of their own from the binaries
 # (Tests/HubTestSupport/PostgresServer.swift), never the cluster or site the packages set up,
 # so they need neither service running.
-APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl postgresql nginx-light
+APT_PACKAGES := pkg-config libncurses-dev libsqlite3-dev tmux openssl postgresql nginx-light python3
 BENCH_PACKAGES := nginx-light libnginx-mod-nchan libnginx-mod-http-echo bsdutils
 BIN := .build/debug/breaking-news
 
