@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 extension PostgresHubStore {
     /// Runs `body`, turning a lost or refused connection into `StoreUnavailable`.
@@ -34,6 +35,11 @@ extension PostgresHubStore {
 /// Where a PostgreSQL store is: a `postgres://` URL taken apart.
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
+    /// The same server and database for a connection of its own, outside the pool: the
+    /// reachability probe's (`Reachability`).
+    let probe: PostgresConnection.Configuration
+    /// `host:port`.
+    var server: String { "\(configuration.host ?? ""):\(configuration.port ?? 0)" }
 
     /// `password`, when given, is used in place of any the URL holds.
     init(_ url: String, password: String? = nil) throws {
@@ -48,9 +54,18 @@ struct PostgresLocation {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password ?? components.password,
             database: database.isEmpty ? nil : database, tls: .disable)
+        var probe = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password ?? components.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
         if components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true {
             configuration.tls = .require(.makeClientConfiguration())
+            do {
+                probe.tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            } catch {
+                throw StoreFailure(description: "cannot set up TLS for the database: \(error)")
+            }
         }
+        probe.options.connectTimeout = .milliseconds(Int64(Reachability.probeTimeout * 1000))
         configuration.options.connectTimeout = .seconds(5)
         // Every commit waits for the disk, whatever the server's default: a 201 is durable.
         // Every transaction reads what was committed before each statement, whatever the
@@ -61,44 +76,93 @@ struct PostgresLocation {
             ("synchronous_commit", "on"), ("default_transaction_isolation", "read committed"),
         ]
         configuration.options.maximumConnections = 16
-        // An idle connection of the pool is asked `SELECT 1` now and then, so that one the
-        // server or the way to it dropped is found and replaced before an operation leases it.
-        configuration.options.keepAliveBehavior = .init(frequency: .seconds(30), query: "SELECT 1")
         self.configuration = configuration
+        self.probe = probe
     }
 
-    /// How long operations through `client` may wait, probing the server through the same pool.
-    func reachability(client: PostgresClient, logger: Logger) -> Reachability {
-        Reachability(probe: PostgresPoolProbe(client: client, logger: logger), logger: logger)
+    /// How long operations on this server may wait, with its probe.
+    func reachability(logger: Logger) -> Reachability {
+        Reachability(server: server, probe: PostgresProbe(probe, logger: logger))
     }
 }
 
-/// `SELECT 1` on a connection of the pool (no connection is opened beside it): an idle one
-/// when there is one, else one the pool opens for it, up to its maximum.
-struct PostgresPoolProbe: ReachabilityProbe {
-    let client: PostgresClient
-    let logger: Logger
+/// `SELECT 1` on a connection of its own, outside the pool: opened at once, kept, and opened
+/// again after any failure, so that a probe costs one round trip, not a new backend.
+final class PostgresProbe: ReachabilityProbe {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let state = Mutex<(connection: Task<PostgresConnection, Error>?, closed: Bool)>((nil, false))
 
-    func ask() async throws {
-        try await client.withCancellableConnection { connection in
-            _ = try await connection.query("SELECT 1", logger: logger).collect()
+    init(_ configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        _ = connection()
+    }
+
+    /// The connection, or a new one when there is none (or it broke); nil once closed.
+    private func connection() -> Task<PostgresConnection, Error>? {
+        let (configuration, logger) = (configuration, logger)
+        return state.withLock { state in
+            guard !state.closed else { return nil }
+            if let task = state.connection { return task }
+            let task = Task { try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger) }
+            state.connection = task
+            return task
         }
     }
-}
 
-extension PostgresClient {
-    /// `body` on a connection of the pool, which is closed if the task is cancelled while
-    /// `body` runs: a statement sent waits for its answer whatever cancellation says, and a
-    /// caller cancelled (gone, or past its deadline) stops waiting at once. The pool opens
-    /// another in its place; a transaction left open on it is rolled back by the server.
-    func withCancellableConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await withConnection { connection in
-            try await withTaskCancellationHandler {
-                try await body(connection)
-            } onCancel: {
-                let closing: EventLoopFuture<Void> = connection.close()
-                closing.whenComplete { _ in }
+    /// Asks on the kept connection; one that is closed or failed to open is opened again
+    /// first.
+    func ask() async throws {
+        var again = true
+        while true {
+            guard let task = connection() else { throw CancellationError() }
+            do {
+                let connection = try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: {
+                    task.cancel()
+                }
+                guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
+                try await withTaskCancellationHandler {
+                    _ = try await connection.query("SELECT 1", logger: logger).collect()
+                } onCancel: {
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    closing.whenComplete { _ in }
+                }
+                return
+            } catch {
+                forget(task)
+                guard again, !Task.isCancelled else { throw error }
+                again = false
             }
+        }
+    }
+
+    private func forget(_ task: Task<PostgresConnection, Error>) {
+        let forgotten = state.withLock { state -> Bool in
+            guard state.connection == task else { return false }
+            state.connection = nil
+            return true
+        }
+        if forgotten { Self.close(task) }
+    }
+
+    func close() {
+        let task = state.withLock { state -> Task<PostgresConnection, Error>? in
+            state.closed = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        if let task { Self.close(task) }
+    }
+
+    /// Closes the connection `task` opens (or opened), holding it until it is closed.
+    private static func close(_ task: Task<PostgresConnection, Error>) {
+        task.cancel()
+        Task {
+            guard let connection = try? await task.value else { return }
+            try? await connection.close()
         }
     }
 }

@@ -32,8 +32,8 @@ public final class PostgresHubStore: HubStore, Sendable {
         throws
     {
         let location = try PostgresLocation(url, password: password)
+        reachability = location.reachability(logger: logger)
         client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
-        reachability = location.reachability(client: client, logger: logger)
         let made = AsyncStream.makeStream(of: Void.self)
         closing = (made.stream, made.continuation)
         let marked = AsyncStream.makeStream(of: Void.self)
@@ -47,24 +47,19 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// operation waits for it.
     public func run() async { await Self.runPool(pool, until: closing.signal) }
 
-    /// The pool, the probes of its reachability, and what marks the pool running.
-    var pool: Pool { Pool(client: client, reachability: reachability, running: running.mark) }
+    /// The pool and what marks it running.
+    var pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation) { (client, running.mark) }
 
-    struct Pool: Sendable {
-        let client: PostgresClient
-        let reachability: Reachability
-        let running: AsyncStream<Void>.Continuation
-    }
-
-    /// `pool`'s connections and its probes, run until `closed` ends (`shutdown()`, or the
-    /// store let go of) or the task is cancelled.
-    static func runPool(_ pool: Pool, until closed: AsyncStream<Void>) async {
+    /// `pool`, run until `closed` ends (`shutdown()`, or the store let go of) or the task is
+    /// cancelled.
+    static func runPool(
+        _ pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation), until closed: AsyncStream<Void>
+    ) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 pool.running.finish()
                 await pool.client.run()
             }
-            group.addTask { await pool.reachability.run() }
             for await _ in closed {}
             group.cancelAll()
         }
@@ -114,9 +109,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
-            try await Self.withStoreErrors {
-                try await client.withCancellableConnection { try await $0.withTransaction(logger: logger) { try await body($0) } }
-            }
+            try await Self.withStoreErrors { try await client.withTransaction(logger: self.logger) { try await body($0) } }
         }
     }
 
@@ -124,9 +117,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
             try await Self.withStoreErrors {
-                try await client.withCancellableConnection {
-                    try await $0.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
-                }
+                try await client.query(query, logger: self.logger).collect().map { $0.makeRandomAccess() }
             }
         }
     }
@@ -150,9 +141,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         let (client, logger) = (client, logger)
         return try await reachability.withDeadline {
             try await Self.withStoreErrors {
-                try await client.withCancellableConnection {
-                    try await $0.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
-                }
+                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
             }
         }
     }
