@@ -328,9 +328,7 @@ extension HubStoreAccess {
         } catch {
             throw Self.unusable(url, error)
         }
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await store.run() }
-            defer { store.shutdown() }
+        return try await store.whileRunning {
             do {
                 try await store.open()
             } catch {

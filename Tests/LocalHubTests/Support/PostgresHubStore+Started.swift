@@ -5,7 +5,7 @@ import Logging
 
 extension PostgresHubStore {
     /// A store on `url`, open, its pool running in a task of its own until the store is shut
-    /// down or let go of: for tests that keep a store across scopes (`withRunning` is the
+    /// down or let go of: for tests that keep a store across scopes (`whileRunning` is the
     /// structured way, and what the hub and the commands use).
     static func started(
         url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger

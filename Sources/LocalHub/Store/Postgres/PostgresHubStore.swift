@@ -27,7 +27,7 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// The store on `url` (`postgres://user[:password]@host[:port]/database`), connected to
     /// nothing yet: `run()` runs its connection pool, and `open()` then migrates. `password`,
     /// when given, in place of any in the URL (which `ps` shows every user). A caller outside
-    /// a task group of its own uses `withRunning`.
+    /// a task group of its own uses `whileRunning`.
     public init(url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger)
         throws
     {
@@ -42,8 +42,8 @@ public final class PostgresHubStore: HubStore, Sendable {
         self.logger = logger
     }
 
-    /// Runs the connection pool until `shutdown()` or until cancelled: a service of the hub's
-    /// group (`PostgresStoreService`), or a child of a command's (`withRunning`). Every
+    /// Runs the connection pool until `shutdown()` or until cancelled: a child of the hub's
+    /// task group (`LocalHubServer.run`), or a child of a command's (`whileRunning`). Every
     /// operation waits for it.
     public func run() async { await Self.runPool(pool, until: closing.signal) }
 
@@ -85,18 +85,13 @@ public final class PostgresHubStore: HubStore, Sendable {
         }
     }
 
-    /// `body` with the store on `url` open, its pool run by a child task for as long as
-    /// `body` runs; shut down after, however `body` ends.
-    public static func withRunning<T: Sendable>(
-        url: String, password: String? = nil, node: String = UUID().uuidString.lowercased(), logger: Logger,
-        _ body: (PostgresHubStore) async throws -> T
-    ) async throws -> T {
-        let store = try PostgresHubStore(url: url, password: password, node: node, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await store.run() }
-            defer { store.shutdown() }
-            try await store.open()
-            return try await body(store)
+    /// `body`, with the pool run by a child task for as long as it runs (and `shutdown()` after,
+    /// however it ends): for a caller without a task group of its own to run `run()` in.
+    public func whileRunning<T>(_ body: () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.run() }
+            defer { shutdown() }
+            return try await body()
         }
     }
 
