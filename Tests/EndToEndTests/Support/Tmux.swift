@@ -48,6 +48,10 @@ struct Tmux {
         for key in keys {
             try await run(["send-keys", "-t", session, key])
             try await drained(session)
+            // Having read an Escape, curses waits ESCDELAY (25 ms here) for a byte that would
+            // make it Alt with that key: the next key waits past it, or Escape then Space is
+            // read as Alt-Space on a busy machine.
+            if key == "Escape" { try await Task.sleep(for: .milliseconds(150)) }
         }
     }
 
