@@ -104,7 +104,7 @@ import Testing
 
     @Test func receiverGetsNewsResumesAfterAHubRestartAndDedupes() async throws {
         let directory = TestHub.temporaryDirectory()
-        try await TestHub.with(directory: directory, keepAlive: 0.2) { first in
+        try await TestHub.with(directory: directory, keepAlive: .milliseconds(200)) { first in
             let profile = try profile()
             let endpoint = endpoint(first)
             _ = try await profile.subscriber(endpoint).subscribe(["World"])
@@ -150,7 +150,7 @@ import Testing
             #expect(await next(2) == ["Breaking World News : one", "Breaking World News : two"])
 
             await first.stop()
-            try await TestHub.with(directory: directory, port: first.port, keepAlive: 0.2) { hub in
+            try await TestHub.with(directory: directory, port: first.port, keepAlive: .milliseconds(200)) { hub in
                 let sent = try await profile.publisher(self.endpoint(hub)).send("three", to: [Self.catalog.categories[0]])
                 try #require(sent.allSatisfy { (try? $0.result.get()) != nil }, "\(sent)")
                 statuses = []

@@ -40,7 +40,7 @@ public final class TestHub: Sendable {
     /// Runs `body` with a hub started for it, and stops the hub gracefully afterwards, also
     /// when `body` throws: no test leaves a hub, or a connection it accepted, behind.
     public static func with(
-        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15,
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Duration = .seconds(15),
         tls: Bool = false, configure: (inout LocalHubConfiguration) -> Void = { _ in },
         _ body: (TestHub) async throws -> Void
     ) async throws {
@@ -65,7 +65,7 @@ public final class TestHub: Sendable {
     /// Starts a hub; prefer `with`, which also stops it. A hub started here must be stopped
     /// with `await stop()`.
     public static func start(
-        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Double = 15,
+        hubs: [String] = ["news"], directory: URL = temporaryDirectory(), port: Int = 0, keepAlive: Duration = .seconds(15),
         tls: Bool = false, configure: (inout LocalHubConfiguration) -> Void = { _ in }
     )
         async throws -> TestHub

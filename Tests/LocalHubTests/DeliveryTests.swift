@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func liveStreamGetsSendsMadeWhileConnected() async throws {
-        try await TestHub.with(keepAlive: 0.2) { hub in
+        try await TestHub.with(keepAlive: .milliseconds(200)) { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("live", device: device, tags: ["Sports"]))
@@ -74,7 +74,7 @@ import Testing
     /// response: read byte for byte, the response must be valid HTTP/1.1 chunked framing
     /// around exactly the backlog, the live frames and a keep-alive, in order.
     @Test func aLiveStreamIsWellFormedChunkedHTTP() async throws {
-        try await TestHub.with(keepAlive: 0.2) { hub in
+        try await TestHub.with(keepAlive: .milliseconds(200)) { hub in
             let device = randomDevice()
             try await hub.client(hub.listen).createOrUpdateInstallation(
                 newsInstallation("wire", device: device, tags: ["Sports"]))

@@ -10,7 +10,7 @@ extension HubEngine {
         /// Devices a test send reaches at most, as on the service.
         public var testSendLimit: Int = 10
         /// Seconds between keep-alive comments on idle device streams.
-        public var keepAliveInterval: Double = 15
+        public var keepAliveInterval: Duration = .seconds(15)
         /// Installations, and legacy registrations, one hub may hold (`HubWriter.Limits`).
         public var maximumInstallationsPerHub: Int = 100_000
         /// Bytes the strings of one hub's installations and registrations may take in all.

@@ -23,7 +23,7 @@ public final class HubEngine: Sendable {
     public let metrics: HubMetrics
     let logger: Logger
     /// Seconds between keep-alive comments on idle device streams.
-    public let keepAliveInterval: Double
+    public let keepAliveInterval: Duration
     private let notificationCounter = Mutex<UInt64>(0)
     private let loadedEpoch = Mutex<String>("")
     /// Ends `run` (the loops that run until cancelled).
@@ -174,9 +174,6 @@ public final class HubEngine: Sendable {
     }
 
     // MARK: Retention
-
-    /// What the hub keeps, and for how long.
-    public var retentionPolicy: RetentionPolicy { retention.policy }
 
     /// Runs retention now, as its loop does (`RetentionKeeper`).
     public func retain(now: Date = Date()) async throws -> RetentionReport {
@@ -346,12 +343,6 @@ public final class HubEngine: Sendable {
         }
         claims.forget(hub: hub, device: device)
         writes.post(.renewClaim(hub: hub, device: device.lowercased()))
-    }
-
-    /// Lets go of claims nothing used for their lifetime (`ClaimKeeper`); how many.
-    @discardableResult
-    public func expireClaims(now: Date = Date()) async -> Int {
-        await claims.expire(store: store, state: state, streams: streams, writes: writes, logger: logger, now: now)
     }
 
     /// A new notification id in the service's shape: `<32 hex>-<yyyyMMddHHmmss>-<n>`.

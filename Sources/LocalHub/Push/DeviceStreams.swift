@@ -309,10 +309,10 @@ public final class DeviceStreams: Sendable {
         _ = jobs.run()
     }
 
-    /// Ticks every `seconds` until cancelled.
-    public func runKeepAlive(every seconds: Double) async {
+    /// Ticks every `interval` until cancelled.
+    public func runKeepAlive(every interval: Duration) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(seconds))
+            try? await Task.sleep(for: interval)
             if Task.isCancelled { return }
             tick()
         }

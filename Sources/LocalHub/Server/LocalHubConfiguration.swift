@@ -20,7 +20,7 @@ public struct LocalHubConfiguration: Sendable {
     public var tls: Bool
     public var logLevel: Logger.Level
     /// Seconds between `:keepalive` comments on idle device streams.
-    public var keepAliveInterval: Double
+    public var keepAliveInterval: Duration
     /// Largest request body accepted (413 above).
     public var maximumBodyBytes: Int
     /// How far past `se` a token is still accepted.
@@ -68,7 +68,7 @@ public struct LocalHubConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = LocalHubConfiguration.defaultPort, dataDirectory: URL,
         hubs: [String] = [LocalHubConfiguration.defaultHubName], tls: Bool = false, logLevel: Logger.Level = .info,
-        keepAliveInterval: Double = 15, maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
+        keepAliveInterval: Duration = .seconds(15), maximumBodyBytes: Int = 64 * 1024, clockSkew: TimeInterval = 30,
         idleTimeout: Double = 30, requestTimeout: Double = 20, maximumConnections: Int = 4096,
         maximumStreamsPerDevice: Int = 16, maximumInstallationsPerHub: Int = 100_000, maximumBytesPerHub: Int = 256 << 20,
         providersFile: URL? = nil, storeURL: String? = nil, nodeName: String? = nil, clientRates: ClientRates = ClientRates(),

@@ -75,11 +75,6 @@ extension AppState {
         return false
     }
 
-    /// Whether an entry matches the current search (for highlighting).
-    public func matchesSearch(_ entry: InboxEntry) -> Bool {
-        !log.search.isEmpty && SearchText.matches(entry, folded: SearchText.fold(log.search))
-    }
-
     /// What the picker offers: every category (nil), then each category that has messages
     /// (and the one shown, if it has none now).
     func filterChoices() -> [Category?] {

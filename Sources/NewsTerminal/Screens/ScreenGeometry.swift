@@ -15,8 +15,7 @@ public struct ScreenGeometry: Sendable, Hashable {
 
     public var fits: Bool { rows >= Self.minimumRows && columns >= Self.minimumColumns }
 
-    /// The header (title and status), the tabs, and the rule under them.
-    public static let headerRow = 0
+    /// Under the header (title and status, row 0): the tabs, and the rule under them.
     public static let tabsRow = 1
     public static let headerRule = 2
     /// First row of a screen's content (its title line).

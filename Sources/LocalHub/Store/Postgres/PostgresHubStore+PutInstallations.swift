@@ -48,19 +48,19 @@ extension PostgresHubStore {
 /// When a batch of installation upserts last found changes after its position: other nodes
 /// are writing, and for a while batches go straight to the full check.
 final class HeadMisses: Sendable {
-    /// When the last miss was (`DispatchTime` nanoseconds; 0 never).
-    private let last = Atomic<UInt64>(0)
+    /// When the last miss was; nil never.
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
     /// For how long after a miss a batch goes straight to the full check.
-    static let window: UInt64 = 1_000_000_000
+    static let window = Duration.seconds(1)
 
     /// Whether a batch tries the check at the head first: no miss within the window.
-    func triesHead() -> Bool {
-        let missed = last.load(ordering: .relaxed)
-        return missed == 0 || DispatchTime.now().uptimeNanoseconds > missed + Self.window
+    func triesHead(now: ContinuousClock.Instant = .now) -> Bool {
+        guard let missed = last.withLock({ $0 }) else { return true }
+        return now > missed + Self.window
     }
 
     /// A batch found changes after its position.
-    func missed() { last.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+    func missed(now: ContinuousClock.Instant = .now) { last.withLock { $0 = now } }
 }
 
 /// A batch of installation upserts alone (`put_installations`, migration v7, committed by
