@@ -45,10 +45,8 @@ TEST_TMPDIR := $(CURDIR)/.build/test-tmp
 TEST_WIDTH ?= 8
 
 # SlowDatabaseTests run on their own after the rest: each of their answers comes 1.2 s late
-# through a proxy against the store's 60 s for any operation. Beside the other suites (a
-# hundred hubs and servers in the same process) one write among them took over 60 s in about
-# one run of five, where alone it takes 1-3 s; the cause is not found (the store's waits by
-# hand, a continuation and two unstructured tasks, are issue 46's to replace).
+# through a proxy against the store's 60 s for any operation, and beside the other suites (a
+# hundred hubs and servers in the same process) a write among them could pass those 60 s.
 test: deps
 	$(SWIFT) build --build-tests
 	rm -rf "$(TEST_TMPDIR)" && mkdir -p "$(TEST_TMPDIR)"
@@ -111,7 +109,7 @@ bench: bench-build
 
 # Issue 32's rows: one SQLite node, one PostgreSQL node, three PostgreSQL nodes behind nginx,
 # and pgbench on the same kind of server (Benchmarks/pgbench), CLUSTER_RUNS runs each, every
-# row with its target (Benchmarks/README.md). About five minutes here; CI does not run it.
+# row with its target (Benchmarks/README.md). CI does not run it.
 CLUSTER_RUNS ?= 5
 
 bench-cluster: bench-build

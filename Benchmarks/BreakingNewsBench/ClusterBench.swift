@@ -70,9 +70,8 @@ let walSegments = 56
 /// Has a fresh server make `segments` WAL files and recycle them, as a server in service has
 /// them: a checkpoint renames the files behind it for the WAL to come. A fresh server writes a
 /// new 16 MB file of zeros each time its WAL reaches the next one (`wal_init_zero`), and the
-/// commit that crosses there waits for it. That was about every three seconds here, and it
-/// fell on one node's second fan-out of five: 28–34 ms, against 13–21 for the other four (three
-/// runs; 13–22 ms with the files recycled, three runs alternating).
+/// commit that crosses there waits for it: a fan-out run it falls in stands out from the others,
+/// and with the files recycled none does.
 func recycleWAL(_ server: PostgresServer, segments: Int) async throws {
     try await server.psql("ALTER SYSTEM SET min_wal_size = '\((segments + 4) * 16)MB'")
     try await server.psql("SELECT pg_reload_conf()")

@@ -3,7 +3,7 @@ import LocalHubSupport
 
 /// Runs blocking `work` (waiting for a child process, a tmux command) on a thread of its own
 /// and awaits its result. Tests share Swift's cooperative pool, as wide as the machine has
-/// cores (two here), with the hubs and peers running in this process: a test that blocks a
+/// cores, with the hubs and peers running in this process: a test that blocks a
 /// pool thread while a hub shuts down starves every other test's requests (CI saw queued
 /// requests time out waiting for a connection that only a starved task would have freed).
 public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {

@@ -61,8 +61,8 @@ import Testing
         return false
     }
 
-    /// On `main` the 120 held the client's 100 slots through their 60 s waits: the browser's
-    /// second news came 180 s later.
+    /// The 120 once held the client's 100 slots through their 60 s waits, and the browser's
+    /// second news waited behind them.
     @Test func aHundredAndTwentyEndpointsAskingToWaitAMinuteDoNotDelayABrowser() async throws {
         try await Self.withPeer { hub, peer in
             let listen = try hub.client(hub.listen)

@@ -129,7 +129,7 @@ import Testing
 
     /// Whether a repeated dispatch already wrote a delivery is looked up among the deliveries
     /// of the batch's own notifications. Checked row by row against the whole log,
-    /// PostgreSQL read and hashed every delivery in it at each dispatch (12 ms at 15,000), so
+    /// PostgreSQL read and hashed every delivery in it at each dispatch, so
     /// dispatches slowed as the log grew. The statistics PostgreSQL keeps show whether the
     /// log was read whole (a sequential scan).
     @Test func aDispatchReadsOnlyTheDeliveriesOfItsOwnNotifications() async throws {
@@ -158,7 +158,7 @@ import Testing
     /// A session keeps one plan for a function's statements after a few calls, made for the
     /// tables as they were then. Recording final states looked notifications up by a
     /// sequential scan when that plan was made on a small table, and went on reading every
-    /// notification at each call as the table grew (2.4 ms a call over 10,000 sends).
+    /// notification at each call as the table grew.
     @Test func recordingStatesReadsNotificationsByIndexHoweverTheTableGrew() async throws {
         let url = try await PostgresServer.shared().createDatabase()
         let store = try await PostgresHubStore.started(url: url, node: "node1", logger: TestHub.quietLogger)

@@ -48,15 +48,12 @@ import Testing
     @Test func answersSlowerThanTheWindowAreWaitedFor() async throws {
         try await Self.withSlowableStore { store, proxy in
             // The connection opened at full speed first: the rule under test is about the
-            // answers to operations. (Once, under stress-ng, the first write went past the 60 s
-            // any operation may take; the connection's start-up, each of its round trips 1.2 s
-            // late, was part of that write.)
+            // answers to operations, not the connection's start-up (each of its round trips
+            // late too, which made the first write longer than any operation may take).
             #expect(try await store.changeHead() == 0)
             proxy.set(.delayed(.milliseconds(1200)))
-            // Each step named with its time when it fails: under stress-ng, about one run in
-            // ten to thirty, one step has not finished within the 60 s any operation may take,
-            // where each takes 1-3 s (cause not found yet; a run with the store's debug log
-            // did not fail in 70).
+            // Each step named with its time when it fails: on a machine kept busy, a step has
+            // gone past the 60 s any operation may take.
             try await Self.step("the first write") { try await store.apply([Self.installation("a")]) }
             for read in 0..<3 {
                 #expect(try await Self.step("read \(read + 1)") { try await store.changeHead() } == 1)

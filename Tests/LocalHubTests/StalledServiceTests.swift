@@ -22,8 +22,8 @@ final class StallingPushService: PushService, @unchecked Sendable {
     func letGo() { gate.continuation.finish() }
 }
 
-/// The terminals' news never waits for an external service (issue 26's review: with 16
-/// batches waiting on a service asking to wait a minute, a terminal's news took 55 s).
+/// The terminals' news never waits for an external service (16 batches waiting on a service
+/// that asks to wait a minute once held a terminal's news back until they were done).
 struct StalledServiceTests {
     @Test func aStalledExternalServiceNeverHoldsBackATerminal() async throws {
         let stalled = StallingPushService()
