@@ -79,6 +79,11 @@ final class Reachability: Sendable {
         var settled: Bool { waiting.withLock { $0 == nil } }
     }
 
+    /// Runs `body` in a task of its own, which the caller stops waiting for at its deadline.
+    /// Not a task group that closes the body's connection to end it: postgres-nio drops a
+    /// statement written to a connection whose channel has closed and never answers it (the
+    /// pool can lease out a connection closed a moment before, and a transaction sends its
+    /// ROLLBACK after the failure the close caused), so the group would wait for ever.
     func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let started = Self.now
         // Started while the database was found unreachable: the 503 comes soon.
