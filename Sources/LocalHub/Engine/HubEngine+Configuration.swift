@@ -9,7 +9,7 @@ extension HubEngine {
         public var hubs: [String]
         /// Devices a test send reaches at most, as on the service.
         public var testSendLimit: Int = 10
-        /// Seconds between keep-alive comments on idle device streams.
+        /// Time between keep-alive comments on idle device streams.
         public var keepAliveInterval: Duration = .seconds(15)
         /// Installations, and legacy registrations, one hub may hold (`HubWriter.Limits`).
         public var maximumInstallationsPerHub: Int = 100_000

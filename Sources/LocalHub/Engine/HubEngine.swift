@@ -22,7 +22,7 @@ public final class HubEngine: Sendable {
     let explainer: SendExplainer
     public let metrics: HubMetrics
     let logger: Logger
-    /// Seconds between keep-alive comments on idle device streams.
+    /// Time between keep-alive comments on idle device streams.
     public let keepAliveInterval: Duration
     private let notificationCounter = Mutex<UInt64>(0)
     private let loadedEpoch = Mutex<String>("")

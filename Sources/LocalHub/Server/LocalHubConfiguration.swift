@@ -19,7 +19,7 @@ public struct LocalHubConfiguration: Sendable {
     /// Serve HTTPS with a self-signed certificate made beside the keys.
     public var tls: Bool
     public var logLevel: Logger.Level
-    /// Seconds between `:keepalive` comments on idle device streams.
+    /// Time between `:keepalive` comments on idle device streams.
     public var keepAliveInterval: Duration
     /// Largest request body accepted (413 above).
     public var maximumBodyBytes: Int
