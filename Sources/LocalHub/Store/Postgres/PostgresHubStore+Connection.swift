@@ -38,8 +38,6 @@ struct PostgresLocation {
     /// The same server and database for a connection of its own, outside the pool: the
     /// reachability probe's (`Reachability`).
     let probe: PostgresConnection.Configuration
-    /// `host:port`.
-    var server: String { "\(configuration.host ?? ""):\(configuration.port ?? 0)" }
 
     /// `password`, when given, is used in place of any the URL holds.
     init(_ url: String, password: String? = nil) throws {
@@ -65,7 +63,7 @@ struct PostgresLocation {
                 throw StoreFailure(description: "cannot set up TLS for the database: \(error)")
             }
         }
-        probe.options.connectTimeout = .milliseconds(Int64(Reachability.probeTimeout * 1000))
+        probe.options.connectTimeout = .milliseconds(Int64(DatabaseWatchdog.Timings.standard.probeTimeout / .milliseconds(1)))
         configuration.options.connectTimeout = .seconds(5)
         // Every commit waits for the disk, whatever the server's default: a 201 is durable.
         // Every transaction reads what was committed before each statement, whatever the
@@ -76,18 +74,20 @@ struct PostgresLocation {
             ("synchronous_commit", "on"), ("default_transaction_isolation", "read committed"),
         ]
         configuration.options.maximumConnections = 16
+        // (The pool's default keep-alive asks an idle connection `SELECT 1` every 30 s, so
+        // that one the server or the way to it dropped is replaced before it is leased.)
         self.configuration = configuration
         self.probe = probe
     }
 
-    /// How long operations on this server may wait, with its probe.
+    /// How long operations on this database may wait, with its probe.
     func reachability(logger: Logger) -> Reachability {
-        Reachability(server: server, probe: PostgresProbe(probe, logger: logger))
+        Reachability(probe: PostgresProbe(probe, logger: logger), logger: logger)
     }
 }
 
-/// `SELECT 1` on a connection of its own, outside the pool: opened at once, kept, and opened
-/// again after any failure, so that a probe costs one round trip, not a new backend.
+/// `SELECT 1` on a connection of its own, outside the pool: opened by the first probe, kept,
+/// and opened again after any failure, so that a probe costs one round trip, not a new backend.
 final class PostgresProbe: ReachabilityProbe {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
@@ -96,7 +96,6 @@ final class PostgresProbe: ReachabilityProbe {
     init(_ configuration: PostgresConnection.Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        _ = connection()
     }
 
     /// The connection, or a new one when there is none (or it broke); nil once closed.

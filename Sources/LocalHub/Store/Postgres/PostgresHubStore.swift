@@ -32,8 +32,8 @@ public final class PostgresHubStore: HubStore, Sendable {
         throws
     {
         let location = try PostgresLocation(url, password: password)
-        reachability = location.reachability(logger: logger)
         client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
+        reachability = location.reachability(logger: logger)
         let made = AsyncStream.makeStream(of: Void.self)
         closing = (made.stream, made.continuation)
         let marked = AsyncStream.makeStream(of: Void.self)
@@ -47,19 +47,24 @@ public final class PostgresHubStore: HubStore, Sendable {
     /// operation waits for it.
     public func run() async { await Self.runPool(pool, until: closing.signal) }
 
-    /// The pool and what marks it running.
-    var pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation) { (client, running.mark) }
+    /// The pool, the probes of its reachability, and what marks the pool running.
+    var pool: Pool { Pool(client: client, reachability: reachability, running: running.mark) }
 
-    /// `pool`, run until `closed` ends (`shutdown()`, or the store let go of) or the task is
-    /// cancelled.
-    static func runPool(
-        _ pool: (client: PostgresClient, running: AsyncStream<Void>.Continuation), until closed: AsyncStream<Void>
-    ) async {
+    struct Pool: Sendable {
+        let client: PostgresClient
+        let reachability: Reachability
+        let running: AsyncStream<Void>.Continuation
+    }
+
+    /// `pool`'s connections and its probes, run until `closed` ends (`shutdown()`, or the
+    /// store let go of) or the task is cancelled.
+    static func runPool(_ pool: Pool, until closed: AsyncStream<Void>) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 pool.running.finish()
                 await pool.client.run()
             }
+            group.addTask { await pool.reachability.run() }
             for await _ in closed {}
             group.cancelAll()
         }

@@ -1,4 +1,4 @@
-import Foundation
+import Logging
 import Synchronization
 
 /// What asks the server whether it answers at all, outside the pool (`PostgresProbe`).
@@ -9,172 +9,221 @@ protocol ReachabilityProbe: Sendable {
     func close()
 }
 
-/// Whether the database answers, and how long an operation may wait for it.
+/// How long operations on one database may wait for it: runs each under the watch of a
+/// `DatabaseWatchdog` (whose rule it keeps: a slow database is not a down one) and does what
+/// the watchdog asks. One per store, which judges its database by itself; its probes run in
+/// `run()`, beside the store's pool (`PostgresHubStore.runPool`).
 ///
-/// While the database is down, the client's pool keeps an operation waiting for a connection
-/// as long as it takes; a request to the hub must instead get its 503 soon. But a slow
-/// database is not a down one, and an operation that waits proves nothing: it may be held
-/// by a lock, a full pool, a busy disk or a busy machine. So an operation fails as
-/// unavailable only once nothing has answered for `silence`: no operation of this process on
-/// that server finished, and no probe got an answer. A probe asks the server `SELECT 1` on
-/// a connection of its own, outside the pool (`ReachabilityProbe`); one runs once an
-/// operation has waited `probeAfter` without an answer (one at a time, at most one a
-/// second, per server).
-///
-/// Once the database is found unreachable, operations that start wait only `impatience`,
-/// so that requests get their 503 at once; each also starts a probe. The first probe that
-/// answers within `probeTimeout` makes it reachable again, as does any operation that
-/// succeeds: a node whose database is slow recovers by itself, even when no operation can
-/// finish within `impatience`. An operation already waiting when the database is found
-/// unreachable keeps its `silence`. None waits more than `longest`.
+/// The probe asks on a connection of its own, not one of the pool's: operations held by a
+/// lock or a full pool prove nothing, and a probe queued behind them would prove nothing
+/// either.
 final class Reachability: Sendable {
-    /// What is known of one server, shared by every store of the process on it.
-    private final class Liveness: Sendable {
-        let reachable = Atomic<Bool>(true)
-        /// When it last answered (`DispatchTime` nanoseconds): an operation or a probe.
-        let lastAnswer = Atomic<UInt64>(Reachability.now)
-        /// The probe under way, and when the last one started.
-        let probe = Mutex<(running: Task<Void, Never>?, started: UInt64)>((nil, 0))
-
-        func answered() {
-            lastAnswer.store(Reachability.now, ordering: .relaxed)
-            reachable.store(true, ordering: .relaxed)
-        }
+    private struct State {
+        var watchdog: DatabaseWatchdog
+        var numbered = 0
+        /// Operations the watchdog failed, until their watch takes the reason.
+        var failed: [DatabaseWatchdog.OperationID: String] = [:]
     }
 
-    private static let servers = Mutex<[String: Liveness]>([:])
-    private let liveness: Liveness
+    let timings: DatabaseWatchdog.Timings
+    private let state: Mutex<State>
     private let prober: any ReachabilityProbe
+    private let probes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+    private let logger: Logger
+    /// The longest a watch sleeps between checks: what a probe's end changes is seen soon.
+    static let tick = Duration.milliseconds(250)
 
-    /// - Parameter server: `host:port`.
-    init(server: String, probe: any ReachabilityProbe) {
-        liveness = Self.servers.withLock { servers in
-            if let known = servers[server] { return known }
-            let made = Liveness()
-            servers[server] = made
-            return made
-        }
+    init(probe: any ReachabilityProbe, timings: DatabaseWatchdog.Timings = .standard, logger: Logger) {
+        self.timings = timings
+        state = Mutex(State(watchdog: DatabaseWatchdog(timings: timings, now: .now)))
         prober = probe
+        probes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.logger = logger
     }
 
     deinit { prober.close() }
 
-    /// Lets go of the probe's connection (the store shuts down).
-    func shutdown() { prober.close() }
-
-    static let silence = 5.0
-    static let impatience = 1.0
-    static let longest = 60.0
-    static let probeAfter = 1.0
-    /// How long a probe may take: its word comes before an operation's `silence` is over.
-    static let probeTimeout = silence - probeAfter
-
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(seconds * 1e9) }
-
-    /// The caller's continuation, resumed once: by the operation or by its deadline.
-    private final class Outcome<T: Sendable>: Sendable {
-        let waiting = Mutex<CheckedContinuation<T, Error>?>(nil)
-        var settled: Bool { waiting.withLock { $0 == nil } }
+    /// Runs the probes the watchdog asks for, one at a time, until cancelled or `shutdown()`;
+    /// lets go of the probe's connection when it returns.
+    func run() async {
+        for await _ in probes.stream {
+            let answered = await Self.answers(within: timings.probeTimeout, prober.ask)
+            handle(answered ? .probeAnswered(at: .now) : .probeFailed(at: .now))
+        }
+        prober.close()
     }
 
-    /// Runs `body` in a task of its own, which the caller stops waiting for at its deadline.
-    /// Not a task group that closes the body's connection to end it: postgres-nio drops a
-    /// statement written to a connection whose channel has closed and never answers it (the
-    /// pool can lease out a connection closed a moment before, and a transaction sends its
-    /// ROLLBACK after the failure the close caused), so the group would wait for ever.
+    /// Runs no more probes: `run()` returns.
+    func shutdown() { probes.continuation.finish() }
+
+    /// Runs `body`, racing it against its watch: the caller gets its result, or fails as
+    /// unavailable once the watchdog says so, or stops waiting at once when it is cancelled
+    /// (the body is cancelled in the last two cases).
+    ///
+    /// The body runs in a task of its own, not a child the caller waits for: a statement sent
+    /// waits for its answer whatever cancellation says, and the only way to end it sooner,
+    /// closing its connection, is not safe with postgres-nio, which drops a statement written
+    /// to a connection whose channel has closed and never answers it (the pool can lease out
+    /// a connection closed a moment before, and a transaction sends its ROLLBACK after the
+    /// failure the close caused), so the caller would wait for ever. Left running, the body
+    /// ends when the server answers or the connection fails.
     func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let started = Self.now
-        // Started while the database was found unreachable: the 503 comes soon.
-        let patient = liveness.reachable.load(ordering: .relaxed)
+        let operation = state.withLock { state in
+            state.numbered += 1
+            return DatabaseWatchdog.OperationID(number: state.numbered)
+        }
+        handle(.operationStarted(operation, at: .now))
         let outcome = Outcome<T>()
-        let liveness = liveness
-        return try await withCheckedThrowingContinuation { continuation in
-            outcome.waiting.withLock { $0 = continuation }
-            let work = Task {
-                let result: Result<T, Error>
-                do {
-                    result = .success(try await body())
-                } catch {
-                    result = .failure(error)
-                }
-                switch result {
-                case .success: liveness.answered()
-                // Refused, or not what was expected: the database answered all the same.
-                case .failure(let error) where error is StoreFailure: liveness.answered()
-                case .failure: break
-                }
-                outcome.waiting.withLock { $0.take() }?.resume(with: result)
+        let work = Task {
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
             }
-            Task {
-                if !patient { self.probe() }
-                let failure = await self.watch(started: started, patient: patient, until: { outcome.settled })
-                guard let failure, let waiting = outcome.waiting.withLock({ $0.take() }) else { return }
-                work.cancel()
-                waiting.resume(throwing: failure)
+            self.report(operation, result)
+            outcome.settle(result)
+        }
+        defer { work.cancel() }
+        return try await withThrowingTaskGroup(of: Ended<T>.self) { group in
+            defer { group.cancelAll() }
+            group.addTask { .value(try await outcome.value) }
+            group.addTask {
+                try await self.watch(operation)
+                return .watched
             }
+            while let first = try await group.next() {
+                if case .value(let value) = first { return value }
+            }
+            throw CancellationError()
         }
     }
 
-    /// Waits while the operation started at `started` runs, probing the server while nothing
-    /// answers; returns why it must fail, or nil once `settled`.
-    private func watch(started: UInt64, patient: Bool, until settled: () -> Bool) async -> StoreUnavailable? {
+    /// What a child of `withDeadline` ended with.
+    private enum Ended<T: Sendable>: Sendable {
+        case value(T)
+        /// The watch is over: the operation no longer waits, and its result is on its way.
+        case watched
+    }
+
+    /// `result`, told to the watchdog: an answer, a refusal (an answer too) or none.
+    private func report<T>(_ operation: DatabaseWatchdog.OperationID, _ result: Result<T, any Error>) {
+        switch result {
+        case .success, .failure(is StoreFailure): handle(.operationAnswered(operation, at: .now))
+        case .failure: handle(.operationFailed(operation, at: .now))
+        }
+    }
+
+    /// Returns once the operation no longer waits (with what the watchdog failed it for, as
+    /// an error), checking each time the watchdog's next check or `tick` comes.
+    private func watch(_ operation: DatabaseWatchdog.OperationID) async throws {
         while true {
-            let now = Self.now
-            let heard = max(started, liveness.lastAnswer.load(ordering: .relaxed))
-            let quiet = patient || liveness.reachable.load(ordering: .relaxed) ? Self.silence : Self.impatience
-            let silent = heard + Self.nanoseconds(quiet)
-            let last = started + Self.nanoseconds(Self.longest)
-            if now >= last {
-                return StoreUnavailable(description: "the database did not finish the operation within \(Int(Self.longest)) s")
+            let (next, failure) = state.withLock { state in
+                (state.watchdog.nextCheck(for: operation), state.failed.removeValue(forKey: operation))
             }
-            if now >= silent {
-                // A probe under way may yet hear it; a patient operation waits for its word.
-                if quiet == Self.silence, let probe = liveness.probe.withLock({ $0.running }) {
-                    await probe.value
-                    if settled() { return nil }
-                    continue
-                }
-                liveness.reachable.store(false, ordering: .relaxed)
-                return StoreUnavailable(description: "the database answered nothing for \(Int(quiet)) s")
-            }
-            // A probe once nothing answered for `probeAfter`, and again each `probeAfter` after.
-            var probeAt = heard + Self.nanoseconds(Self.probeAfter)
-            if now >= probeAt {
-                probe()
-                probeAt = now + Self.nanoseconds(Self.probeAfter)
-            }
-            try? await Task.sleep(nanoseconds: min(silent, last, probeAt) - now)
-            if settled() { return nil }
+            if let failure { throw StoreUnavailable(description: failure) }
+            guard let next else { return }
+            let now = ContinuousClock.now
+            try await Task.sleep(until: min(max(next, now), now + Self.tick), clock: .continuous)
+            handle(.timePassed(.now))
         }
     }
 
-    /// Starts a probe, unless one is under way or one started less than `probeAfter` ago.
-    private func probe() {
-        let (liveness, prober) = (liveness, prober)
-        liveness.probe.withLock { state in
-            let now = Self.now
-            guard state.running == nil, now >= state.started + Self.nanoseconds(Self.probeAfter) else { return }
-            state.started = now
-            state.running = Task {
-                if await Self.answers(within: Self.probeTimeout, prober.ask) { liveness.answered() }
-                liveness.probe.withLock { $0.running = nil }
+    /// Feeds the watchdog `event` and does what it asks.
+    private func handle(_ event: DatabaseWatchdog.Event) {
+        let actions = state.withLock { state in
+            switch event {
+            case .operationAnswered(let operation, _), .operationFailed(let operation, _): state.failed[operation] = nil
+            default: break
+            }
+            let actions = state.watchdog.handle(event)
+            for case .fail(let operation, let reason) in actions { state.failed[operation] = reason }
+            return actions
+        }
+        for action in actions {
+            switch action {
+            case .startProbe:
+                // No `run()` to take it any more: the store shut down, and the probe found nothing.
+                if case .terminated = probes.continuation.yield(()) { handle(.probeFailed(at: .now)) }
+            case .markReachable:
+                logger.notice("the database answers again")
+            case .fail:
+                break
             }
         }
     }
 
-    /// Whether `ask` returns within `seconds` (it is cancelled after).
-    private static func answers(within seconds: Double, _ ask: @escaping @Sendable () async throws -> Void) async -> Bool {
+    /// Whether `ask` returns within `timeout` (it is cancelled after).
+    private static func answers(within timeout: Duration, _ ask: @escaping @Sendable () async throws -> Void) async
+        -> Bool
+    {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await ask()) != nil }
             group.addTask {
-                try? await Task.sleep(nanoseconds: nanoseconds(seconds))
+                try? await Task.sleep(for: timeout)
                 return false
             }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
+        }
+    }
+}
+
+/// The result of an operation running in a task of its own, which one waiter takes; a
+/// cancelled waiter stops waiting at once.
+private final class Outcome<T: Sendable>: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<T, any Error>)
+        case settled(Result<T, any Error>)
+        case abandoned
+    }
+
+    private let state = Mutex<State>(.pending)
+
+    func settle(_ result: Result<T, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            switch state {
+            case .waiting(let continuation):
+                state = .abandoned
+                return continuation
+            case .pending:
+                state = .settled(result)
+                return nil
+            case .settled, .abandoned:
+                return nil
+            }
+        }
+        waiter?.resume(with: result)
+    }
+
+    var value: T {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let ready = state.withLock { state -> Result<T, any Error>? in
+                        switch state {
+                        case .pending:
+                            state = .waiting(continuation)
+                            return nil
+                        case .settled(let result):
+                            state = .abandoned
+                            return result
+                        case .abandoned, .waiting:
+                            return .failure(CancellationError())
+                        }
+                    }
+                    if let ready { continuation.resume(with: ready) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<T, any Error>? in
+                    defer { state = .abandoned }
+                    if case .waiting(let continuation) = state { return continuation }
+                    return nil
+                }
+                waiter?.resume(throwing: CancellationError())
+            }
         }
     }
 }
