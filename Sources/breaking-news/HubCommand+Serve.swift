@@ -276,7 +276,7 @@ extension HubCommand {
                     newDevicesPerHour: newDevicesPerHour, bytesPerHour: megabytesPerHour << 20, streams: clientStreams,
                     connections: clientConnections),
                 trustedProxies: try TrustedProxies(trustedProxies), metricsToken: try resolvedMetricsToken())
-            configuration.claimLifetime = claimLifetime.seconds
+            configuration.claimLifetime = .seconds(claimLifetime.seconds)
             configuration.retention = RetentionPolicy(
                 age: retention.seconds, maximumLogBytes: Int64(deliveryLogMegabytes) << 20,
                 installationTTL: installationTTL.seconds == 0 ? nil : installationTTL.seconds)

@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test(.tags(.live), .fullSuiteOnly) func aClaimNothingUsesIsLetGoAndOneInUseIsKept() async throws {
-        try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
+        try await TestHub.with(configure: { $0.claimLifetime = .seconds(2) }) { hub in
             let (unused, installed, streaming) = (randomDevice(), randomDevice(), randomDevice())
             var secrets: [String: String] = [:]
             for device in [unused, installed, streaming] {
@@ -75,7 +75,7 @@ import Testing
     /// Claiming again is not use (the review of issue 26: re-claiming every few days kept a
     /// stranger's claims forever).
     @Test(.tags(.live), .fullSuiteOnly) func claimingAgainDoesNotKeepAClaimNothingUses() async throws {
-        try await TestHub.with(configure: { $0.claimLifetime = 2 }) { hub in
+        try await TestHub.with(configure: { $0.claimLifetime = .seconds(2) }) { hub in
             let device = randomDevice()
             let first = try await Self.claim(hub, device)
             #expect(first.status == 200)

@@ -22,7 +22,7 @@ extension HubEngine {
         /// Device streams one client may hold open; 0: no limit.
         public var maximumStreamsPerClient: Int = 0
         /// How long a claim of the built-in push service holds unused (`ClaimKeeper`).
-        public var claimLifetime: TimeInterval = 7 * 86_400
+        public var claimLifetime: Duration = .seconds(7 * 86_400)
         /// What the hub keeps, and for how long.
         public var retention: RetentionPolicy = .standard
 

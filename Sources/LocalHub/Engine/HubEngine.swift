@@ -53,7 +53,7 @@ public final class HubEngine: Sendable {
         (self.metrics, self.coordination) = (metrics, coordination)
         let services = Self.services(builtIn: BuiltInPushService(streams: streams, handOff: coordination), others: pushServices)
         explainer = SendExplainer(services: services)
-        let claims = ClaimKeeper(lifetime: .seconds(configuration.claimLifetime))
+        let claims = ClaimKeeper(lifetime: configuration.claimLifetime)
         self.claims = claims
         let retention = RetentionKeeper(policy: configuration.retention)
         self.retention = retention
@@ -369,5 +369,5 @@ public final class HubEngine: Sendable {
     /// Installations, and legacy registrations, one hub may hold.
     public var maximumPerHub: Int { writer.limits.maximumPerHub }
     /// How long a claim of the built-in push service holds unused.
-    public var claimLifetime: TimeInterval { claims.lifetime.timeInterval }
+    public var claimLifetime: Duration { claims.lifetime }
 }

@@ -55,7 +55,7 @@ public struct LocalHubConfiguration: Sendable {
     /// What one client may do (`ClientRates`); tests and benchmarks raise it.
     public var clientRates: ClientRates
     /// How long a claim of the built-in push service holds unused (`HubEngine.claimLifetime`).
-    public var claimLifetime: TimeInterval = 7 * 86_400
+    public var claimLifetime: Duration = .seconds(7 * 86_400)
     /// What the hub keeps and for how long (`--retention`, `--delivery-log-megabytes`,
     /// `--installation-ttl`).
     public var retention: RetentionPolicy = .standard

@@ -30,12 +30,10 @@ public enum LocalHubServer {
         // Holding the lock, no other hub runs here: a state file left now is stale.
         DataFolder.removeLeftovers(in: directory, of: LocalHubDefaults.dataFiles, stale: [LocalHubState.fileName])
         let postgres = try makePostgres(configuration, logger: logger)
-        // A shared store's pool runs in this task group, around the services: the keys the
-        // nodes share are read from the database before the application can be made, and the
-        // pool stops after every service that uses it.
-        try await withThrowingTaskGroup(of: Void.self) { pool in
-            if let postgres { pool.addTask { await postgres.run() } }
-            defer { postgres?.shutdown() }
+        // A shared store's pool runs around the services: the keys the nodes share are read
+        // from the database before the application can be made, and the pool stops after
+        // every service that uses it.
+        try await whileRunning(postgres) {
             let hub = try await buildApplication(
                 configuration: configuration, postgres: postgres, logger: logger, onReady: onReady)
             defer { hub.stateFile.removeIfOurs() }
@@ -47,6 +45,13 @@ public enum LocalHubServer {
                 throw LocalHubStartError(description: Self.portInUse(configuration.port, host: configuration.host))
             }
         }
+    }
+
+    /// `body`, with `store`'s pool running while it runs (`PostgresHubStore.whileRunning`);
+    /// `body` alone when there is no shared store.
+    private static func whileRunning<T>(_ store: PostgresHubStore?, _ body: () async throws -> T) async throws -> T {
+        guard let store else { return try await body() }
+        return try await store.whileRunning(body)
     }
 
     /// The shared store `configuration` names, not yet running (`run` runs its pool), or nil
