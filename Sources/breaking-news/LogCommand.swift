@@ -14,7 +14,7 @@ struct LogCommand: AsyncParsableCommand {
             With --follow --exec COMMAND, COMMAND runs through /bin/sh -c for each new message (those \
             already in the log are neither shown nor run), one after another, instead of printing it. \
             The message is in the environment, never in the command's text: NEWS_ID, NEWS_CATEGORY, \
-            NEWS_TEXT, NEWS_RECEIVED_AT, NEWS_SEQ and NEWS_HUB. Quote them: \
+            NEWS_TEXT, NEWS_SENT_AT, NEWS_RECEIVED_AT, NEWS_SEQ and NEWS_HUB. Quote them: \
             breaking-news log --follow --exec 'notify-send "$NEWS_CATEGORY" "$NEWS_TEXT"'. \
             A command that fails is reported on standard error and the next message runs anyway; \
             stopping the follower sends SIGTERM to the command under way. A command that prints \
@@ -254,8 +254,9 @@ struct LogCommand: AsyncParsableCommand {
             if json {
                 say(entry.jsonLine)
             } else {
-                let category = (entry.category ?? "—").padding(toLength: 10, withPad: " ", startingAt: 0)
-                say("\(DisplayTime.short(entry.receivedAt))  \(category)  \(TerminalText.line(entry.text))")
+                // The Log's columns: its send time, its category.
+                let category = (entry.category ?? "—").padding(toLength: 11, withPad: " ", startingAt: 0)
+                say("\(DisplayTime.column(entry.sentAt))  \(category) \(TerminalText.line(entry.text))")
             }
         }
         fflush(nil)

@@ -26,7 +26,8 @@ final class MessageCommand: Sendable {
         func value(_ text: String) -> String { text.replacingOccurrences(of: "\0", with: "\u{FFFD}") }
         return [
             "NEWS_ID": value(entry.notificationId), "NEWS_CATEGORY": value(entry.category ?? ""),
-            "NEWS_TEXT": value(entry.text), "NEWS_RECEIVED_AT": value(entry.receivedAt), "NEWS_SEQ": String(entry.seq),
+            "NEWS_TEXT": value(entry.text), "NEWS_RECEIVED_AT": value(entry.receivedAt),
+            "NEWS_SENT_AT": value(entry.sentAt), "NEWS_SEQ": String(entry.seq),
             "NEWS_HUB": value(entry.hubName),
         ]
     }

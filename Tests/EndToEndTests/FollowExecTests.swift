@@ -11,7 +11,7 @@ import Testing
 struct FollowExecTests {
     /// What the test commands write per message: the fields, one line.
     static let record =
-        #"printf '%s|%s|%s|%s|%s|%s\n' "$NEWS_SEQ" "$NEWS_CATEGORY" "$NEWS_TEXT" "$NEWS_ID" "$NEWS_HUB" "$NEWS_RECEIVED_AT" >> "$OUT""#
+        #"printf '%s|%s|%s|%s|%s|%s|%s\n' "$NEWS_SEQ" "$NEWS_CATEGORY" "$NEWS_TEXT" "$NEWS_ID" "$NEWS_HUB" "$NEWS_RECEIVED_AT" "$NEWS_SENT_AT" >> "$OUT""#
 
     struct Line: Equatable {
         let seq: Int
@@ -20,14 +20,17 @@ struct FollowExecTests {
         let id: String
         let hub: String
         let receivedAt: String
+        let sentAt: String
     }
 
     static func lines(_ file: URL) -> [Line] {
         let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 6, let seq = Int(fields[0]) else { return nil }
-            return Line(seq: seq, category: fields[1], text: fields[2], id: fields[3], hub: fields[4], receivedAt: fields[5])
+            guard fields.count == 7, let seq = Int(fields[0]) else { return nil }
+            return Line(
+                seq: seq, category: fields[1], text: fields[2], id: fields[3], hub: fields[4], receivedAt: fields[5],
+                sentAt: fields[6])
         }
     }
 
@@ -87,6 +90,14 @@ struct FollowExecTests {
             #expect(lines.map(\.seq) == lines.map(\.seq).sorted() && Set(lines.map(\.seq)).count == lines.count)
             #expect(Set(lines.map(\.id)).count == sent.count && !lines.contains { $0.id.isEmpty })
             #expect(lines.allSatisfy { $0.hub == "news" && $0.receivedAt.contains("T") })
+            // Sent, by the hub's clock, no later than received.
+            #expect(
+                lines.allSatisfy { line in
+                    guard let sent = W3CDate.parse(line.sentAt), let received = W3CDate.parse(line.receivedAt) else {
+                        return false
+                    }
+                    return sent <= received
+                })
             #expect(!FileManager.default.fileExists(atPath: pwned.path), "a message ran as a command")
             #expect(await follow.waitFor { _, err in err.contains("status 3") })
             #expect(follow.stderr.split(separator: "\n").filter { $0.contains("status") }.count == 1)

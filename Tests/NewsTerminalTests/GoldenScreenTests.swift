@@ -43,6 +43,12 @@ struct GoldenScreenTests {
 
     static let now = Date()
 
+    /// A W3C time of a local date and time.
+    static func local(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int) -> String {
+        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return W3CDate.format(Calendar.current.date(from: components)!)
+    }
+
     func base(selection: [BreakingNewsKit.Category] = ["World", "Sports"], items: [InboxEntry] = [], read: [String: Int] = [:])
         -> AppState
     {
@@ -110,11 +116,13 @@ struct GoldenScreenTests {
             "Breaking World News : Storm warning: coastal roads closed 🌀 Live updates https://news.example.com/live/storm-warning-coastal-roads and the forecast https://weather.example.org/coast?region=north."
         let delivery = BuiltInPushDelivery(
             seq: 6, notificationId: "a9f09ce5f9654d18b7722347fe4e1977-20261121173914-6", hub: "news", device: "ab",
-            template: "simpleAPNSTemplate", tags: "World", deliveredAt: Self.today(17, 39, 14),
+            template: "simpleAPNSTemplate", tags: "World", deliveredAt: Self.local(2026, 11, 21, 17, 39, 14),
             payload: .object([("aps", .object([("alert", .string(text))]))]), epoch: "e")
         var state = base(items: [
-            InboxEntry(testing: delivery, category: "World", index: 1, receivedAt: Self.today(17, 39, 14))
+            InboxEntry(testing: delivery, category: "World", index: 1, receivedAt: Self.local(2026, 11, 21, 17, 39, 15))
         ])
+        // The view gives the date whatever the day; the list, today's time.
+        state.now = try #require(W3CDate.parse(Self.local(2026, 11, 21, 17, 40, 0)))
         _ = state.press(.character("3"), .enter)
         let captures = try Self.captures(under: "3 · Log")
         try #require(captures.count == 2)

@@ -182,7 +182,7 @@ struct ColorSchemeTests {
     /// registration (red), the alerts line and the footer's keys (blue).
     static let lightGolden: [String] = [
         ".....................................mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "", "", "", "",
-        "bb.ggggggg", "bb", "bb", "bb", "bb", "bb.ggggggg", "", "bb", "", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
+        "bb.ggggggg", "bb", "bb", "bb", "bb", "bb.ggggggg", "", "bb", "", "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
         "mmmmmmmmmmmmmmmmmmmmmmmmm", "", "", "",
         ".bbb..........bbb.....bbb.......bbbbbbbbbbb.........b............b.......b",
     ]

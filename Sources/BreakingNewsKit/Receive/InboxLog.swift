@@ -17,7 +17,11 @@ public struct InboxEntry: Sendable, Hashable {
     public var hubName: String
     /// The epoch of the hub's delivery log `seq` counts in.
     public var epoch: String?
+    /// When this terminal wrote it to the log (W3C).
     public var receivedAt: String
+    /// When it was sent (W3C): when the hub wrote its delivery (`deliveredAt`; a scheduled
+    /// send's fire time), what the Log shows and orders by (`sentTime`).
+    public var sentAt: String
     public var category: String?
     public var text: String
     public var payload: JSONValue
@@ -35,8 +39,8 @@ public struct InboxEntry: Sendable, Hashable {
         .object(dropping: [
             ("id", .string(notificationId)), ("template", template.map(JSONValue.string)), ("seq", .number(String(seq))),
             ("hub", .string(hub)), ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)),
-            ("receivedAt", .string(receivedAt)), ("category", category.map(JSONValue.string)),
-            ("text", .string(text)), ("payload", payload), ("gap", gap?.json),
+            ("sentAt", .string(sentAt)), ("receivedAt", .string(receivedAt)),
+            ("category", category.map(JSONValue.string)), ("text", .string(text)), ("payload", payload), ("gap", gap?.json),
         ])
     }
 
@@ -44,8 +48,8 @@ public struct InboxEntry: Sendable, Hashable {
     var stub: JSONValue {
         .object(dropping: [
             ("id", .string(notificationId)), ("template", template.map(JSONValue.string)), ("seq", .number(String(seq))),
-            ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)), ("receivedAt", .string(receivedAt)),
-            ("pruned", .bool(true)),
+            ("hubName", .string(hubName)), ("epoch", epoch.map(JSONValue.string)), ("sentAt", .string(sentAt)),
+            ("receivedAt", .string(receivedAt)), ("pruned", .bool(true)),
         ])
     }
 
@@ -70,6 +74,8 @@ public struct InboxEntry: Sendable, Hashable {
         self.hubName = json["hubName"]?.stringValue ?? ""
         self.epoch = json["epoch"]?.stringValue
         self.receivedAt = json["receivedAt"]?.stringValue ?? ""
+        // Lines written before the send time was kept: the time in the notification id.
+        self.sentAt = Self.sentTime(json["sentAt"]?.stringValue, id: id, receivedAt: receivedAt)
         self.category = json["category"]?.stringValue
         self.text = json["text"]?.stringValue ?? ""
         self.payload = json["payload"] ?? .null
@@ -86,6 +92,7 @@ public struct InboxEntry: Sendable, Hashable {
         self.hubName = delivery.hub
         self.epoch = delivery.epoch
         self.receivedAt = receivedAt
+        self.sentAt = Self.sentTime(delivery.deliveredAt, id: delivery.notificationId, receivedAt: receivedAt)
         self.category = category
         self.text = delivery.alertText ?? delivery.payload.text
         self.payload = delivery.payload
@@ -100,10 +107,43 @@ public struct InboxEntry: Sendable, Hashable {
         self.hubName = hubName
         self.epoch = epoch
         self.receivedAt = receivedAt
+        self.sentAt = receivedAt
         self.category = nil
         self.text = Self.gapText(expired: gap.expired)
         self.payload = .null
         self.gap = gap
+    }
+
+    /// Whether it was received more than a minute after it was sent (the terminal was away,
+    /// or the send was scheduled): the Log then says when it came as well.
+    public var receivedLate: Bool {
+        guard let sent = W3CDate.parse(sentAt), let received = W3CDate.parse(receivedAt) else { return false }
+        return received.timeIntervalSince(sent) > 60
+    }
+
+    /// The send time of a message that says `stated` (the hub's `deliveredAt`, or the log
+    /// line's `sentAt`), with notification id `id`, received at `receivedAt`: `stated` when it
+    /// is a W3C time, else the time in an id of the hub's shape (`<hex>-<yyyyMMddHHmmss>-<n>`,
+    /// UTC), else the received time. Never later than the received time: a hub whose clock is
+    /// ahead (or that says so on purpose) cannot put a message above every later one.
+    static func sentTime(_ stated: String?, id: String, receivedAt: String) -> String {
+        let received = W3CDate.parse(receivedAt)
+        let sent = stated.flatMap(W3CDate.parse) ?? idTime(id)
+        guard let sent else { return receivedAt }
+        if let received, sent > received { return receivedAt }
+        return W3CDate.format(sent)
+    }
+
+    /// The UTC time stamp of a notification id of the hub's shape, when it has one.
+    static func idTime(_ id: String) -> Date? {
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count == 14, parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        let d = Array(parts[1])
+        func digits(_ range: Range<Int>) -> String { String(d[range]) }
+        let text = "\(digits(0..<4))-\(digits(4..<6))-\(digits(6..<8))T\(digits(8..<10)):\(digits(10..<12)):\(digits(12..<14))Z"
+        return W3CDate.parse(text)
     }
 
     /// An entry made directly, for tests and previews.

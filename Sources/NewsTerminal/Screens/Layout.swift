@@ -252,10 +252,12 @@ public enum Layout {
         return Overlay(title: "Keys", lines: helpLines(state.keyMap, geometry), style: Style(color: .accent))
     }
 
-    /// The message view's lines: when it came, its category and id, then its text wrapped at
-    /// spaces, every link whole on one line.
+    /// The message view's lines: when it was sent (and received, when that was more than a
+    /// minute later), its category and id, then its text wrapped at spaces, every link whole
+    /// on one line.
     static func messageLines(_ entry: InboxEntry, _ state: AppState, width: Int) -> [String] {
-        var lines = ["Received  " + DisplayTime.short(entry.receivedAt, now: state.now)]
+        var lines = ["Sent      " + DisplayTime.full(entry.sentAt)]
+        if entry.receivedLate { lines.append("Received  " + DisplayTime.full(entry.receivedAt)) }
         lines.append("Category  " + (entry.category ?? "—"))
         lines.append("Id        " + TextWidth.printable(entry.notificationId))
         let links = WebLinks.find(in: entry.text).count

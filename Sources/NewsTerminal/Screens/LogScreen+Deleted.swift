@@ -25,7 +25,7 @@ extension LogScreen {
         let page = list.dropFirst(view.top).prefix(state.logPageSize)
         for (offset, entry) in page.enumerated() {
             let text = TextWidth.printable(entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text)
-            let line = "   " + time.text(entry.receivedAt) + "  " + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
+            let line = "   " + time.text(entry.sentAt) + "  " + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
             let style = Style(reverse: view.top + offset == view.cursor)
             c.text(TextWidth.pad(line, to: c.columns), row: top + offset, column: 0, style: style)
         }

@@ -42,10 +42,19 @@ enum LogScreen {
             // breaks are spaces before it is measured, so nothing is cut that fits.
             let text = TextWidth.printable(entry.category.map { NewsCatalog.headline(entry.text, category: $0) } ?? entry.text)
             let line =
-                (unread ? " ● " : "   ") + time.text(entry.receivedAt) + "  "
-                + TextWidth.pad(entry.category ?? "—", to: 11) + " " + text
+                (unread ? " ● " : "   ") + time.text(entry.sentAt) + "  " + TextWidth.pad(entry.category ?? "—", to: 11) + " "
+                + text
             let style = Style(bold: unread || match, reverse: selected, color: match ? .warning : .normal)
-            c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)
+            // Received more than a minute after it was sent: when it came, at the row's end,
+            // when the row has room for the text beside it.
+            let received = entry.receivedLate ? " received " + DisplayTime.short(entry.receivedAt, now: state.now) + " " : ""
+            let width = TextWidth.of(received)
+            if width > 0, c.columns - width >= 50 {
+                c.text(TextWidth.pad(line, to: c.columns - width), row: row, column: 0, style: style)
+                c.text(received, row: row, column: c.columns - width, style: Style(reverse: selected, color: .muted))
+            } else {
+                c.text(TextWidth.pad(line, to: c.columns), row: row, column: 0, style: style)
+            }
         }
         if count > state.logPageSize {
             let position = "\(state.log.cursor + 1)/\(count)"
