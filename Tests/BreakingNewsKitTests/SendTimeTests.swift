@@ -82,5 +82,10 @@ struct SendTimeTests {
         }
         #expect(DisplayTime.full(Self.local(2026, 11, 21, 17, 39, 14)) == "Sat 2026-11-21 17:39:14")
         #expect(DisplayTime.full("not a date") == "not a date")
+        // A time in a log line that is no date, with escapes in it: shown, never obeyed.
+        let hostile = "\u{1B}]52;c;AAAA\u{07}\u{1B}[2J"
+        for shown in [DisplayTime.short(hostile, now: now), DisplayTime.full(hostile)] {
+            #expect(!shown.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(shown.debugDescription)")
+        }
     }
 }

@@ -26,7 +26,7 @@ public enum DisplayTime {
     /// `w3c` with its weekday and date (`Wed 2026-12-02 14:05:09`); the text itself when it
     /// is not a W3C date.
     public static func full(_ w3c: String) -> String {
-        guard let date = W3CDate.parse(w3c) else { return w3c }
+        guard let date = W3CDate.parse(w3c) else { return TerminalText.line(w3c) }
         let then = local(date)
         return "\(weekdays[Int(then.tm_wday)]) \(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday)) "
             + "\(pad(then.tm_hour)):\(pad(then.tm_min)):\(pad(then.tm_sec))"
@@ -64,7 +64,9 @@ public enum DisplayTime {
                     text = "\(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday))"
                 }
             } else {
-                text = String(w3c.prefix(11))
+                // Read from a file someone else may have written: no control character
+                // reaches the terminal.
+                text = String(TerminalText.line(w3c).prefix(11))
             }
             let length = text.count
             return length < 11 ? text + String(repeating: " ", count: 11 - length) : text
