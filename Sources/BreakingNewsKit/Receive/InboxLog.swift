@@ -21,7 +21,9 @@ public struct InboxEntry: Sendable, Hashable {
     public var receivedAt: String
     /// When it was sent (W3C): when the hub wrote its delivery (`deliveredAt`; a scheduled
     /// send's fire time), what the Log shows and orders by (`sentTime`).
-    public var sentAt: String
+    public var sentAt: String { didSet { sentSeconds = Self.seconds(sentAt) } }
+    /// `sentAt` as seconds since 1970 (0 when it is no time): what the Log orders by.
+    public private(set) var sentSeconds: Double
     public var category: String?
     public var text: String
     public var payload: JSONValue
@@ -76,6 +78,7 @@ public struct InboxEntry: Sendable, Hashable {
         self.receivedAt = json["receivedAt"]?.stringValue ?? ""
         // Lines written before the send time was kept: the time in the notification id.
         self.sentAt = Self.sentTime(json["sentAt"]?.stringValue, id: id, receivedAt: receivedAt)
+        self.sentSeconds = Self.seconds(sentAt)
         self.category = json["category"]?.stringValue
         self.text = json["text"]?.stringValue ?? ""
         self.payload = json["payload"] ?? .null
@@ -93,6 +96,7 @@ public struct InboxEntry: Sendable, Hashable {
         self.epoch = delivery.epoch
         self.receivedAt = receivedAt
         self.sentAt = Self.sentTime(delivery.deliveredAt, id: delivery.notificationId, receivedAt: receivedAt)
+        self.sentSeconds = Self.seconds(sentAt)
         self.category = category
         self.text = delivery.alertText ?? delivery.payload.text
         self.payload = delivery.payload
@@ -108,6 +112,7 @@ public struct InboxEntry: Sendable, Hashable {
         self.epoch = epoch
         self.receivedAt = receivedAt
         self.sentAt = receivedAt
+        self.sentSeconds = Self.seconds(receivedAt)
         self.category = nil
         self.text = Self.gapText(expired: gap.expired)
         self.payload = .null
@@ -117,9 +122,11 @@ public struct InboxEntry: Sendable, Hashable {
     /// Whether it was received more than a minute after it was sent (the terminal was away,
     /// or the send was scheduled): the Log then says when it came as well.
     public var receivedLate: Bool {
-        guard let sent = W3CDate.parse(sentAt), let received = W3CDate.parse(receivedAt) else { return false }
-        return received.timeIntervalSince(sent) > 60
+        guard sentSeconds > 0, let received = W3CDate.parse(receivedAt) else { return false }
+        return received.timeIntervalSince1970 - sentSeconds > 60
     }
+
+    static func seconds(_ w3c: String) -> Double { W3CDate.parse(w3c)?.timeIntervalSince1970 ?? 0 }
 
     /// The send time of a message that says `stated` (the hub's `deliveredAt`, or the log
     /// line's `sentAt`), with notification id `id`, received at `receivedAt`: `stated` when it
@@ -150,6 +157,12 @@ public struct InboxEntry: Sendable, Hashable {
     public init(testing delivery: BuiltInPushDelivery, category: String?, index: Int, receivedAt: String) {
         self.init(
             delivery: delivery, hub: "http://localhost/\(delivery.hub)", category: category, receivedAt: receivedAt, index: index)
+    }
+
+    /// A notice of expired messages made directly, for tests and previews.
+    public init(testing gap: BuiltInPushGap, hubName: String, index: Int, receivedAt: String) {
+        self.init(
+            gap: gap, hub: "http://localhost/\(hubName)", hubName: hubName, epoch: "e", receivedAt: receivedAt, index: index)
     }
 
     /// A JSON line for `log --json`.

@@ -33,6 +33,27 @@ public enum DisplayTime {
     }
 
     static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    static let weekdayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+    /// The local day of the time `seconds` after 1970, as a number that differs from any
+    /// other day's.
+    public static func day(_ seconds: Double) -> Int {
+        let then = local(Date(timeIntervalSince1970: seconds))
+        return Int(then.tm_year) * 1000 + Int(then.tm_yday)
+    }
+
+    /// What a Log's day separator says of the day of `seconds`: `Today`, `Yesterday`, the
+    /// weekday for the five days before, else the weekday and the date (`Tue 2026-11-24`).
+    public static func dayName(_ seconds: Double, now: Date) -> String {
+        let then = local(Date(timeIntervalSince1970: seconds))
+        switch TimeColumn(now: now).daysBefore(then) {
+        case 0?: return "Today"
+        case 1?: return "Yesterday"
+        case let days? where days < 7: return weekdayNames[Int(then.tm_wday)]
+        default:
+            return "\(weekdays[Int(then.tm_wday)]) \(then.tm_year + 1900)-\(pad(then.tm_mon + 1))-\(pad(then.tm_mday))"
+        }
+    }
 
     /// The time column against one `now`, whose day is worked out once for a whole list.
     public struct TimeColumn: Sendable {
