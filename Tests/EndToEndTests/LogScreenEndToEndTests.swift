@@ -68,7 +68,8 @@ struct LogScreenEndToEndTests {
             try await tmux.keys("a", "g", "j")
             try await tmux.keys("a", "x")
             var screen = try await tmux.waitFor("a") { $0.contains("Deleted “delete me” · z undoes") }
-            let listed = screen.split(separator: "\n").dropFirst(4).filter { $0.contains("delete me") }
+            // The list, not the footer's row, where the note says what was deleted.
+            let listed = screen.split(separator: "\n").dropFirst(4).filter { $0.contains("delete me") && !$0.hasPrefix(" ▶") }
             #expect(listed.isEmpty, "\(screen)")
             screen = try await tmux.waitFor("b") { $0.contains("all categories · 2 messages") }
             #expect(!screen.contains("delete me"), "\(screen)")
@@ -91,8 +92,9 @@ struct LogScreenEndToEndTests {
             try await tmux.keys("l", "Escape")
             try await tmux.keys("l", "/")
             try await tmux.type("l", "ELECTION")
-            let screen = try await tmux.waitFor("l") { $0.contains("2 matches") }
-            #expect(screen.contains("search “ELECTION” · 2 matches"), "\(screen)")
+            // The cursor goes to the first match, and the title says which of them it is on.
+            let screen = try await tmux.waitFor("l") { $0.contains("of 2") }
+            #expect(screen.contains("search “ELECTION” · 1 of 2"), "\(screen)")
             try await tmux.keys("l", "Escape")
             try await tmux.keys("l", "/")
             try await tmux.type("l", "nowhere")

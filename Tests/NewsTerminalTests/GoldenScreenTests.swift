@@ -16,13 +16,14 @@ struct GoldenScreenTests {
         return Manual.textBlocks(in: section, stoppingAtSection: true)
     }
 
-    /// Draws `state` 100 columns wide and compares it with `capture`: the whole screen when
+    /// Draws `state` as wide as the capture's rule (100 columns) and compares it with `capture`: the whole screen when
     /// the capture ends with the footer (its height is the screen's), else the screen's top.
     func expectDrawn(_ state: AppState, matches capture: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         let endsWithFooter = capture.count >= 2 && capture[capture.count - 2].hasPrefix("────")
         var state = state
         state.rows = endsWithFooter ? capture.count : 30
-        state.columns = 100
+        // As wide as the rule under the tabs.
+        state.columns = capture.count > 2 && capture[2].hasPrefix("────") ? capture[2].count : 100
         let terminal = VirtualTerminal(rows: state.rows, columns: state.columns)
         Layout.render(state, on: terminal)
         let drawn = terminal.lines.prefix(capture.count).map {
@@ -125,7 +126,7 @@ struct GoldenScreenTests {
         state.now = try #require(W3CDate.parse(Self.local(2026, 11, 21, 17, 40, 0)))
         _ = state.press(.character("3"), .enter)
         let captures = try Self.captures(under: "3 · Log")
-        try #require(captures.count == 2)
+        try #require(captures.count == 5)
         expectDrawn(state, matches: captures[1])
     }
 
@@ -135,5 +136,71 @@ struct GoldenScreenTests {
         let screen = try #require(readme.first, "the README shows no screen")
         let manual = Manual.textBlocks(in: try Manual.text())
         #expect(manual.contains(screen), "the README's screen is none of the manual's captures")
+    }
+
+    /// A message sent at `sent` and received at `received` (local times).
+    static func sentEntry(_ index: Int, _ category: String, _ text: String, sent: String, received: String) -> InboxEntry {
+        let delivery = BuiltInPushDelivery(
+            seq: Int64(index), notificationId: "w\(index)", hub: "news", device: "ab", template: "simpleAPNSTemplate",
+            tags: category, deliveredAt: sent,
+            payload: .object([("aps", .object([("alert", .string("Breaking \(category) News : \(text)"))]))]), epoch: "e")
+        return InboxEntry(testing: delivery, category: category, index: index, receivedAt: received)
+    }
+
+    /// A week away: the terminal was closed from Thursday to Wednesday 11:50, when it
+    /// received what it had missed; two more came after. Read: what was read before it went.
+    static func weekAway() -> AppState {
+        let back = local(2026, 12, 2, 11, 50, 4)
+        let sent: [(String, String, (Int, Int, Int, Int))] = [
+            ("World", "Ceasefire talks open in Geneva", (11, 25, 18, 2)),
+            ("Business", "Chipmaker shares fall 9% on guidance", (11, 26, 9, 15)),
+            ("Science", "Probe sends first images from Europa's orbit", (11, 26, 21, 40)),
+            ("Sports", "Underdogs reach the cup final", (11, 27, 20, 55)),
+            ("Politics", "Budget vote delayed to next week", (11, 28, 10, 5)),
+            ("Technology", "Browser ships passkeys by default", (11, 29, 14, 30)),
+            ("World", "Floods close the northern rail line", (11, 30, 7, 12)),
+            ("Business", "Central bank holds rates at 4%", (11, 30, 13, 0)),
+            ("Sports", "Marathon record falls by 40 seconds", (12, 1, 9, 45)),
+            ("Science", "New antibiotic class passes trial", (12, 1, 16, 20)),
+            ("World", "Storm warning: coastal roads closed 🌀", (12, 1, 22, 10)),
+            ("Politics", "Minister resigns over contracts", (12, 2, 8, 30)),
+            ("Technology", "Outage takes down payment terminals", (12, 2, 11, 5)),
+        ]
+        var items: [InboxEntry] = []
+        for (i, (category, text, at)) in sent.enumerated() {
+            let when = local(2026, at.0, at.1, at.2, at.3, 7)
+            // The first two arrived before the terminal went away; the rest when it came back.
+            items.append(sentEntry(i + 1, category, text, sent: when, received: i < 2 ? when : back))
+        }
+        items.append(
+            sentEntry(
+                14, "World", "Talks resume after overnight break", sent: local(2026, 12, 2, 11, 56, 30),
+                received: local(2026, 12, 2, 11, 56, 31)))
+        items.append(
+            sentEntry(
+                15, "Sports", "Cup final moved to Saturday", sent: local(2026, 12, 2, 11, 58, 2),
+                received: local(2026, 12, 2, 11, 58, 2)))
+        var state = AppState(
+            categories: names.map { BreakingNewsKit.Category($0) }, selection: ["World", "Sports"], registration: nil,
+            items: items, readMarks: ReadMarks([1...2]), rows: 30, columns: 100,
+            now: W3CDate.parse(local(2026, 12, 2, 12, 0, 0))!)
+        state.connection = .online
+        state.hub = "breakingnews @ 127.0.0.1:47999"
+        return state
+    }
+
+    /// The Log after a week away, newest first and oldest first, 100×30 and 50×14.
+    @Test func aWeekAway() throws {
+        let captures = try Self.captures(under: "3 · Log")
+        try #require(captures.count == 5)
+        var state = Self.weekAway()
+        _ = state.press(.character("3"))
+        expectDrawn(state, matches: captures[2])
+        _ = state.press(.character("O"))
+        state.toast = nil
+        expectDrawn(state, matches: captures[3])
+        var narrow = Self.weekAway()
+        _ = narrow.press(.character("3"))
+        expectDrawn(narrow, matches: captures[4])
     }
 }

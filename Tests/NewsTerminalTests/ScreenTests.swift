@@ -96,7 +96,7 @@ struct ScreenTests {
         _ = state.press(.character("u"))
         #expect(rendered(state).lines[6].hasPrefix(" ● "), "marked unread again")
         #expect(terminal.style(of: "⚽ 決勝")?.reverse == true, "the cursor row")
-        #expect(lines[29].contains("/ search") && lines[29].contains("c filter"))
+        #expect(lines[29].hasPrefix(" / search") && lines[29].contains("l/c limit"), "\(lines[29])")
         expectFits(terminal)
     }
 
@@ -111,7 +111,7 @@ struct ScreenTests {
             _ = state.press(.character(Character(screen)))
             let terminal = rendered(state)
             let footer = terminal.lines[13]
-            let hints = state.screen == .compose ? "Enter send  Esc/↓ categories" : "Tab screens"
+            let hints = state.screen == .compose ? "Enter send  Esc/↓ categories" : "Space/Enter toggle  s subscribe"
             #expect(footer.hasPrefix(" " + hints), "screen \(screen): \(footer)")
             #expect(terminal.lines[12].allSatisfy { $0 == "─" }, "screen \(screen): the rule is whole")
         }
@@ -168,11 +168,14 @@ struct ScreenTests {
         #expect(text.contains("Ctrl-U"))
     }
 
-    @Test func toastShowsOverTheContent() {
+    /// A toast takes the footer's row, never the title or the content.
+    @Test func toastShowsInTheFooterRow() {
         var state = makeState()
+        let before = rendered(state).lines
         _ = state.reduce(.inbox(.received([entry(1, "World", "Breaking World News : hello")])))
         let lines = rendered(state).lines
-        #expect(lines[3] == " ▶ Notification: Breaking World News : hello")
+        #expect(lines[29] == " ▶ Notification: Breaking World News : hello")
+        #expect(lines[0] == before[0] && lines[3] == before[3], "the title and the screen's heading stay")
     }
 
     @Test func textWidthsAreThoseOfTheTerminal() {

@@ -123,10 +123,10 @@ extension AppState {
             return []
         case .inbox(.received(let entries)):
             let alert = arrivalAlert(for: entries)
-            let onLog = screen == .log
+            let place = screen == .log ? logPlace : nil
             receive(entries)
-            if onLog {
-                followArrivals(entries)
+            if let place {
+                followArrivals(entries, from: place)
                 return alert
             }
             if let newest = entries.last {
@@ -235,11 +235,15 @@ extension AppState {
             quitting = true
             return [.quit]
         }
+        // A note is read by the next key, as a status line is: it goes, and the key may set
+        // its own (the footer's row then shows the keys of what the key opened).
+        toast = nil
         // The command line of `|` takes text, a paste's included, and runs only on Enter.
         if pipePrompt != nil { return handlePipePrompt(key) }
         // Keys faster than typing: text in a field, set aside anywhere else.
         if case .burst(let text) = key { return handleBurst(text) }
         if chooser != nil { return handleChooser(key) }
+        if screen == .log, let entry = dialog?.entry, let effects = messageViewKey(key, entry) { return effects }
         if dialog != nil || showHelp, scrollOverlay(key) { return [] }
         // Whatever closes a box, the next one opens at its top.
         defer { if dialog == nil, !showHelp { overlayTop = 0 } }
@@ -308,9 +312,10 @@ extension AppState {
         // Landing on the log puts the cursor on the newest message: that one is read, the
         // rest only when the cursor goes to them.
         toast = nil
-        log.cursor = 0
+        log.cursor = newestPosition
         log.top = 0
         log.newAbove = 0
+        clampLog()
         return readUnderCursor()
     }
 

@@ -63,6 +63,12 @@ public struct PipePrompt: Sendable, Hashable {
     public var command: String
 }
 
+/// The order the Log lists messages in, by the time each was sent.
+public enum LogOrder: String, Sendable, Hashable {
+    case newestFirst = "newest"
+    case oldestFirst = "oldest"
+}
+
 /// A passing note at the top of the screen.
 public struct Toast: Sendable, Hashable {
     public var text: String
@@ -97,7 +103,7 @@ public struct AppState: Sendable, Hashable {
     }
 
     public struct Log: Sendable, Hashable {
-        /// Position in the visible list (newest first).
+        /// Position in the visible list (in `order`).
         public var cursor = 0
         /// First visible row.
         public var top = 0
@@ -107,10 +113,23 @@ public struct AppState: Sendable, Hashable {
         var searchOrigin = 0
         /// How many messages the search matches in the list (kept as the search changes).
         public var matches = 0
-        /// The category picker (`c`), open at this line: 0 is all categories.
+        /// Which of them the cursor is on (from 1), while it stays on the one it went to.
+        public var matchOrdinal: Int?
+        /// The Show box (`l`, `c`), open at this line (`showChoices`).
         public var picker: Int?
-        /// Messages that arrived above the cursor while it was not on the newest.
+        /// The unread limit: the messages unread when it was set, and those that arrived
+        /// unread since. One read meanwhile stays until the limit is set again, so that going
+        /// to a message does not take it from under the cursor.
+        public var unreadLimit: Set<Int>?
+        /// The matches limit: only the messages this search (folded) matches.
+        public var matchLimit: String?
+        /// The search the matches limit was set with, as typed.
+        public var matchSearch = ""
+        /// Messages that arrived on the newest side of the cursor (above it newest first,
+        /// below it oldest first) while it was not on the newest.
         public var newAbove = 0
+        /// Newest or oldest first, by the time each message was sent (`O`).
+        public var order: LogOrder = .newestFirst
         /// The deleted view (`D`), open: the home's deleted messages in place of the list.
         public var deletedView: DeletedView?
     }
@@ -150,9 +169,14 @@ public struct AppState: Sendable, Hashable {
     /// Who this window receives as (another process, or a home restored from a copy, may
     /// change it on disk).
     public var identity: DeviceIdentity?
-    /// Everything received and not deleted, oldest first (the received log's entries); grows
+    /// Everything received and not deleted, in log order (the received log's entries); grows
     /// by `receive`.
     public private(set) var items: [InboxEntry] = []
+    /// The offsets of `items` by the time each was sent, oldest first (log order between
+    /// messages sent at the same time): the order the Log lists them in.
+    private(set) var bySent: [Int] = []
+    /// How many of `items` are notices that messages expired, not messages.
+    public private(set) var notices = 0
     /// Deleted messages, by log position: out of the list, kept for an undo and the deleted
     /// view; a pruned one (only its stub is left) is not kept.
     private(set) var deletedItems: [Int: InboxEntry] = [:]
@@ -220,8 +244,9 @@ public struct AppState: Sendable, Hashable {
     /// The messages read (log positions).
     public var readMarks: ReadMarks { marks.read }
 
-    /// Whether the window shows `entry` as unread.
-    public func isUnread(_ entry: InboxEntry) -> Bool { !marks.read.contains(entry.index) }
+    /// Whether the window shows `entry` as unread: a notice that messages expired is never
+    /// a message to read.
+    public func isUnread(_ entry: InboxEntry) -> Bool { entry.gap == nil && !marks.read.contains(entry.index) }
 
     public var unreadTotal: Int { unread.values.reduce(0, +) }
 
@@ -232,9 +257,41 @@ public struct AppState: Sendable, Hashable {
                 if !entry.pruned { deletedItems[entry.index] = entry }
                 continue
             }
+            // A notice that messages expired stands where they were: just before the first
+            // message that came after it (it was written when the terminal came back).
+            if entry.gap == nil, let notice = items.indices.last, items[notice].gap != nil,
+                items[notice].sentSeconds > entry.sentSeconds
+            {
+                bySent.removeAll { $0 == notice }
+                items[notice].sentAt = entry.sentAt
+                placeBySent(notice)
+            }
             items.append(entry)
+            if entry.gap != nil { notices += 1 }
+            if isUnread(entry) { log.unreadLimit?.insert(entry.index) }
+            placeBySent(items.count - 1)
             if isUnread(entry) { unread[entry.category ?? "", default: 0] += 1 }
         }
+    }
+
+    /// Puts `items[offset]` in its place in `bySent`: nearly always the newest, so the place
+    /// is looked for from the end.
+    private mutating func placeBySent(_ offset: Int) {
+        var place = bySent.count
+        while place > 0, Self.sentBefore(items[offset], items[bySent[place - 1]]) { place -= 1 }
+        bySent.insert(offset, at: place)
+    }
+
+    /// Whether the Log lists `a` before `b`, oldest first.
+    static func sentBefore(_ a: InboxEntry, _ b: InboxEntry) -> Bool {
+        a.sentSeconds < b.sentSeconds || (a.sentSeconds == b.sentSeconds && a.index < b.index)
+    }
+
+    /// Sorts `bySent` anew, once `items` changed other than at its end.
+    private mutating func resortBySent() {
+        let items = self.items
+        notices = items.reduce(0) { $0 + ($1.gap == nil ? 0 : 1) }
+        bySent = items.indices.sorted { Self.sentBefore(items[$0], items[$1]) }
     }
 
     /// Takes the marks as they are on disk (moved by another window or a command), with
@@ -261,7 +318,7 @@ public struct AppState: Sendable, Hashable {
             for range in read.ranges {
                 for position in range where !marks.read.contains(position) {
                     marks.read.insert(position)
-                    if let entry = item(at: position) { unread[entry.category ?? "", default: 0] -= 1 }
+                    if let entry = item(at: position), entry.gap == nil { unread[entry.category ?? "", default: 0] -= 1 }
                 }
             }
             unread = unread.filter { $0.value > 0 }
@@ -269,7 +326,7 @@ public struct AppState: Sendable, Hashable {
             for range in positions.ranges {
                 for position in range where marks.read.contains(position) {
                     marks.read.remove(position)
-                    if let entry = item(at: position) { unread[entry.category ?? "", default: 0] += 1 }
+                    if let entry = item(at: position), entry.gap == nil { unread[entry.category ?? "", default: 0] += 1 }
                 }
             }
         case .read, .unread:
@@ -292,6 +349,7 @@ public struct AppState: Sendable, Hashable {
         if items.contains(where: { deleted.contains($0.index) }) {
             for entry in items where deleted.contains(entry.index) && !entry.pruned { deletedItems[entry.index] = entry }
             items.removeAll { deleted.contains($0.index) }
+            resortBySent()
         }
         guard !restored.isEmpty else { return }
         for entry in restored { deletedItems[entry.index] = nil }
@@ -308,6 +366,7 @@ public struct AppState: Sendable, Hashable {
         }
         merged.append(contentsOf: items[next...])
         items = merged
+        resortBySent()
     }
 
     private mutating func recountUnread() {
@@ -334,31 +393,62 @@ public struct AppState: Sendable, Hashable {
         return items[safe: low].flatMap { $0.index == position ? $0 : nil }
     }
 
-    /// Whether `entry` passes the log screen's category filter.
-    func passesFilter(_ entry: InboxEntry) -> Bool { log.filter.map { entry.category == $0.name } ?? true }
+    /// Whether the log screen's list is limited (a category, the unread, the matches).
+    var isLimited: Bool { log.filter != nil || log.unreadLimit != nil || log.matchLimit != nil }
 
-    /// The log screen's list: newest first, filtered by category.
+    /// Whether `entry` passes the log screen's limits.
+    func passesFilter(_ entry: InboxEntry) -> Bool {
+        if let filter = log.filter, entry.category != filter.name { return false }
+        if let unread = log.unreadLimit, !unread.contains(entry.index) { return false }
+        if let needle = log.matchLimit, !SearchText.matches(entry, folded: needle) { return false }
+        return true
+    }
+
+    /// The log screen's list: in `log.order`, filtered by category.
     public var visibleLog: [InboxEntry] { visibleItems(0..<visibleCount) }
+
+    /// The entry at `position` of the unfiltered list, in `log.order`.
+    private func shownEntry(_ position: Int) -> InboxEntry {
+        items[bySent[log.order == .newestFirst ? bySent.count - 1 - position : position]]
+    }
+
+    /// The position in the log screen's list of the message at log position `index`; nil
+    /// when the list does not show it.
+    func shownPosition(of index: Int) -> Int? {
+        var position = 0
+        for shown in 0..<bySent.count {
+            let entry = shownEntry(shown)
+            guard passesFilter(entry) else { continue }
+            if entry.index == index { return position }
+            position += 1
+        }
+        return nil
+    }
+
+    /// The position of the newest message in the log screen's list.
+    var newestPosition: Int { log.order == .newestFirst ? 0 : max(0, visibleCount - 1) }
 
     /// How many messages the log screen lists.
     public var visibleCount: Int {
-        guard log.filter != nil else { return items.count }
+        guard isLimited else { return items.count }
         return items.reduce(0) { $0 + (passesFilter($1) ? 1 : 0) }
     }
 
     /// Positions `range` of the log screen's list, without building the whole list: a
     /// redraw costs the rows on screen, not the size of the log.
     public func visibleItems(_ range: Range<Int>) -> [InboxEntry] {
-        guard log.filter != nil else {
+        guard isLimited else {
             let upper = min(range.upperBound, items.count)
             guard range.lowerBound < upper else { return [] }
-            return (range.lowerBound..<upper).map { items[items.count - 1 - $0] }
+            return (range.lowerBound..<upper).map(shownEntry)
         }
         var result: [InboxEntry] = []
         var position = 0
-        for index in items.indices.reversed() where passesFilter(items[index]) {
+        for shown in 0..<bySent.count {
+            let entry = shownEntry(shown)
+            guard passesFilter(entry) else { continue }
             if position >= range.upperBound { break }
-            if position >= range.lowerBound { result.append(items[index]) }
+            if position >= range.lowerBound { result.append(entry) }
             position += 1
         }
         return result

@@ -4,12 +4,14 @@ public enum Command: Sendable, Hashable {
     case show(ScreenID)
     case help, quit, reconnect
     case switchBell, switchDesktop
-    case up, down, left, right, pageUp, pageDown, top, bottom
+    case up, down, left, right, pageUp, pageDown, halfPageUp, halfPageDown, top, bottom
     case toggle, subscribe, send, toggleAll
     /// Esc outside a field or box: back (to the message, to every message).
     case cancel
     case search, nextMatch, previousMatch, chooseFilter, open
-    case nextUnread, toggleRead, markShownRead, delete, undo
+    case nextUnread, previousUnread, toggleRead, markShownRead, delete, undo
+    /// The Log newest or oldest first.
+    case toggleOrder
     /// The deleted view of the log: open it, or leave it.
     case deletedView
     /// Open a link of the message, copy it or a link (OSC 52), pipe it to a command.
@@ -83,24 +85,31 @@ public struct KeyMap: Sendable, Hashable {
             [.enter], "Enter", .send, "send (from the message too); on a result, explain it or show the error",
             hint: "send", on: [.compose]),
         KeyBinding([.escape], "Esc", .cancel, "back to the message", on: [.compose]),
-        KeyBinding([.pageUp], "PgUp", .pageUp, "page up", on: [.log]),
-        KeyBinding([.pageDown], "PgDn", .pageDown, "page down", on: [.log]),
+        KeyBinding([.pageUp, .control("b")], "PgUp/Ctrl-B", .pageUp, "page up", on: [.log]),
+        KeyBinding([.pageDown, .control("f")], "PgDn/Ctrl-F", .pageDown, "page down", on: [.log]),
+        KeyBinding([.control("u")], "Ctrl-U", .halfPageUp, "half a page up", on: [.log]),
+        KeyBinding([.control("d")], "Ctrl-D", .halfPageDown, "half a page down", on: [.log]),
         KeyBinding([.character("g"), .home], "g", .top, "first category", on: [.categories]),
         KeyBinding([.character("G"), .end], "G", .bottom, "last category", on: [.categories]),
-        KeyBinding([.character("g"), .home], "g", .top, "newest message", on: [.log]),
-        KeyBinding([.character("G"), .end], "G", .bottom, "oldest message", on: [.log]),
+        KeyBinding([.character("g"), .home], "g", .top, "first message (the newest, newest first)", on: [.log]),
+        KeyBinding([.character("G"), .end], "G", .bottom, "last message", on: [.log]),
+        KeyBinding(
+            [.character("O")], "O", .toggleOrder, "newest or oldest first (by the time sent)", hint: "order", on: [.log]),
         KeyBinding(
             [.character("/")], "/", .search, "search as you type (any case, any accent)", hint: "search", on: [.log],
             footer: true),
         KeyBinding([.character("n")], "n", .nextMatch, "next match", hint: "match", on: [.log], footer: true),
         KeyBinding([.character("N")], "N", .previousMatch, "previous match", on: [.log]),
         KeyBinding(
-            [.character("c")], "c", .chooseFilter, "choose a category to show (with counts)", hint: "filter", on: [.log],
+            [.character("l"), .character("c")], "l/c", .chooseFilter,
+            "limit what is shown: the unread, the search's matches, a category (combined)", hint: "limit", on: [.log],
             footer: true),
-        KeyBinding([.escape], "Esc", .cancel, "every message again (no filter, no search)", on: [.log]),
+        KeyBinding([.escape], "Esc", .cancel, "every message again (no limit, no search)", on: [.log]),
         KeyBinding([.enter], "Enter", .open, "show the whole message", on: [.log]),
         KeyBinding(
-            [.character(" ")], "Space", .nextUnread, "next unread message", hint: "next unread", on: [.log], footer: true),
+            [.character(" ")], "Space", .nextUnread, "next unread message, in the order shown", hint: "next unread",
+            on: [.log], footer: true),
+        KeyBinding([.character("p")], "p", .previousUnread, "previous unread message", on: [.log]),
         KeyBinding([.character("u")], "u", .toggleRead, "mark the message read or unread", on: [.log]),
         KeyBinding([.character("A")], "A", .markShownRead, "mark every message shown read (z undoes)", on: [.log]),
         KeyBinding([.character("x"), .delete], "x/Del", .delete, "delete the message (z undoes)", on: [.log]),
@@ -126,11 +135,11 @@ public struct KeyMap: Sendable, Hashable {
     /// The standard key map's command of a key on a screen.
     public static func command(for key: Key, on screen: ScreenID) -> Command? { standard.command(for: key, on: screen) }
 
-    /// The footer hints of a screen; a command without keys has none.
+    /// The footer hints of a screen, its own keys first (a narrow footer keeps them, and
+    /// drops the ones of every screen); a command without keys has none.
     public func footer(for screen: ScreenID) -> [(label: String, summary: String)] {
-        bindings.filter { $0.inFooter && !$0.keys.isEmpty && ($0.screens.isEmpty || $0.screens.contains(screen)) }.map {
-            ($0.label, $0.hint)
-        }
+        let shown = bindings.filter { $0.inFooter && !$0.keys.isEmpty }
+        return (shown.filter { $0.screens.contains(screen) } + shown.filter(\.screens.isEmpty)).map { ($0.label, $0.hint) }
     }
 
     /// The keys of `command` as the footer writes them ("" when it has none): a screen's own

@@ -11,7 +11,8 @@ import Foundation
 ///   "colors": "light",
 ///   "hyperlinks": "auto",
 ///   "letterKeys": true,
-///   "confirmQuit": false
+///   "confirmQuit": false,
+///   "order": "newest"
 /// }
 /// ```
 public struct UserConfig: Sendable, Hashable {
@@ -20,8 +21,11 @@ public struct UserConfig: Sendable, Hashable {
     public var hyperlinks = Hyperlinks.auto
     /// `"confirmQuit": true`: q asks before it quits.
     public var confirmQuit = false
+    /// `"order": "oldest"`: the Log lists the oldest message first when a window opens (`O`
+    /// turns it round).
+    public var order = LogOrder.newestFirst
     /// The settings there are.
-    static let settings = ["keys", "colors", "hyperlinks", "letterKeys", "confirmQuit"]
+    static let settings = ["keys", "colors", "hyperlinks", "letterKeys", "confirmQuit", "order"]
     /// Each refused entry: "FILE: ENTRY: REASON".
     public var problems: [String] = []
 
@@ -60,6 +64,13 @@ public struct UserConfig: Sendable, Hashable {
             return number.boolValue
         }
         config.confirmQuit = flag("confirmQuit") ?? false
+        if let order = object["order"] {
+            if let name = order as? String, let value = LogOrder(rawValue: name) {
+                config.order = value
+            } else {
+                refuse("order", "must be \"newest\" or \"oldest\"")
+            }
+        }
         // Before the keys: a letter the file binds to an action is the user's own choice.
         if flag("letterKeys") == false { config.keyMap = config.keyMap.withoutLetterKeys }
         if let colors = object["colors"] {
@@ -128,10 +139,12 @@ public enum KeyActions {
         ("next-screen", .nextScreen), ("previous-screen", .previousScreen), ("categories-screen", .show(.categories)),
         ("compose-screen", .show(.compose)), ("log-screen", .show(.log)), ("help", .help), ("quit", .quit),
         ("reconnect", .reconnect), ("bell", .switchBell), ("desktop", .switchDesktop), ("up", .up), ("down", .down),
-        ("left", .left), ("right", .right), ("page-up", .pageUp), ("page-down", .pageDown), ("top", .top),
+        ("left", .left), ("right", .right), ("page-up", .pageUp), ("page-down", .pageDown),
+        ("half-page-up", .halfPageUp), ("half-page-down", .halfPageDown), ("top", .top),
         ("bottom", .bottom), ("toggle", .toggle), ("subscribe", .subscribe), ("send", .send), ("check-all", .toggleAll),
         ("back", .cancel), ("search", .search), ("next-match", .nextMatch), ("previous-match", .previousMatch),
-        ("filter", .chooseFilter), ("show-message", .open), ("next-unread", .nextUnread), ("toggle-read", .toggleRead),
+        ("limit", .chooseFilter), ("filter", .chooseFilter), ("show-message", .open), ("next-unread", .nextUnread),
+        ("previous-unread", .previousUnread), ("order", .toggleOrder), ("toggle-read", .toggleRead),
         ("mark-shown-read", .markShownRead), ("delete", .delete), ("undo", .undo), ("deleted-view", .deletedView),
         ("open-link", .openLink), ("copy", .copy), ("pipe", .pipe),
     ]

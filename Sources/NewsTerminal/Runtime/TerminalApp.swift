@@ -64,6 +64,7 @@ public final class TerminalApp: Sendable {
         state.identity = profile.currentIdentity
         state.keyMap = config.keyMap
         state.confirmQuit = config.confirmQuit
+        state.log.order = config.order
         if !config.problems.isEmpty, state.dialog == nil {
             state.dialog = Dialog(
                 title: "config.json: entries refused, their defaults kept",

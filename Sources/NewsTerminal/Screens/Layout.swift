@@ -36,8 +36,9 @@ public enum Layout {
         if let placed = cursor, placed.row >= geometry.footerRule { cursor = nil }
         canvas.rule(row: geometry.footerRule)
         drawFooter(state, canvas)
+        // A note in the footer's row while it shows, as a status line: never over a title.
         if let toast = state.toast {
-            canvas.bar(" ▶ \(toast.text)", row: contentTop, style: Style(bold: true, reverse: true, color: .accent))
+            canvas.bar(" ▶ \(toast.text)", row: geometry.footerRow, style: Style(bold: true, reverse: true, color: .accent))
         }
         if let overlay = overlay(state, geometry) {
             // The link chooser over the message view: the message stays behind it.
@@ -142,6 +143,10 @@ public enum Layout {
             hints = [("↑/↓", "choose"), ("Enter", chooser.purpose == .open ? "open" : "copy"), ("Esc", "cancel")]
         } else if let dialog = state.dialog, dialog.entry != nil {
             hints = [("Enter", "close")]
+            let moves = [keys.label(of: .down, on: .log), keys.label(of: .up, on: .log)].compactMap { label in
+                label.split(separator: "/").first { $0.count == 1 && $0.first?.isLetter == true }.map(String.init)
+            }
+            if moves.count == 2 { hints.append((moves.joined(separator: "/"), "next/previous")) }
             for (command, hint) in [(Command.openLink, "open link"), (.copy, "copy"), (.pipe, "pipe")] {
                 let label = state.keyMap.label(of: command, on: .log)
                 if !label.isEmpty { hints.append((label, hint)) }
@@ -152,12 +157,14 @@ public enum Layout {
             hints = [("any other key", "close help")]
         } else if state.screen == .log, state.log.searching {
             hints = [("/", state.log.search + "▏")]
-            if !state.log.search.isEmpty { hints.append((LogScreen.matchesText(state.log.matches), "")) }
+            if !state.log.search.isEmpty {
+                hints.append((LogScreen.matchesText(state.log.matches, at: state.log.matchOrdinal), ""))
+            }
             hints += [("Enter", "keep"), ("Esc", "cancel")]
         } else if state.screen == .log, state.log.deletedView != nil {
             hints = LogScreen.deletedFooter(state)
         } else if state.screen == .log, state.log.picker != nil {
-            hints = [("↑/↓", "choose"), ("Enter", "show"), ("Esc", "close")]
+            hints = [("↑/↓", "choose"), ("Space", "switch"), ("Enter", "show"), ("Esc", "close")]
         } else if state.isEditingText {
             hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "delete to start")]
         } else if state.screen == .compose, case .category = state.compose.focus {
@@ -321,24 +328,35 @@ public enum Layout {
     static func helpLines(_ keys: KeyMap = .standard, _ geometry: ScreenGeometry) -> [String] {
         let help = keys.helpLines
         let labelWidth = help.map { TextWidth.of($0.label) }.max() ?? 8
-        var sections: [[String]] = []
-        var scope = ""
-        for line in help {
-            if line.scope != scope {
-                sections.append([line.scope.prefix(1).uppercased() + line.scope.dropFirst()])
-                scope = line.scope
+        // Each description wrapped to `width` (a column's), under its first words.
+        func sections(width: Int) -> [[String]] {
+            var sections: [[String]] = []
+            var scope = ""
+            for line in help {
+                if line.scope != scope {
+                    sections.append([line.scope.prefix(1).uppercased() + line.scope.dropFirst()])
+                    scope = line.scope
+                }
+                let parts = Canvas.wrap(line.summary, width: max(12, width - labelWidth - 4))
+                for (i, part) in (parts.isEmpty ? [""] : parts).enumerated() {
+                    let label = TextWidth.pad(i == 0 ? line.label : "", to: labelWidth)
+                    sections[sections.count - 1].append("  " + label + "  " + part)
+                }
             }
-            sections[sections.count - 1].append("  " + TextWidth.pad(line.label, to: labelWidth) + "  " + line.summary)
+            return sections
         }
-        let single = sections.enumerated().flatMap { $0.offset == 0 ? $0.element : [""] + $0.element }
+        let single = sections(width: geometry.columns - 6).enumerated().flatMap {
+            $0.offset == 0 ? $0.element : [""] + $0.element
+        }
         let columnWidth = (geometry.columns - 10) / 2
         // Two columns only where a summary keeps room for its first words.
         guard single.count > overlayRows(geometry), columnWidth >= labelWidth + 24 else { return single }
+        let narrow = sections(width: columnWidth)
         // Two columns, sections kept whole, split where the halves are closest.
         var left: [String] = []
         var right: [String] = []
-        let half = (single.count + 1) / 2
-        for section in sections {
+        let half = (narrow.reduce(narrow.count - 1) { $0 + $1.count } + 1) / 2
+        for section in narrow {
             if left.count + section.count <= half || left.isEmpty {
                 left += (left.isEmpty ? [] : [""]) + section
             } else {
