@@ -113,7 +113,7 @@ func main() async throws {
         rows += try await pgbenchBench(runs: clusterRuns, seconds: pgbenchSeconds)
     }
     if only == ["redraw"] {
-        rows.append(logRedraw(entries: 10_000, runs: 2000))
+        rows += LogView.allCases.map { logRedraw(entries: 10_000, runs: 2000, view: $0) }
         rows += editing(runs: 2000)
         printTable(rows)
         return
@@ -170,7 +170,7 @@ func terminal(_ rows: inout [BenchRow], hub: BenchHub) throws {
     environment["BREAKING_NEWS_HOME"] = home.path
     environment["BREAKING_NEWS_CONNECTION_STRING"] = hub.full.description
     rows += try terminalLaunch(binary: binary, environment: environment, runs: runs)
-    rows.append(logRedraw(entries: 10_000, runs: 200))
+    rows += LogView.allCases.map { logRedraw(entries: 10_000, runs: 200, view: $0) }
     rows += editing(runs: 200)
 }
 
