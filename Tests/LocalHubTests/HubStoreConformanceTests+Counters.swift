@@ -82,4 +82,28 @@ extension HubStoreConformanceTests {
         let left = try await PostgresServer.shared().psql("SELECT count(*) FROM meta WHERE key <> 'keys'", database: url)
         #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "the counters left meta")
     }
+
+    /// The routines that refuse sequential reads read the counters' single rows, which have no
+    /// index path: the refused read's cost passed every JIT threshold, and each call compiled
+    /// its statements (found as a fivefold slower fan-out on PostgreSQL). auto_explain prints
+    /// each nested statement's plan, with a "JIT:" section when it was compiled.
+    @Test(.fullSuiteOnly) func theRoutinesThatReadByIndexOnlyCompileNothing() async throws {
+        let url = try await PostgresServer.shared().createDatabase()
+        let store = try await PostgresHubStore.started(url: url, logger: TestHub.quietLogger)
+        defer { store.shutdown() }
+        let settings = try await PostgresServer.shared().psql(
+            "SELECT proname || ' ' || array_to_string(proconfig, ',') FROM pg_proc WHERE 'enable_seqscan=off' = ANY(proconfig)",
+            database: url
+        ).split(separator: "\n").map(String.init).sorted()
+        #expect(settings.map { $0.split(separator: " ").first.map(String.init) } == ["changed_since", "record_dispatches"])
+        for routine in settings { #expect(routine.contains("jit=off"), "\(routine)") }
+        let plans = try await PostgresServer.shared().psql(
+            """
+            LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on;
+            SET auto_explain.log_level = notice; SET client_min_messages = notice; SET jit_above_cost = 100000;
+            SELECT changed_since(0, 10, '{i}', '{news}', '{a}', '{true}');
+            """, database: url)
+        #expect(plans.contains("change_counter"), "the plans were printed: \(plans)")
+        #expect(!plans.contains("JIT:"), "\(plans)")
+    }
 }

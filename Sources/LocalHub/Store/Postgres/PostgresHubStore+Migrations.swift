@@ -178,5 +178,10 @@ extension PostgresHubStore {
         Migration(
             name: "v12: claim secrets", statements: ["ALTER TABLE sandbox_device ADD COLUMN secret_hash text"]),
         countersTyped,
+        // The routines that refuse sequential reads compile nothing: a refused read's cost
+        // passed the JIT thresholds, and each call compiled its statements (`byIndexOnly`).
+        Migration(
+            name: "v14: routines that read by index only, without JIT",
+            statements: [PostgresRoutine.changedSince.definition, PostgresRoutine.recordDispatches.definition]),
     ]
 }

@@ -165,7 +165,8 @@ extension PostgresHubStore: SharedHubStore {
         """
     }
 
-    /// `body` in a transaction that reads nothing sequentially. For statements that look for
+    /// `body` in a transaction that reads nothing sequentially, and compiles nothing (the
+    /// settings of `PostgresRoutine.byIndexOnly`, for the transaction). For statements that look for
     /// the few unfinished or scheduled sends among the many finished ones the table keeps for
     /// their retention: with statistics made while most sends were unfinished or scheduled
     /// (a cluster's first minutes, a burst), the planner took the table for mostly such rows
@@ -174,7 +175,8 @@ extension PostgresHubStore: SharedHubStore {
         async throws -> T
     {
         try await transaction { connection in
-            try await connection.query("SET LOCAL enable_seqscan = off", logger: self.logger)
+            try await connection.query(
+                "SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)", logger: self.logger)
             return try await body(connection)
         }
     }

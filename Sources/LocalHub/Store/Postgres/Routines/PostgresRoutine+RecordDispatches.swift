@@ -10,7 +10,7 @@ extension PostgresRoutine {
     /// batch's notifications, by index). Numbers past 2^62 are refused with
     /// `numeric_value_out_of_range`, which a node takes as final. Returns the highest number
     /// before the call and the positions (from 1) of the deliveries not written. Its
-    /// statements read by index only.
+    /// statements read by index only, never compiled (`byIndexOnly`).
     static let recordDispatches = PostgresRoutine(
         name: "record_dispatches",
         definition: """
@@ -20,7 +20,7 @@ extension PostgresRoutine {
                 state_ids text[], state_names text[], start_times double precision[], end_times double precision[],
                 outcome_counts text[], report_texts text[], unreported boolean[], wake text)
             RETURNS TABLE (high bigint, skipped bigint[]) LANGUAGE plpgsql
-            SET enable_seqscan = off AS $$
+            \(PostgresRoutine.byIndexOnly) AS $$
             DECLARE
                 top bigint := 0;
                 reach bigint;

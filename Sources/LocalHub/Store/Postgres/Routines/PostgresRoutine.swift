@@ -8,3 +8,12 @@ struct PostgresRoutine: Sendable {
     /// The statement that makes it, or replaces it with this text.
     let definition: String
 }
+
+extension PostgresRoutine {
+    /// The settings of a routine whose statements read by index only: sequential reads
+    /// refused, and no JIT compilation. A refused read keeps its plan but costs 10^10, past
+    /// every JIT threshold, so without `jit = off` each statement reading a table without an
+    /// index path (a counter's single row) was compiled, with inlining and optimisation, at
+    /// every call: tens of milliseconds on statements that take microseconds.
+    static let byIndexOnly = "SET enable_seqscan = off SET jit = off"
+}
