@@ -586,12 +586,16 @@ import Testing
         let injected = #"{"aps":{"alert":"x"}}\n\nid: 999999\ndata: {"seq":999999}"#
         _ = try await PostgresServer.shared().psql(
             """
-            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+            INSERT INTO delivery_v1 (seq, hub, device, notification_id, template, payload, delivered, tags)
             SELECT (SELECT MAX(seq) FROM delivery) + g, 'news', 'ab12', 'n1', 't',
                 CASE WHEN g % 3 = 0 THEN E'\(injected)' WHEN g % 3 = 1 THEN 'not json' ELSE repeat('x', 100000) END,
                 1800000000, NULL
             FROM generate_series(1, 120) g;
-            INSERT INTO delivery (seq, hub, device, notification_id, template, payload, delivered, tags)
+            INSERT INTO payload (id, hub, notification_id, template, tags, delivered, body, first_seq, last_seq)
+            SELECT 999, 'news', 'n1', 't', NULL, 1800000000, E'\(injected)', MAX(seq) + 1, MAX(seq) + 1 FROM delivery_v1;
+            INSERT INTO delivery (seq, device, payload)
+            SELECT (SELECT MAX(seq) + 1 FROM delivery_v1), (SELECT id FROM device_ref WHERE device = 'ab12'), 999;
+            INSERT INTO delivery_v1 (seq, hub, device, notification_id, template, payload, delivered, tags)
             SELECT MAX(seq) + 1, 'news', 'ab12', 'n2', 't', '{"aps":{"alert":"after"}}', 1800000000, NULL FROM delivery;
             """, database: url)
         let backlog = try await reader.deliveries(hub: "news", device: "ab12", after: 0, limit: 1000)

@@ -32,6 +32,9 @@ public protocol SharedHubStore: HubStore {
     /// point pruned through. Nodes not noted within the window are forgotten and hold nothing
     /// back. How many changes went.
     func pruneChanges(now: Date, liveWindow: TimeInterval) async throws -> Int
+    /// Moves up to `limit` of the oldest rows of an earlier form of the delivery log into the
+    /// current one (read from both until then); how many moved, 0 once none is left.
+    func copyEarlierDeliveries(limit: Int) async throws -> Int
     /// Every hub's deliveries numbered after `seq`, in number order.
     func deliveryFeed(after seq: Int64, limit: Int) async throws -> DeliveryFeedPage
     /// Renews this node's claims, then claims notifications whose claim expired and

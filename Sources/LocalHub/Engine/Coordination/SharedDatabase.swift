@@ -180,10 +180,37 @@ final class SharedDatabase: NodeCoordination {
             group.addTask { await self.poll() }
             group.addTask { await self.takeClaims(dispatch: node.dispatch) }
             group.addTask { await self.notePositions() }
+            group.addTask { await self.copyEarlierLog() }
             await group.waitForAll()
         }
         feedWake.finish()
     }
+
+    /// Copies the delivery log's rows of an earlier form into the current one, a batch at a
+    /// time while the node serves (they are read from both until then), and stops once none
+    /// is left; a failure is tried again a while later. Several nodes may copy at once: each
+    /// batch is moved by one of them.
+    private func copyEarlierLog() async {
+        let started = ContinuousClock.now
+        var moved = 0
+        while !Task.isCancelled {
+            do {
+                let count = try await store.copyEarlierDeliveries(limit: Self.copyBatch)
+                moved += count
+                if count == 0 { break }
+            } catch {
+                logger.warning("copying the delivery log into its compact form failed, trying again in a minute: \(error)")
+                try? await Task.sleep(for: .seconds(60))
+            }
+        }
+        if moved > 0 {
+            let seconds = (ContinuousClock.now - started).components.seconds
+            logger.info("copied \(moved) deliveries into the compact delivery log in \(seconds) s")
+        }
+    }
+
+    /// Rows of the delivery log's earlier form copied in one transaction.
+    static let copyBatch = 5000
 
     private func notePositions() async {
         while !Task.isCancelled {

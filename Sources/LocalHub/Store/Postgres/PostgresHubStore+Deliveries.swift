@@ -26,7 +26,16 @@ extension PostgresHubStore {
 
     public func deliveries(hub: String, device: String, after seq: Int64, limit: Int) async throws -> [Delivery] {
         try await rows(
-            "SELECT * FROM delivery WHERE hub = \(hub) AND device = \(device) AND seq > \(seq) ORDER BY seq LIMIT \(limit)"
+            """
+            SELECT * FROM (
+                (SELECT \(unescaped: Self.logColumns) FROM \(unescaped: Self.logJoin)
+                WHERE d.device = (SELECT id FROM device_ref WHERE hub = \(hub) AND device = \(device)) AND d.seq > \(seq)
+                ORDER BY d.seq LIMIT \(limit))
+                UNION ALL
+                (SELECT \(unescaped: Self.earlierColumns) FROM delivery_v1 o
+                WHERE o.hub = \(hub) AND o.device = \(device) AND o.seq > \(seq) ORDER BY o.seq LIMIT \(limit))) u
+            ORDER BY seq LIMIT \(limit)
+            """
         ).compactMap(delivery(from:))
     }
 
@@ -47,7 +56,15 @@ extension PostgresHubStore {
     }
 
     public func deleteDeliveries(hub: String, device: String) async throws -> Int {
-        try await written("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device) RETURNING seq").count
+        try await written(
+            """
+            WITH compact AS (
+                DELETE FROM delivery WHERE device = (SELECT id FROM device_ref WHERE hub = \(hub) AND device = \(device))
+                RETURNING seq),
+            earlier AS (DELETE FROM delivery_v1 WHERE hub = \(hub) AND device = \(device) RETURNING seq)
+            SELECT seq FROM compact UNION ALL SELECT seq FROM earlier
+            """
+        ).count
     }
 
     public func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)] {
@@ -60,7 +77,15 @@ extension PostgresHubStore {
     }
 
     public func devices(hub: String) async throws -> [(device: String, count: Int)] {
-        try await rows("SELECT device, COUNT(*) AS n FROM delivery WHERE hub = \(hub) GROUP BY device ORDER BY device").map {
+        try await rows(
+            """
+            SELECT device, SUM(n)::bigint AS n FROM (
+                SELECT r.device, COUNT(*) AS n FROM delivery d JOIN device_ref r ON r.id = d.device
+                WHERE r.hub = \(hub) GROUP BY r.device
+                UNION ALL SELECT device, COUNT(*) FROM delivery_v1 WHERE hub = \(hub) GROUP BY device) u
+            GROUP BY device ORDER BY device
+            """
+        ).map {
             (try $0["device"].decode(String.self), Int(try $0["n"].decode(Int64.self)))
         }
     }
@@ -71,13 +96,20 @@ extension PostgresHubStore {
 /// delivery when it has none.
 struct DeviceBacklogPage: PostgresPreparedStatement {
     static let sql = """
-        SELECT g.gap_from, g.gap_through, g.gap_count, d.*
+        SELECT g.gap_from, g.gap_through, g.gap_count, x.*
         FROM (SELECT 1) AS one
         LEFT JOIN device_gap g ON g.hub = $1 AND g.device = $2
         LEFT JOIN LATERAL (
-            SELECT * FROM delivery WHERE hub = $1 AND device = $2 AND seq > GREATEST($3, g.gap_through)
-            ORDER BY seq LIMIT $4) d ON true
-        ORDER BY d.seq
+            SELECT * FROM (
+                (SELECT \(PostgresHubStore.logColumns) FROM \(PostgresHubStore.logJoin)
+                WHERE d.device = (SELECT id FROM device_ref WHERE hub = $1 AND device = $2)
+                    AND d.seq > GREATEST($3, g.gap_through)
+                ORDER BY d.seq LIMIT $4)
+                UNION ALL
+                (SELECT \(PostgresHubStore.earlierColumns) FROM delivery_v1 o
+                WHERE o.hub = $1 AND o.device = $2 AND o.seq > GREATEST($3, g.gap_through) ORDER BY o.seq LIMIT $4)) u
+            ORDER BY u.seq LIMIT $4) x ON true
+        ORDER BY x.seq
         """
 
     let hub: String

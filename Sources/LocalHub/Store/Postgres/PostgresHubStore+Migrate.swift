@@ -40,5 +40,8 @@ extension PostgresHubStore {
         case keys = 0x4E48_0004
         /// Prunes the change log: one node at a time.
         case changePruning = 0x4E48_0005
+        /// Removes rows of the delivery log: retention and the copy of the earlier form
+        /// (`copyEarlierDeliveries`), one at a time, so that neither counts a row the other moves.
+        case logRemoval = 0x4E48_0006
     }
 }

@@ -183,5 +183,6 @@ extension PostgresHubStore {
         Migration(
             name: "v14: routines that read by index only, without JIT",
             statements: [PostgresRoutine.changedSince.definition, PostgresRoutine.recordDispatches.definition]),
+        compactLog,
     ]
 }

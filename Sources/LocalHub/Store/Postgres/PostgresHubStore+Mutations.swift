@@ -147,7 +147,10 @@ extension PostgresHubStore {
     }
 
     private func forgetDevice(hub: String, device: String, on connection: PostgresConnection) async throws {
-        try await connection.query("DELETE FROM delivery WHERE hub = \(hub) AND device = \(device)", logger: logger)
+        try await connection.query(
+            "DELETE FROM delivery WHERE device = (SELECT id FROM device_ref WHERE hub = \(hub) AND device = \(device))",
+            logger: logger)
+        try await connection.query("DELETE FROM delivery_v1 WHERE hub = \(hub) AND device = \(device)", logger: logger)
         try await connection.query("DELETE FROM device_gap WHERE hub = \(hub) AND device = \(device)", logger: logger)
     }
 }

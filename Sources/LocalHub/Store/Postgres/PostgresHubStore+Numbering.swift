@@ -42,7 +42,8 @@ extension PostgresHubStore {
     /// The highest number given (`sequenceHighWater`), in one statement.
     static let highWater = """
         SELECT GREATEST(
-            (SELECT GREATEST(seq_reserved, delivery_high) FROM delivery_counter), (SELECT COALESCE(MAX(seq), 0) FROM delivery))
+            (SELECT GREATEST(seq_reserved, delivery_high) FROM delivery_counter), (SELECT COALESCE(MAX(seq), 0) FROM delivery),
+            (SELECT COALESCE(MAX(seq), 0) FROM delivery_v1))
         """
 
     /// Checks the durable mark at start against the rows, the gaps retention told and the
@@ -52,7 +53,8 @@ extension PostgresHubStore {
         _ = try await written(
             """
             INSERT INTO delivery_counter (delivery_high)
-            SELECT GREATEST((SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap))
+            SELECT GREATEST((SELECT COALESCE(MAX(seq), 0) FROM delivery), (SELECT COALESCE(MAX(seq), 0) FROM delivery_v1),
+                (SELECT COALESCE(MAX(gap_through), 0) FROM device_gap))
             ON CONFLICT (one) DO UPDATE
                 SET delivery_high = GREATEST(delivery_counter.seq_reserved, excluded.delivery_high)
                 WHERE delivery_counter.delivery_high < GREATEST(delivery_counter.seq_reserved, excluded.delivery_high)

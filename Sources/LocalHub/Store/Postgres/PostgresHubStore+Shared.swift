@@ -99,7 +99,15 @@ extension PostgresHubStore: SharedHubStore {
         // Bounded above by the head, as the change log's page is: read through the index
         // whatever the planner knows.
         let read = try await rows(
-            "SELECT * FROM delivery WHERE seq > \(seq) AND seq <= (SELECT MAX(seq) FROM delivery) ORDER BY seq LIMIT \(limit)")
+            """
+            SELECT * FROM (
+                (SELECT \(unescaped: Self.logColumns) FROM \(unescaped: Self.logJoin)
+                WHERE d.seq > \(seq) AND d.seq <= (SELECT MAX(seq) FROM delivery) ORDER BY d.seq LIMIT \(limit))
+                UNION ALL
+                (SELECT \(unescaped: Self.earlierColumns) FROM delivery_v1 o
+                WHERE o.seq > \(seq) AND o.seq <= (SELECT MAX(seq) FROM delivery_v1) ORDER BY o.seq LIMIT \(limit))) u
+            ORDER BY seq LIMIT \(limit)
+            """)
         return DeliveryFeedPage(
             deliveries: read.compactMap(delivery(from:)), through: try read.last.map { try $0["seq"].decode(Int64.self) },
             rowsRead: read.count)

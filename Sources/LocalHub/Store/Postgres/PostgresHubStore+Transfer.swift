@@ -124,7 +124,13 @@ extension PostgresHubStore {
     /// Copies the deliveries and the gaps; answers how many rows it left out.
     private func exportDeliveries(on connection: PostgresConnection, into target: SQLiteHubStore) async throws -> Int {
         var (deliveries, skipped) = ([Delivery](), 0)
-        for try await row in try await connection.query("SELECT * FROM delivery ORDER BY seq", logger: logger) {
+        for try await row in try await connection.query(
+            """
+            SELECT * FROM (SELECT \(unescaped: Self.logColumns) FROM \(unescaped: Self.logJoin)
+                UNION ALL SELECT \(unescaped: Self.earlierColumns) FROM delivery_v1 o) u
+            ORDER BY seq
+            """, logger: logger)
+        {
             guard let delivery = delivery(from: row.makeRandomAccess()) else {
                 skipped += 1
                 continue
@@ -153,7 +159,7 @@ extension PostgresHubStore {
             """
             SELECT EXISTS (SELECT 1 FROM installation) OR EXISTS (SELECT 1 FROM registration)
                 OR EXISTS (SELECT 1 FROM sandbox_device) OR EXISTS (SELECT 1 FROM notification)
-                OR EXISTS (SELECT 1 FROM delivery) OR EXISTS (SELECT 1 FROM meta WHERE key = 'keys') AS held
+                OR EXISTS (SELECT 1 FROM delivery) OR EXISTS (SELECT 1 FROM delivery_v1) OR EXISTS (SELECT 1 FROM meta WHERE key = 'keys') AS held
             """
         ).first?["held"].decode(Bool.self) ?? false
     }
@@ -165,8 +171,8 @@ extension PostgresHubStore {
         try await transaction { connection in
             try await connection.query(
                 """
-                TRUNCATE installation, registration, sandbox_device, notification, delivery, device_gap, change,
-                    change_reader, quarantine
+                TRUNCATE installation, registration, sandbox_device, notification, delivery, delivery_v1, payload,
+                    device_ref, device_gap, change, change_reader, quarantine
                 """, logger: self.logger)
             try await connection.query("DELETE FROM meta WHERE key = 'keys'", logger: self.logger)
             try await connection.query(
