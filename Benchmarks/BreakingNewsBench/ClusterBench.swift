@@ -13,7 +13,8 @@ import NotificationHubs
 func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSeconds: Int) async throws -> [BenchRow] {
     let sqliteHub = try await BenchHub.start(binary: binary, directory: output.appendingPathComponent("cluster-sqlite"))
     let sqlite = try await clusterFigures(
-        sqliteHub, setup: ClusterSetup.sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
+        sqliteHub, setup: ClusterSetup.sqlite, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs,
+        processes: [sqliteHub])
     sqliteHub.stop()
     let (solo, three, apart, pgbench) = try await PostgresServer.with { database in
         try await recycleWAL(database, segments: walSegments)
@@ -21,7 +22,8 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
             binary: binary, directory: output.appendingPathComponent("cluster-pg1"),
             arguments: ["--store", try await database.createDatabase(), "--node", "solo"])
         let solo = try await clusterFigures(
-            soloHub, setup: ClusterSetup.solo, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs)
+            soloHub, setup: ClusterSetup.solo, loadgen: loadgen, fanoutClient: fanoutClient, runs: runs,
+            processes: [soloHub])
         soloHub.stop()
         /// Three nodes, the nth on `store(n)` (asked once the nodes before it run), measured
         /// through nginx, then stopped.
@@ -39,7 +41,7 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
             return try await NginxFront.with(upstreams: nodes.map(\.port)) { front in
                 try await clusterFigures(
                     try nodes[0].behind(url: front.url, port: front.port), setup: setup, loadgen: loadgen,
-                    fanoutClient: fanoutClient, runs: runs, fanout: fanout)
+                    fanoutClient: fanoutClient, runs: runs, fanout: fanout, processes: nodes)
             }
         }
         let shared = try await database.createDatabase()
@@ -57,11 +59,34 @@ func clusterBench(loadgen: String, fanoutClient: String, runs: Int, pgbenchSecon
             if copy.status != 0 { throw BenchError(description: "hub migrate to \(store) exited \(copy.status)") }
             return store
         }
+        // What a delivery costs on disk, on the same server (`bytesPerDelivery`, as `make bench`
+        // measures it on SQLite).
+        let logged = try await database.createDatabase()
+        let bytes = try await bytesPerDelivery(
+            binary: binary, directory: output.appendingPathComponent("cluster-bytes"), arguments: ["--store", logged]
+        ) { _ in
+            Int64(
+                try await database.psql("SELECT pg_database_size(current_database())", database: logged)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        log("cluster: \(String(format: "%.1f", bytes)) bytes per delivery on PostgreSQL")
+        let largest = try await database.psql(
+            """
+            SELECT string_agg(relname || ' ' || pg_relation_size(oid), ', ' ORDER BY pg_relation_size(oid) DESC)
+            FROM (SELECT oid, relname FROM pg_class WHERE relnamespace = 'public'::regnamespace
+                ORDER BY pg_relation_size(oid) DESC LIMIT 12) r
+            """, database: logged)
+        log("cluster: where the bytes are (relation, bytes): \(largest.trimmingCharacters(in: .whitespacesAndNewlines))")
         // pgbench has the server to itself: the nodes are stopped first.
         let pgbench = try await PgbenchPeer.measure(server: database, runs: runs, seconds: pgbenchSeconds)
-        return (solo, three, apart, pgbench)
+        return (solo, three, apart, (pgbench, bytes))
     }
-    return clusterRows(sqlite: sqlite, solo: solo, three: three, apart: apart, pgbench: pgbench)
+    return clusterRows(sqlite: sqlite, solo: solo, three: three, apart: apart, pgbench: pgbench.0)
+        + [
+            BenchRow(
+                scenario: "bytes per delivery, PostgreSQL (100-byte message to 100 devices, all included)",
+                value: pgbench.1, unit: "bytes", target: "<= 150", met: pgbench.1 <= 150)
+        ]
 }
 
 /// WAL segments (16 MB each) the PostgreSQL setups write in one `make bench-cluster`, and some.
@@ -179,6 +204,29 @@ func clusterRows(
             fanout, ClusterSetup.three, median(three.fanoutLast), peer: ClusterSetup.solo, median(solo.fanoutLast),
             factor: 1.43),
     ]
+    // The hubs' CPU per PUT (every node's, user and system), against the SQLite node's.
+    let cpu = "cluster hub CPU per PUT installation (all nodes)"
+    rows.append(
+        BenchRow(
+            scenario: "\(cpu): \(ClusterSetup.sqlite)", value: median(sqlite.putCPU), unit: "us", target: "(reported)", met: true)
+    )
+    for (setup, figures) in [(ClusterSetup.solo, solo), (ClusterSetup.three, three), (ClusterSetup.apart, apart)] {
+        rows.append(
+            BenchRow(
+                scenario: "\(cpu): \(setup)", value: median(figures.putCPU), unit: "us", target: "(reported)", met: true,
+                peer: ClusterSetup.sqlite, peerValue: median(sqlite.putCPU), ratio: median(figures.putCPU) / median(sqlite.putCPU)
+            ))
+    }
+    // Three coordinated nodes against three that share nothing, in the same run.
+    for metric in [ingest, sends] {
+        let value = median(metric.runs(three))
+        let peer = median(metric.runs(apart))
+        rows.append(
+            BenchRow(
+                scenario: "\(metric.scenario): \(ClusterSetup.three) (against a database each)", value: value,
+                unit: metric.unit, target: "ratio >= 0.8", met: value >= 0.8 * peer, peer: ClusterSetup.apart,
+                peerValue: peer, ratio: value / peer))
+    }
     // The ceiling without coordination, against the same peer as the three nodes' rows.
     for metric in [ingest, sends] {
         rows.append(
@@ -207,16 +255,20 @@ func clusterRows(
 /// One setup's runs.
 struct ClusterFigures {
     var ingest: [Double] = []
+    /// The hubs' CPU time per PUT of the ingest run, in microseconds (all nodes together).
+    var putCPU: [Double] = []
     var sends: [Double] = []
     var fanoutLast: [Double] = []
 }
 
 /// - Parameter fanout: measure the fan-out too (it needs every node to see every send).
 func clusterFigures(
-    _ hub: BenchHub, setup: String, loadgen: String, fanoutClient: String, runs: Int, fanout: Bool = true
+    _ hub: BenchHub, setup: String, loadgen: String, fanoutClient: String, runs: Int, fanout: Bool = true,
+    processes: [BenchHub]
 ) async throws -> ClusterFigures {
     var figures = ClusterFigures()
     for run in 0..<runs {
+        let cpuBefore = processes.map(cpuSeconds).reduce(0, +)
         let put = try load(
             loadgen, port: hub.port, template: scripts.appendingPathComponent("put-installation.http"),
             token: hub.token(hub.listen), total: 10_000, expect: 200, prefix: "c\(run)")
@@ -225,6 +277,9 @@ func clusterFigures(
             token: hub.token(hub.full), total: 10_000, expect: 201, prefix: "cs\(run)")
         if put.bad + send.bad > 0 { throw BenchError(description: "\(put.bad + send.bad) requests failed on \(hub.url)") }
         figures.ingest.append(put.rate)
+        // Read after the nodes settle: followers apply what the others wrote after it answered.
+        try await Task.sleep(for: .seconds(2))
+        figures.putCPU.append((processes.map(cpuSeconds).reduce(0, +) - cpuBefore) / 10_000 * 1e6)
         figures.sends.append(send.rate)
         var fanned: [Double] = []
         if fanout {
@@ -242,9 +297,12 @@ func clusterFigures(
             ).map(\.last)
         }
         figures.fanoutLast += fanned
+        let cpu = Int(figures.putCPU.last ?? 0)
+        let fannedText = fanned.map { String(format: "%.1f", $0) }.joined(separator: ", ")
+        let fanoutText = fanout ? ", fan-out last \(fannedText) ms" : ""
         log(
-            "cluster \(setup) (\(hub.url)) run \(run + 1): ingest \(Int(put.rate)) req/s, sends \(Int(send.rate))/s"
-                + (fanout ? ", fan-out last " + fanned.map { String(format: "%.1f", $0) }.joined(separator: ", ") + " ms" : ""))
+            "cluster \(setup) (\(hub.url)) run \(run + 1): ingest \(Int(put.rate)) req/s (\(cpu) us of hub CPU a PUT), "
+                + "sends \(Int(send.rate))/s\(fanoutText)")
     }
     for metric in ClusterMetric.allCases where fanout || metric != .fanout {
         let values = metric.runs(figures)
@@ -255,4 +313,16 @@ func clusterFigures(
                 + String(format: "%.2f", metric.spread(values)))
     }
     return figures
+}
+
+/// The CPU time a hub process has used so far, user and system, in seconds (`/proc/PID/stat`).
+func cpuSeconds(_ hub: BenchHub) -> Double {
+    guard let pid = hub.process?.processIdentifier,
+        let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    // After the command name (in brackets, which may hold spaces): state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }

@@ -97,8 +97,8 @@ func retentionBench(binary: String, postgres: Bool) async throws -> [BenchRow] {
         log("retention: \(String(format: "%.1f", onPostgres)) bytes per delivery on PostgreSQL")
         rows.append(
             BenchRow(
-                scenario: "bytes per delivery, PostgreSQL (as above; reported)", value: onPostgres, unit: "bytes",
-                target: "reported", met: true))
+                scenario: "bytes per delivery, PostgreSQL (as above)", value: onPostgres, unit: "bytes",
+                target: "<= 150", met: onPostgres <= 150))
     }
 
     // A hub holding a million deliveries: how long it takes to start, and to prune them.
