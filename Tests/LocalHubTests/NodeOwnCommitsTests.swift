@@ -153,6 +153,63 @@ import Testing
         #expect(cursor.position == 13)
     }
 
+    /// A node's own commit is applied at once even with other nodes' changes before it unread,
+    /// and no change read after at its number or before is set over it; later ones are.
+    @Test func theChangeCursorAppliesOwnCommitsAtOnceAndNothingOlderOverThem() {
+        let cursor = SharedDatabase.ChangeCursor()
+        cursor.position = 10
+        let a = ChangedRecord(kind: .installation, hub: "news", id: "a")
+        let b = ChangedRecord(kind: .installation, hub: "News", id: "b")
+        func change(_ seq: Int64, _ id: String) -> StoredChange {
+            StoredChange(seq: seq, row: .installation(hub: "news", id: id, nil))
+        }
+        var applied: [String] = []
+        #expect(cursor.take(11...11, records: [a]) { applied.append("own 11") })
+        #expect(cursor.position == 11)
+        // Another node's 12 is unread: the own 13 is applied now, ahead of the position.
+        #expect(!cursor.take(13...13, records: [a]) { applied.append("own 13") })
+        #expect(cursor.position == 11 && cursor.applied == [a: 13])
+        // The page brings 12 (a as it was before 13) and 13 itself: neither is set over it.
+        cursor.advance([change(12, "a"), StoredChange(seq: 13, row: .applied(a))], through: 13) {
+            applied += $0.map { "read \($0.seq)" }
+        }
+        #expect(applied == ["own 11", "own 13"])
+        #expect(cursor.position == 13 && cursor.applied.isEmpty, "a record is forgotten once the log is read past it")
+        // Another node's change after the own commit is applied.
+        #expect(!cursor.take(15...15, records: [b]) { applied.append("own 15") })
+        cursor.advance([change(14, "b"), change(15, "b"), change(16, "b"), change(16, "a")], through: 16) {
+            applied += $0.map { "read \($0.seq) \($0.record.id)" }
+        }
+        #expect(applied == ["own 11", "own 13", "own 15", "read 16 b", "read 16 a"])
+        // A commit the log was read past is in the tables already; a reload forgets every record.
+        #expect(cursor.take(12...13, records: [a]) { applied.append("again") })
+        #expect(!cursor.take(20...20, records: [a]) { applied.append("own 20") })
+        cursor.position = 18
+        #expect(cursor.applied.isEmpty)
+        #expect(applied.last == "own 20")
+    }
+
+    /// Two nodes write one installation by turns, each write answered before the next: every
+    /// node ends with the last commit, whichever node made it and in whatever order it read
+    /// the other's.
+    @Test func twoNodesWritingOneInstallationByTurnsBothEndOnTheLastCommit() async throws {
+        try await Self.withTwoNodes { stores, engines in
+            for round in 0..<30 {
+                let engine = engines[round % 2]
+                _ = try await engine.write(
+                    .putInstallation(hub: "news", try HubStoreConformanceTests.installation("one", tags: ["r\(round)"])))
+                #expect(try await engine.installation(hub: "news", id: "one")?.tags == ["r\(round)"])
+            }
+            for engine in engines {
+                #expect(try await engine.installation(hub: "news", id: "one")?.tags == ["r29"])
+            }
+            #expect(
+                try await stores[1].load().installations.first { $0.installation.installationId == "one" }?.installation.tags == [
+                    "r29"
+                ])
+        }
+    }
+
     /// Two nodes write installations at once, over and over: each node's commits interleave
     /// with the other's, so some of its own come next and are applied at once and some are
     /// read back. Each write is of an installation of its own and of one both nodes write.

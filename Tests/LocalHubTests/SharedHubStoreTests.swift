@@ -509,6 +509,7 @@ import Testing
             case .installation(_, let id, let installation): installations[id] = installation?.tags
             case .registration(_, let id, let stored): registrations[id] = stored != nil
             case .claim(_, let device, let claimed, _): devices[device, default: []].append(claimed)
+            case .applied(let record): Issue.record("nothing was applied ahead, yet \(record) reads as applied")
             }
         }
         // Both entries of `a` read the row as it is now; the deleted registration reads as gone.
@@ -516,6 +517,20 @@ import Testing
         #expect(registrations == ["r1": false])
         #expect(devices == ["ab12": [true], "cd34": [false, false]])
         #expect(try await stores[1].changes(after: head + 7, limit: 100).isEmpty)
+        // Records a reader applied at a number (its own commit's last, in any case of the hub
+        // and the token) are not read at that number or before; later changes of them are.
+        let skipping = try await stores[1].changes(
+            after: head, limit: 100,
+            applied: [
+                ChangedRecord(kind: .installation, hub: "NEWS", id: "a"): head + 1,
+                ChangedRecord(kind: .builtInPushDevice, hub: "news", id: "CD34"): head + 7,
+            ])
+        let applied = skipping.compactMap { change -> Int64? in
+            if case .applied = change.row { return change.seq }
+            return nil
+        }
+        #expect(applied == [head + 1, head + 4, head + 7])
+        #expect(skipping.map(\.seq) == Array(head + 1...head + 7))
     }
 
     @Test func everyNodeServesTheKeysTheFirstOneKept() async throws {

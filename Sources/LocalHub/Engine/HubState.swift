@@ -90,6 +90,7 @@ final class HubState: Sendable {
         directory.withLock { directory in
             for change in changes {
                 switch change.row {
+                case .applied: continue
                 case .installation(let hub, let id, let installation):
                     directory.modify(hub) { $0.setInstallation(installation, id: id) }
                 case .registration(let hub, let id, let stored):

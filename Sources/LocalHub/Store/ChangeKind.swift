@@ -9,3 +9,18 @@ public enum ChangeKind: String, Sendable, Hashable, CaseIterable {
     /// The code the change log's `kind` column holds.
     public var code: String { rawValue }
 }
+
+/// A record the change log names: its kind, its hub (folded, as `HubDirectory` keys hubs) and
+/// its id (a device token folded, as claims keep them). What a node notes of its own commits
+/// that it applied ahead of the point it has read the log through (`SharedDatabase`).
+public struct ChangedRecord: Sendable, Hashable {
+    public let kind: ChangeKind
+    public let hub: String
+    public let id: String
+
+    public init(kind: ChangeKind, hub: String, id: String) {
+        self.kind = kind
+        self.hub = hub.lowercased()
+        self.id = kind == .builtInPushDevice ? id.lowercased() : id
+    }
+}

@@ -17,9 +17,11 @@ public protocol SharedHubStore: HubStore {
     var node: String { get }
     /// The change log's last number.
     func changeHead() async throws -> Int64
-    /// Changes numbered after `seq`, oldest first, each with the row as it is now.
-    /// `ChangeLogPruned` when changes after `seq` were pruned: the reader must reload.
-    func changes(after seq: Int64, limit: Int) async throws -> [StoredChange]
+    /// Changes numbered after `seq`, oldest first, each with the row as it is now; a change
+    /// to a record `applied` names at its number or later is not read (`.applied`): the
+    /// reader has the record as that commit left it, or newer. `ChangeLogPruned` when
+    /// changes after `seq` were pruned: the reader must reload.
+    func changes(after seq: Int64, limit: Int, applied: [ChangedRecord: Int64]) async throws -> [StoredChange]
     /// Applies mutations as `apply(_:)` does, only if nothing committed after the position
     /// they were resolved at would have resolved them otherwise (`Resolution`), checked under
     /// the lock of the counter that numbers the change log; `moved`, nothing written, if so.
@@ -135,9 +137,18 @@ public enum StoreWakeup: Sendable, Equatable {
     }
 }
 
+extension SharedHubStore {
+    /// Every change numbered after `seq`, each read.
+    public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
+        try await changes(after: seq, limit: limit, applied: [:])
+    }
+}
+
 /// One entry of the change log, with the row it names as it is now.
 public struct StoredChange: Sendable {
     public enum Row: Sendable {
+        /// A record the reader had applied at this change's number or later: not read.
+        case applied(ChangedRecord)
         /// The installation now, nil when deleted (or unreadable).
         case installation(hub: String, id: String, Installation?)
         case registration(hub: String, id: String, StoredRegistration?)
@@ -148,6 +159,15 @@ public struct StoredChange: Sendable {
 
     public var seq: Int64
     public var row: Row
+    /// The record the change names.
+    public var record: ChangedRecord {
+        switch row {
+        case .applied(let record): record
+        case .installation(let hub, let id, _): ChangedRecord(kind: .installation, hub: hub, id: id)
+        case .registration(let hub, let id, _): ChangedRecord(kind: .registration, hub: hub, id: id)
+        case .claim(let hub, let device, _, _): ChangedRecord(kind: .builtInPushDevice, hub: hub, id: device)
+        }
+    }
     /// The row did not pass the checks a request's would and was moved to the quarantine
     /// (it reads as deleted).
     public var quarantined = false

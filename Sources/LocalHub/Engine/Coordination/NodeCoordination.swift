@@ -39,11 +39,11 @@ protocol NodeCoordination: BuiltInPushHandOff {
     @discardableResult
     func retain(now: Date) async -> Int
 
-    /// After a write batch's commit, with the change-log numbers it took (a shared store's):
-    /// `publish` sets its changes in the tables. Alone, at once; on a shared store, at once
-    /// when the numbers come next in the change log, else the tables take them from the log,
-    /// in commit order with every node's writes.
-    func committed(changes: ClosedRange<Int64>?, publish: () -> Void)
+    /// After a write batch's commit, with the change-log numbers it took (a shared store's)
+    /// and the records it changed: `publish` sets its changes in the tables, at once. On a
+    /// shared store the other nodes' changes numbered before them are read from the log
+    /// after, and none of them sets a record over this commit's (`SharedDatabase.ChangeCursor`).
+    func committed(changes: ClosedRange<Int64>?, records: [ChangedRecord], publish: () -> Void)
     /// Scheduled sends waiting in memory for `hub`: how many and their bytes (a shared store
     /// keeps none in memory: the node that claims one when due fires it).
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int)

@@ -10,10 +10,13 @@ import Synchronization
 /// acknowledged on any node; writes are checked at their commit against what was committed
 /// after the position they were resolved at (`Resolution`), or catch up first.
 ///
-/// Its own commits it follows as it makes them, without reading them back, when their
-/// numbers come next (`Cursor.take`): the writer's changes go into the tables and the
-/// dispatcher's deliveries to the streams. Otherwise, when another node committed between,
-/// they are read like any other node's.
+/// Its own commits it applies as it makes them, never reading them back: the writer's
+/// changes go into the tables at once (`ChangeCursor.take`), and each record they changed is
+/// noted with the commit's last number while the log is unread up to it, so that no change
+/// read from the log at that number or before (another node's, read as the row was before
+/// this commit, or this commit's own) is applied over it, nor decoded. The dispatcher's
+/// deliveries go to the streams at once when their numbers come next (`Cursor.take`), else
+/// they are read from the feed with the other nodes'.
 ///
 /// The change log is pruned behind its readers: each node notes how far it has read every
 /// `positionInterval`, and `retain` removes what every node noted within `liveWindow` has
@@ -26,7 +29,7 @@ final class SharedDatabase: NodeCoordination {
     private let streams: DeviceStreams
     /// Catches the tables up with the change log: shared by every caller waiting at once.
     private let changes: Refresher
-    private let changeCursor = Cursor()
+    private let changeCursor = ChangeCursor()
     private let feedCursor = Cursor()
     private let feedWake: AsyncStream<Void>.Continuation
     private let feedWakes: AsyncStream<Void>
@@ -43,9 +46,8 @@ final class SharedDatabase: NodeCoordination {
     /// few minutes of writes; one that comes back later reloads its tables, as at a start.
     static let liveWindow: TimeInterval = 300
 
-    /// How far this node has followed a numbered log (the change log, the delivery feed).
-    /// Its two ways on are atomic, so a page read while this node committed is never applied
-    /// over what the commit applied.
+    /// How far this node has followed the delivery feed. Its two ways on are atomic, so a page
+    /// read while this node committed is never applied over what the commit applied.
     final class Cursor: Sendable {
         private let value = Mutex<Int64>(0)
         var position: Int64 {
@@ -77,6 +79,66 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
+    /// How far this node has read the change log, and the records of its own commits applied
+    /// ahead of that point, each with the last number of the commit that applied it. A change
+    /// read at that number or before is left out: the tables hold the record as that commit
+    /// left it or newer (a later change of it is numbered after, and is applied). Noted
+    /// records are dropped once the log is read past their number; a reload drops them all.
+    final class ChangeCursor: Sendable {
+        private struct Place {
+            var position: Int64 = 0
+            var applied: [ChangedRecord: Int64] = [:]
+        }
+        private let place = Mutex(Place())
+
+        /// Where the log was read through. Setting it (a start, a reload) drops every record noted.
+        var position: Int64 {
+            get { place.withLock { $0.position } }
+            set { place.withLock { $0 = Place(position: newValue) } }
+        }
+
+        /// The records applied ahead of the position, and at which number.
+        var applied: [ChangedRecord: Int64] { place.withLock { $0.applied } }
+
+        /// Applies a page read from the log through `through`: its changes past the position,
+        /// but none of a record applied at its number or later.
+        func advance(_ page: [StoredChange], through: Int64, apply: ([StoredChange]) -> Void) {
+            place.withLock { place in
+                guard through > place.position else { return }
+                let position = place.position
+                let applied = place.applied
+                let fresh = page.filter { change in
+                    guard change.seq > position else { return false }
+                    if case .applied = change.row { return false }
+                    guard let at = applied[change.record] else { return true }
+                    return change.seq > at
+                }
+                if !fresh.isEmpty { apply(fresh) }
+                place.position = through
+                if !place.applied.isEmpty { place.applied = place.applied.filter { $0.value > through } }
+            }
+        }
+
+        /// This node's commit of `numbers`, changing `records`, applied with `apply`. When the
+        /// numbers come next the position moves over them; when the log was read past them
+        /// already, the tables hold them (or newer) and nothing is applied; else they are
+        /// applied ahead of the position and the records noted. True when nothing before them
+        /// is left to read.
+        func take(_ numbers: ClosedRange<Int64>, records: [ChangedRecord], apply: () -> Void) -> Bool {
+            place.withLock { place in
+                if place.position == numbers.lowerBound - 1 {
+                    apply()
+                    place.position = numbers.upperBound
+                    return true
+                }
+                if place.position >= numbers.upperBound { return true }
+                apply()
+                for record in records { place.applied[record] = max(place.applied[record] ?? 0, numbers.upperBound) }
+                return false
+            }
+        }
+    }
+
     init(store: any SharedHubStore, state: HubState, streams: DeviceStreams, metrics: HubMetrics, logger: Logger) {
         self.store = store
         self.state = state
@@ -87,7 +149,7 @@ final class SharedDatabase: NodeCoordination {
             while true {
                 let page: [StoredChange]
                 do {
-                    page = try await store.changes(after: cursor.position, limit: Self.pageSize)
+                    page = try await store.changes(after: cursor.position, limit: Self.pageSize, applied: cursor.applied)
                 } catch let pruned as ChangeLogPruned {
                     try await Self.reload(store: store, state: state, cursor: cursor, metrics: metrics, logger: logger, pruned)
                     continue
@@ -95,7 +157,7 @@ final class SharedDatabase: NodeCoordination {
                 guard let last = page.last else { return }
                 let quarantined = page.filter(\.quarantined).count
                 if quarantined > 0 { metrics.addQuarantined(quarantined) }
-                cursor.advance(page, through: last.seq, number: \.seq) { state.apply($0) }
+                cursor.advance(page, through: last.seq) { state.apply($0) }
                 if page.count < Self.pageSize { return }
             }
         }
@@ -105,7 +167,7 @@ final class SharedDatabase: NodeCoordination {
     /// Reloads the tables from the store, for a node that fell behind the pruned change log,
     /// and follows from the log's head read before the load (as at a start).
     private static func reload(
-        store: any SharedHubStore, state: HubState, cursor: Cursor, metrics: HubMetrics, logger: Logger,
+        store: any SharedHubStore, state: HubState, cursor: ChangeCursor, metrics: HubMetrics, logger: Logger,
         _ pruned: ChangeLogPruned
     ) async throws {
         let head = try await store.changeHead()
@@ -292,12 +354,12 @@ final class SharedDatabase: NodeCoordination {
         }
     }
 
-    /// Sets the commit's changes in the tables at once when their numbers come next in the
-    /// change log; else they are read from it, in order with the other nodes' (a read is
-    /// started now, as no wake-up comes for a node's own commit).
-    func committed(changes numbers: ClosedRange<Int64>?, publish: () -> Void) {
+    /// Sets the commit's changes in the tables at once (`ChangeCursor.take`); when other
+    /// nodes' changes numbered before them are unread, a read of the log is started now, as
+    /// no wake-up comes for a node's own commit.
+    func committed(changes numbers: ClosedRange<Int64>?, records: [ChangedRecord], publish: () -> Void) {
         guard let numbers else { return }
-        if !changeCursor.take(numbers, apply: publish) { changes.poke() }
+        if !changeCursor.take(numbers, records: records, apply: publish) { changes.poke() }
     }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) { (0, 0) }

@@ -83,7 +83,7 @@ final class SingleNode: NodeCoordination {
         }
     }
 
-    func committed(changes: ClosedRange<Int64>?, publish: () -> Void) { publish() }
+    func committed(changes: ClosedRange<Int64>?, records: [ChangedRecord], publish: () -> Void) { publish() }
 
     func scheduledHeld(hub: String) -> (count: Int, bytes: Int) {
         book.withLock { ($0.count(hub: hub), $0.bytes(hub: hub)) }

@@ -125,7 +125,7 @@ final class HubWriter: Sendable {
     private func finish(
         _ pending: [WriteQueue.Pending], _ batch: WriteBatch, _ results: [WriteResolution], numbers: ClosedRange<Int64>?
     ) {
-        coordination.committed(changes: numbers) { batch.publish() }
+        coordination.committed(changes: numbers, records: batch.published.map(\.record)) { batch.publish() }
         for notification in batch.enqueued {
             if notification.state == .scheduled {
                 coordination.scheduled(notification)

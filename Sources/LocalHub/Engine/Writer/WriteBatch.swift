@@ -10,6 +10,15 @@ struct WriteBatch {
         case installation(hub: String, id: String)
         case registration(hub: String, id: String)
         case claim(hub: String, device: String, claimed: Bool, digest: String?)
+
+        /// The record, as the change log names it.
+        var record: ChangedRecord {
+            switch self {
+            case .installation(let hub, let id): ChangedRecord(kind: .installation, hub: hub, id: id)
+            case .registration(let hub, let id): ChangedRecord(kind: .registration, hub: hub, id: id)
+            case .claim(let hub, let device, _, _): ChangedRecord(kind: .builtInPushDevice, hub: hub, id: device)
+            }
+        }
     }
 
     let state: HubState

@@ -21,7 +21,7 @@ extension PostgresHubStore: SharedHubStore {
     /// an empty one, at a cost growing with the tables. The upper bound
     /// (the head, which the index gives at once) makes the page a range the planner takes
     /// for small; `LIMIT 1` keeps a lookup from being turned back into a join.
-    public func changes(after seq: Int64, limit: Int) async throws -> [StoredChange] {
+    public func changes(after seq: Int64, limit: Int, applied: [ChangedRecord: Int64]) async throws -> [StoredChange] {
         let page = try await rows(ChangePage(after: seq, limit: Int64(limit)))
         if let pruned = try page.first?["pruned"].decode(Int64?.self), pruned > seq {
             throw ChangeLogPruned(position: seq, prunedThrough: pruned)
@@ -32,6 +32,12 @@ extension PostgresHubStore: SharedHubStore {
                 try row["seq"].decode(Int64.self), try row["kind"].decode(String.self), try row["hub"].decode(String.self),
                 try row["id"].decode(String.self)
             )
+            if let known = ChangeKind(rawValue: kind).map({ ChangedRecord(kind: $0, hub: hub, id: id) }),
+                let at = applied[known], at >= seq
+            {
+                changes.append(StoredChange(seq: seq, row: .applied(known)))
+                continue
+            }
             switch ChangeKind(rawValue: kind) {
             case .installation:
                 var installation: Installation?
