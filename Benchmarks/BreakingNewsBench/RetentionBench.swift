@@ -86,14 +86,17 @@ func retentionBench(binary: String, postgres: Bool) async throws -> [BenchRow] {
             scenario: "bytes per delivery, SQLite (100-byte message to 100 devices, all included)", value: perDelivery,
             unit: "bytes", target: "<= 120", met: perDelivery <= 120))
     if postgres {
-        let url = try await PostgresServer.shared().createDatabase()
-        let directory = output.appendingPathComponent("retention-postgres")
-        let size = { (_: BenchHub) async throws -> Int64 in
-            let text = try await PostgresServer.shared().psql("SELECT pg_database_size(current_database())", database: url)
-            return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        // A server of its own, stopped when measured (the shared one of the tests is stopped
+        // by their runner, which the bench has not).
+        let onPostgres = try await PostgresServer.with { server in
+            let url = try await server.createDatabase()
+            let directory = output.appendingPathComponent("retention-postgres")
+            let size = { (_: BenchHub) async throws -> Int64 in
+                let text = try await server.psql("SELECT pg_database_size(current_database())", database: url)
+                return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            }
+            return try await bytesPerDelivery(binary: binary, directory: directory, arguments: ["--store", url], used: size)
         }
-        let onPostgres = try await bytesPerDelivery(
-            binary: binary, directory: directory, arguments: ["--store", url], used: size)
         log("retention: \(String(format: "%.1f", onPostgres)) bytes per delivery on PostgreSQL")
         rows.append(
             BenchRow(
