@@ -116,5 +116,16 @@ extension HubStoreConformanceTests {
         let kept = try await store.deliveries(hub: "news", device: "a", after: 0, limit: 100).map(\.seq)
         #expect(kept == [21, 24, 27, 30, 31], "\(kept)")
         #expect(try await store.sequenceHighWater() == 32, "the repeat's number (32) is left unused, never given again")
+        // Every delivery gone: no device keeps its reference, and the next dispatch makes one.
+        #expect(try await store.prune(before: Self.t0.addingTimeInterval(1_000), maximumLogBytes: .max).deliveries == 11)
+        let refs = try await PostgresServer.shared().psql("SELECT COUNT(*) FROM device_ref", database: url)
+        #expect(refs.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        var n4 = Self.notification("n4")
+        n4.state = .completed
+        _ = try await store.apply([.insertNotification(n4)])
+        var next = fresh
+        next.notificationId = "n4"
+        #expect(try await store.record([DispatchRecord(notification: n4, deliveries: [next])]).map(\.seq) == [33])
+        #expect(try await store.deliveries(hub: "news", device: "a", after: 0, limit: 10).map(\.seq) == [33])
     }
 }
