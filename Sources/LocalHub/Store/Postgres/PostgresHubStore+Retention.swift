@@ -54,17 +54,17 @@ extension PostgresHubStore {
                 """, logger: self.logger
             ).collect()
             report.notifications = removed.count
-            if report.deliveries > 0 {
-                // Devices left with no delivery lose their reference, under the deliveries lock:
-                // a dispatch makes the references it needs and uses them within it.
-                try await connection.query(
-                    "SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: self.logger)
-                try await connection.query(
-                    "DELETE FROM device_ref r WHERE NOT EXISTS (SELECT 1 FROM delivery d WHERE d.device = r.id)",
-                    logger: self.logger)
-            }
+            if report.deliveries > 0 { try await self.dropUnusedDeviceReferences(on: connection) }
             return report
         }
+    }
+
+    /// Devices left with no delivery lose their reference, under the deliveries lock: a
+    /// dispatch makes the references it needs and uses them within that lock.
+    private func dropUnusedDeviceReferences(on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.deliveries.rawValue))", logger: logger)
+        try await connection.query(
+            "DELETE FROM device_ref r WHERE NOT EXISTS (SELECT 1 FROM delivery d WHERE d.device = r.id)", logger: logger)
     }
 
     private func removeLog(through seq: Int64, on connection: PostgresConnection) async throws -> PruneReport {
