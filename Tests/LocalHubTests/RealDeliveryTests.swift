@@ -337,3 +337,29 @@ import Testing
         }
     }
 }
+
+extension RealDeliveryTests {
+    /// One send renders at most 16 KB for one installation, its templates together: the
+    /// rest count Dropped, so 32 templates that expand a short message cannot spend the log
+    /// for everyone. Another installation of the same send is not held back.
+    @Test func oneSendsRenderingsForOneInstallationStopAt16KB() async throws {
+        try await TestHub.with { hub in
+            let listen = try hub.client(hub.listen)
+            let keys = (0..<60).map { String(format: #","k%02d":"$(messageParam)""#, $0) }.joined()
+            let expanding = #"{"aps":{"alert":"$(messageParam)"}"# + keys + "}"
+            var templates: [String: InstallationTemplate] = [:]
+            for n in 0..<32 { templates["t\(n)"] = InstallationTemplate(body: expanding) }
+            try await listen.createOrUpdateInstallation(
+                Installation(
+                    installationId: "amplifier", platform: .apns, pushChannel: randomDevice(), tags: ["World"],
+                    templates: templates))
+            try await Self.register(listen, "reader", device: randomDevice())
+            let message = String(repeating: "m", count: 55)
+            let details = try await Self.send(hub, message)
+            // 61 × 55 bytes and the keys: about 3.9 KB a rendering, four fit in 16 KB.
+            #expect(details.outcomeCounts == [.apns: ["Success": 5, "Dropped": 28]])
+            let why = try await hub.client(hub.full).explain(id: details.notificationId)
+            #expect(why.findings.contains { $0.contains("28 devices did not get it") && $0.contains("16 KB") }, "\(why.findings)")
+        }
+    }
+}

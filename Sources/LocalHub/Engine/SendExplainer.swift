@@ -157,6 +157,9 @@ struct SendExplainer {
             }
             return
                 "\(devices) were skipped: \(expired.isEmpty ? "" : "some had expired, the others because ")this hub has no push service for their platform (give it credentials in providers.json)."
+        case .dropped?:
+            return
+                "\(devices) did not get it: what the send rendered for one installation or registration passed \(DispatchPlanner.renderedBytesPerOwner / 1024) KB, and the rest of its templates were dropped."
         default:
             return "\(devices) did not get it: \(name)\(reason)."
         }

@@ -16,6 +16,9 @@ public enum OutcomeName: String, Sendable, Hashable, CaseIterable, Comparable {
     case pnsUnreachable = "PnsUnreachable"
     case pnsServerError = "PnsServerError"
     case pnsInterfaceError = "PnsInterfaceError"
+    /// Not sent: what one send rendered for one installation or registration passed its
+    /// bound (`DispatchPlanner.renderedBytesPerOwner`).
+    case dropped = "Dropped"
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }

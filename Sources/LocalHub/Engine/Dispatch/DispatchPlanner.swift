@@ -76,6 +76,8 @@ struct DispatchPlanner {
             slots.removeLast(slots.count - testLimit)
         }
         var payloads = Payloads(n, tables: tables, targets: slots.count)
+        // What this send rendered for each installation or registration, against its bound.
+        var rendered: [String: Int] = [:]
         builder.reserve(slots.count)
         // The route of the platform of the targets at hand, worked out when it changes.
         var routedPlatform: Platform?
@@ -111,13 +113,36 @@ struct DispatchPlanner {
                 builder.refuse(
                     name, text: text, platform: target.platform, registrationId: target.registrationId, handle: target.device)
             } else {
-                builder.deliver(
-                    kind, n, platform: target.platform, device: target.device, template: target.templateName ?? "",
-                    payload: payload, registrationId: target.registrationId, handle: target.device,
-                    keys: target.webPushKeys)
+                deliver(kind, n, target, payload, rendered: &rendered, into: &builder)
             }
         }
     }
+
+    /// Delivers `payload` to `target`, or counts it `Dropped` once what the send rendered for
+    /// its installation or registration would pass `renderedBytesPerOwner`.
+    private func deliver(
+        _ kind: PushServiceKind, _ n: StoredNotification, _ target: DeliveryTarget, _ payload: String,
+        rendered: inout [String: Int], into builder: inout PlanBuilder
+    ) {
+        let total = (rendered[target.owner] ?? 0) + payload.utf8.count
+        if rendered[target.owner] != nil, total > Self.renderedBytesPerOwner {
+            builder.refuse(
+                .dropped,
+                text:
+                    "Dropped: this send's renderings for one installation or registration passed \(Self.renderedBytesPerOwner / 1024) KB (\(total) bytes with this template's)",
+                platform: target.platform, registrationId: target.registrationId, handle: target.device)
+            return
+        }
+        rendered[target.owner] = total
+        builder.deliver(
+            kind, n, platform: target.platform, device: target.device, template: target.templateName ?? "",
+            payload: payload, registrationId: target.registrationId, handle: target.device, keys: target.webPushKeys)
+    }
+
+    /// The most one send renders for one installation or registration, all its templates
+    /// together: past it the rest count `Dropped`, so that templates that expand a short
+    /// message cannot spend the delivery log (and the services) for everyone.
+    static let renderedBytesPerOwner = 16 * 1024
 
     /// Why an expired installation or registration got nothing.
     static func expiredText(_ expires: Double) -> String {
