@@ -27,11 +27,16 @@ public final class DeliveryTarget: Sendable {
     public let template: Template?
     /// A small number shared by every target with the same template body.
     public let templateNumber: Int32
+    /// Whether its installation has templates enough that one send's renderings for it could
+    /// pass `DispatchPlanner.renderedBytesPerOwner` (the planner counts only these).
+    let manyTemplates: Bool
 
     init(
         owner: String, hub: String, device: String, platform: Platform, templateName: String?, template: Template?,
-        templateNumber: Int32, expired: Bool = false, expires: Double = .infinity, webPushKeys: WebPushKeys? = nil
+        templateNumber: Int32, expired: Bool = false, expires: Double = .infinity, webPushKeys: WebPushKeys? = nil,
+        manyTemplates: Bool = false
     ) {
+        self.manyTemplates = manyTemplates
         self.expired = expired
         self.expires = expires
         self.webPushKeys = webPushKeys
@@ -97,12 +102,15 @@ public struct TagIndex: Sendable {
             owner: owner, hub: hub, device: device, platform: installation.platform, templateName: nil, template: nil,
             templateNumber: -1, expired: expired, expires: expires, webPushKeys: keys)
         add(native, tags: baseTags, isTemplate: false)
-        for (name, template) in (installation.templates ?? [:]).sorted(by: { $0.key < $1.key }) {
+        let templates = installation.templates ?? [:]
+        // A payload takes at most 4 KB on every service: four renderings fit the bound.
+        let many = templates.count > DispatchPlanner.renderedBytesPerOwner / 4096
+        for (name, template) in templates.sorted(by: { $0.key < $1.key }) {
             guard let body = template.body else { continue }
             let (compiled, number) = number(body: body, platform: installation.platform)
             let target = DeliveryTarget(
                 owner: owner, hub: hub, device: device, platform: installation.platform, templateName: name, template: compiled,
-                templateNumber: number, expired: expired, expires: expires, webPushKeys: keys)
+                templateNumber: number, expired: expired, expires: expires, webPushKeys: keys, manyTemplates: many)
             add(target, tags: baseTags + (template.tags ?? [name]), isTemplate: true)
         }
     }

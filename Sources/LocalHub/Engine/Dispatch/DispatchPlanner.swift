@@ -119,21 +119,24 @@ struct DispatchPlanner {
     }
 
     /// Delivers `payload` to `target`, or counts it `Dropped` once what the send rendered for
-    /// its installation or registration would pass `renderedBytesPerOwner`.
+    /// its installation would pass `renderedBytesPerOwner` (counted only for installations of
+    /// more templates than fit it at the largest payload: a registration renders once).
     private func deliver(
         _ kind: PushServiceKind, _ n: StoredNotification, _ target: DeliveryTarget, _ payload: String,
         rendered: inout [String: Int], into builder: inout PlanBuilder
     ) {
-        let total = (rendered[target.owner] ?? 0) + payload.utf8.count
-        if rendered[target.owner] != nil, total > Self.renderedBytesPerOwner {
-            builder.refuse(
-                .dropped,
-                text:
-                    "Dropped: this send's renderings for one installation or registration passed \(Self.renderedBytesPerOwner / 1024) KB (\(total) bytes with this template's)",
-                platform: target.platform, registrationId: target.registrationId, handle: target.device)
-            return
+        if target.manyTemplates {
+            let total = (rendered[target.owner] ?? 0) + payload.utf8.count
+            if rendered[target.owner] != nil, total > Self.renderedBytesPerOwner {
+                builder.refuse(
+                    .dropped,
+                    text:
+                        "Dropped: this send's renderings for one installation or registration passed \(Self.renderedBytesPerOwner / 1024) KB (\(total) bytes with this template's)",
+                    platform: target.platform, registrationId: target.registrationId, handle: target.device)
+                return
+            }
+            rendered[target.owner] = total
         }
-        rendered[target.owner] = total
         builder.deliver(
             kind, n, platform: target.platform, device: target.device, template: target.templateName ?? "",
             payload: payload, registrationId: target.registrationId, handle: target.device, keys: target.webPushKeys)
