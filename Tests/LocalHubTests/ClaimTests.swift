@@ -233,35 +233,4 @@ import Testing
         #expect(ClaimKeeper.describe(.seconds(3600)) == "1 hour")
         #expect(ClaimKeeper.describe(.seconds(7 * 86_400)) == "7 days")
     }
-
-    @Test func aBucketRefillsOverTheHourAndForgetsIdleClients() {
-        let buckets = ClientBuckets(perHour: 3600)
-        let start = ContinuousClock.now
-        #expect(buckets.take(3600, client: "a", now: start) == nil)
-        #expect(buckets.take(1, client: "a", now: start) == 1)
-        #expect(buckets.take(1, client: "a", now: start + .seconds(1)) == nil, "one a second")
-        #expect(buckets.take(1, client: "b", now: start) == nil, "each client its own")
-        #expect(ClientBuckets(perHour: 0).take(1_000_000, client: "a") == nil, "0 is no limit")
-    }
-
-    /// However many clients spend, the buckets stay bounded, and those seen last are the ones
-    /// remembered (a forgotten client would start again with a full bucket).
-    @Test func bucketsStayBoundedAndRememberTheRecentClients() {
-        let buckets = ClientBuckets(perHour: 10)
-        let start = ContinuousClock.now
-        let total = ClientBuckets.maximumClients * 2 + 17
-        var most = 0
-        for i in 0..<total {
-            #expect(buckets.take(10, client: "c\(i)", now: start + .milliseconds(i)) == nil)
-            most = max(most, buckets.count)
-        }
-        #expect(most <= ClientBuckets.maximumClients)
-        let now = start + .milliseconds(total)
-        for i in (total - ClientBuckets.maximumClients * 3 / 4)..<total {
-            guard buckets.take(10, client: "c\(i)", now: now) != nil else {
-                Issue.record("client c\(i), among the last seen, was forgotten")
-                return
-            }
-        }
-    }
 }

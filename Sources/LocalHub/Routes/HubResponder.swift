@@ -54,16 +54,36 @@ struct HubResponder: Sendable {
     /// `Retry-After` once the client used what it may in an hour (`ClientRates`).
     func spend(_ r: HubRequest, bytes: Int, newDevice: Bool) throws {
         let rates = configuration.clientRates
-        if newDevice, let wait = newDevices.take(1, client: r.client.key) {
+        if newDevice, let refusal = newDevices.take(1, client: r.client) {
             throw HubRefusal.tooManyRequests(
-                "This client (\(r.client)) has added \(rates.newDevicesPerHour) devices within the hour, the most one "
-                    + "client may (claims, installations and registrations that did not exist)", retryAfter: wait)
+                "\(Self.spender(refusal, r.client)) has added \(Self.share(refusal, r.client, of: rates.newDevicesPerHour)) "
+                    + "devices within the hour, the most it may (claims, installations and registrations that did not "
+                    + "exist)", retryAfter: refusal.seconds)
         }
-        if let wait = writtenBytes.take(bytes, client: r.client.key) {
+        if let refusal = writtenBytes.take(bytes, client: r.client) {
             throw HubRefusal.tooManyRequests(
-                "This client (\(r.client)) has written \(HubEngine.describeBytes(rates.bytesPerHour)) of installations and "
-                    + "registrations within the hour, the most one client may", retryAfter: wait)
+                "\(Self.spender(refusal, r.client)) has written "
+                    + "\(HubEngine.describeBytes(Self.share(refusal, r.client, of: rates.bytesPerHour))) of installations and "
+                    + "registrations within the hour, the most it may", retryAfter: refusal.seconds)
         }
+    }
+
+    /// Who spent a budget: the client, a network around it, or the clients counted together.
+    static func spender(_ refusal: ClientBuckets.Refusal, _ client: RequestClient) -> String {
+        switch refusal.key {
+        case client.key: "This client (\(client))"
+        case ClientBuckets.overflowKey: "This client (\(client)), counted with every client the hub has no room to count apart,"
+        default: "This client's network (\(refusal.key))"
+        }
+    }
+
+    /// The budget of what was short: a client's, or its network's share of it.
+    static func share(_ refusal: ClientBuckets.Refusal, _ client: RequestClient, of budget: Int) -> Int {
+        if refusal.key == client.key { return budget }
+        if let index = client.networks.firstIndex(of: refusal.key) {
+            return budget * Int(ClientBuckets.networkShares[index])
+        }
+        return budget * Int(ClientBuckets.crowdShare)
     }
 
     /// Verifies the token for this hub and checks its rights: 401 for a bad token, 403 for a

@@ -6,12 +6,18 @@ import Synchronization
 /// Who a request comes from, for the limits each client gets: the peer's address, or, when
 /// the peer is a proxy the operator trusts (`--trusted-proxy`), the last address in
 /// `X-Forwarded-For` that is not one of the trusted proxies. An IPv6 client is its /64 (one
-/// subscriber's network hands out many addresses); an IPv4-mapped address is its IPv4.
+/// subscriber's network hands out many addresses), inside its /56 and /48, which the rates
+/// count too (`ClientBuckets`); an IPv4-mapped address is its IPv4.
 struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     /// The key limits count under: `203.0.113.7`, `2001:db8:1:2::/64`, `loopback`. Every
     /// address of this machine is one client: any local program may send from any of
     /// 127.0.0.0/8, so counting them apart would give one program sixteen million clients.
     let key: String
+    /// The networks around an IPv6 client, narrowest first: its /56 and its /48.
+    let networks: [String]
+    /// What the client is counted as when the rates' table is full of clients still spending:
+    /// its /48 (IPv6) or /24 (IPv4); itself for `loopback` and the like.
+    let crowd: String
     /// The request reached this hub through a trusted proxy.
     let proxied: Bool
     /// The peer is this machine (a loopback address) and nothing says a proxy stood between
@@ -19,6 +25,29 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     let directLoopback: Bool
 
     var description: String { key }
+
+    init(key: String, networks: [String] = [], crowd: String? = nil, proxied: Bool, directLoopback: Bool) {
+        self.key = key
+        self.networks = networks
+        self.crowd = crowd ?? key
+        self.proxied = proxied
+        self.directLoopback = directLoopback
+    }
+
+    /// The client at `bytes` (an address in canonical form).
+    private init(_ bytes: [UInt8], proxied: Bool, directLoopback: Bool) {
+        let networks: [String]
+        let crowd: String
+        if Self.isLoopback(bytes) {
+            (networks, crowd) = ([], "loopback")
+        } else if bytes.count == 4 {
+            (networks, crowd) = ([], bytes[0..<3].map(String.init).joined(separator: ".") + ".0/24")
+        } else {
+            networks = [Self.prefix(bytes, 56), Self.prefix(bytes, 48)]
+            crowd = networks[1]
+        }
+        self.init(key: Self.key(bytes), networks: networks, crowd: crowd, proxied: proxied, directLoopback: directLoopback)
+    }
 
     static let unknown = RequestClient(key: "unknown", proxied: false, directLoopback: false)
 
@@ -33,12 +62,12 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
         }
         let direct = isLoopback(peerBytes) && !forwarded && forwardedFor.isEmpty
         guard trusted.contains(peerBytes) else {
-            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: direct)
+            return RequestClient(peerBytes, proxied: false, directLoopback: direct)
         }
         // From the nearest hop back: the first that is not a trusted proxy is the client.
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         guard !hops.isEmpty else {
-            return RequestClient(key: key(peerBytes), proxied: false, directLoopback: direct)
+            return RequestClient(peerBytes, proxied: false, directLoopback: direct)
         }
         var client = peerBytes
         for hop in hops.reversed() {
@@ -49,7 +78,7 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
             client = bytes
             if !trusted.contains(bytes) { break }
         }
-        return RequestClient(key: key(client), proxied: true, directLoopback: false)
+        return RequestClient(client, proxied: true, directLoopback: false)
     }
 
     static func addressBytes(_ address: SocketAddress) -> [UInt8]? {
@@ -83,7 +112,12 @@ struct RequestClient: Sendable, Hashable, CustomStringConvertible {
     private static func key(_ bytes: [UInt8]) -> String {
         if isLoopback(bytes) { return "loopback" }
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        return PushEndpoint.ipv6Text(Array(bytes[0..<8]) + Array(repeating: 0, count: 8)) + "/64"
+        return prefix(bytes, 64)
+    }
+
+    /// An IPv6 network of whole bytes written as `2001:db8:1::/48`.
+    private static func prefix(_ bytes: [UInt8], _ bits: Int) -> String {
+        PushEndpoint.ipv6Text(Array(bytes[0..<(bits / 8)]) + Array(repeating: 0, count: 16 - bits / 8)) + "/\(bits)"
     }
 
     /// 127.0.0.0/8 or ::1, in canonical form.
