@@ -7,14 +7,61 @@ import Synchronization
 /// and keeps it while it is used. A claim that no installation or registration uses and on
 /// which no stream opened for `lifetime` is let go, so that tokens nobody uses cannot fill
 /// the table for good. Renewals are writes, made at most once an hour per device.
+///
+/// The last quarter of the table is a reserve, as the last quarter of the streams is: a claim
+/// made while the table is three quarters full is let go after `reserveWindow` unless an
+/// installation or registration uses its token by then, so a client that claims tokens it
+/// never registers holds the reserve only as long as its rate refills it.
 final class ClaimKeeper: Sendable {
     let lifetime: Duration
+    /// How soon an installation must follow a claim made into the reserve.
+    let reserveWindow: Duration
+    /// Claims made into the reserve on this node, and when each is looked at.
+    private let reserved = Mutex<[String: (hub: String, device: String, due: ContinuousClock.Instant)]>([:])
     /// When each claim was last written, this start.
     private let renewals = Mutex<[String: ContinuousClock.Instant]>([:])
     /// The least time between two writes of one claim.
     static let renewalInterval: Duration = .seconds(3600)
 
-    init(lifetime: Duration) { self.lifetime = lifetime }
+    init(lifetime: Duration, reserveWindow: Duration = .seconds(60)) {
+        self.lifetime = lifetime
+        self.reserveWindow = reserveWindow
+    }
+
+    /// The claims of a table of `maximum` kept for tokens an installation follows soon.
+    static func reserve(of maximum: Int) -> Int { maximum / 4 }
+
+    /// Notes a claim made into the reserve: looked at once `reserveWindow` has passed.
+    func holdInReserve(hub: String, device: String, now: ContinuousClock.Instant = .now) {
+        reserved.withLock { $0[Self.key(hub, device)] = (hub, device, now + reserveWindow) }
+    }
+
+    /// Claims in the reserve not looked at yet.
+    var reservedCount: Int { reserved.withLock { $0.count } }
+
+    /// Lets go of each claim made into the reserve whose window has passed and whose token
+    /// no installation or registration uses; returns how many were let go. (A claim the
+    /// writer did not commit is simply no longer claimed.)
+    func releaseReserve(state: HubState, writes: WriteQueue, logger: Logger, now: ContinuousClock.Instant = .now) async -> Int {
+        let due = reserved.withLock { reserved in
+            let due = reserved.filter { $0.value.due <= now }
+            for key in due.keys { reserved[key] = nil }
+            return due.values.sorted { ($0.hub, $0.device) < ($1.hub, $1.device) }
+        }
+        var released = 0
+        for claim in due where state.standing(hub: claim.hub, device: claim.device) == .claimed {
+            guard !state.isUsed(hub: claim.hub, device: claim.device) else { continue }
+            if (try? await writes.submit(.releaseDevice(hub: claim.hub, device: claim.device, unlessUsed: true))) != nil {
+                released += 1
+            }
+        }
+        if released > 0 {
+            logger.info(
+                "let go of \(released) claims made into the reserve that no installation followed within \(Self.describe(reserveWindow))"
+            )
+        }
+        return released
+    }
 
     /// Whether the claim of `device` is due to be written again (last written an hour or
     /// more ago, or not since this start); notes that it is being written now.
@@ -67,7 +114,7 @@ final class ClaimKeeper: Sendable {
                     // In use: renewed now, so no sweep finds it again before its time.
                     forget(hub: hub, device: device)
                     if (try? await writes.submit(.renewClaim(hub: hub, device: device))) != nil { progress = true }
-                } else if (try? await writes.submit(.releaseDevice(hub: hub, device: device))) != nil {
+                } else if (try? await writes.submit(.releaseDevice(hub: hub, device: device, unlessUsed: true))) != nil {
                     released += 1
                     progress = true
                 }
@@ -87,6 +134,15 @@ final class ClaimKeeper: Sendable {
         let period = min(.seconds(3600), max(.seconds(1), lifetime / 24))
         while !Task.isCancelled {
             _ = await expire(store: store, state: state, streams: streams, writes: writes, logger: logger)
+            try? await Task.sleep(for: period)
+        }
+    }
+
+    /// Looks at the reserve's claims as their windows pass, until cancelled.
+    func runReserve(state: HubState, writes: WriteQueue, logger: Logger) async {
+        let period = min(.seconds(5), max(.milliseconds(100), reserveWindow / 4))
+        while !Task.isCancelled {
+            _ = await releaseReserve(state: state, writes: writes, logger: logger)
             try? await Task.sleep(for: period)
         }
     }

@@ -23,6 +23,8 @@ extension HubEngine {
         public var maximumStreamsPerClient: Int = 0
         /// How long a claim of the built-in push service holds unused (`ClaimKeeper`).
         public var claimLifetime: Duration = .seconds(7 * 86_400)
+        /// How soon an installation must follow a claim made into the table's last quarter.
+        public var claimReserveWindow: Duration = .seconds(60)
         /// What the hub keeps, and for how long.
         public var retention: RetentionPolicy = .standard
 

@@ -53,7 +53,7 @@ public final class HubEngine: Sendable {
         (self.metrics, self.coordination) = (metrics, coordination)
         let services = Self.services(builtIn: BuiltInPushService(streams: streams, handOff: coordination), others: pushServices)
         explainer = SendExplainer(services: services)
-        let claims = ClaimKeeper(lifetime: configuration.claimLifetime)
+        let claims = ClaimKeeper(lifetime: configuration.claimLifetime, reserveWindow: configuration.claimReserveWindow)
         self.claims = claims
         let retention = RetentionKeeper(policy: configuration.retention)
         self.retention = retention
@@ -142,6 +142,9 @@ public final class HubEngine: Sendable {
                             await self.claims.run(
                                 store: self.store, state: self.state, streams: self.streams, writes: self.writes,
                                 logger: self.logger)
+                        }
+                        loops.addTask {
+                            await self.claims.runReserve(state: self.state, writes: self.writes, logger: self.logger)
                         }
                         loops.addTask { await self.coordination.run(self.nodeWork) }
                         loops.addTask {

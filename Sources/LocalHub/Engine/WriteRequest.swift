@@ -21,8 +21,10 @@ public enum WriteRequest: Sendable {
     /// A claimed token is in use (a stream opened, an installation holds it): its claim counts
     /// from now (`ClaimKeeper`).
     case renewClaim(hub: String, device: String)
-    /// Lets a claim go (its terminal unregistered, an operator removed it, or it expired).
-    case releaseDevice(hub: String, device: String)
+    /// Lets a claim go (its terminal unregistered, an operator removed it, or it expired);
+    /// `unlessUsed`: not if an installation or registration uses the token by then (an
+    /// expiry, or a claim in the reserve that no installation followed).
+    case releaseDevice(hub: String, device: String, unlessUsed: Bool = false)
     /// Fires a scheduled notification that is due: enqueued for dispatch.
     case fireScheduled(hub: String, id: String)
     /// Cancels a scheduled notification that has not fired.

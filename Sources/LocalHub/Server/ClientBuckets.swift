@@ -92,10 +92,16 @@ final class ClientBuckets: Sendable {
                 }
             }
             for (place, var bucket) in zip(counted, refilled) {
-                if refusal == nil { bucket.tokens -= Double(amount) } else if bucket.tokens >= capacity * bucket.share {
+                if refusal == nil {
+                    bucket.tokens -= Double(amount)
+                } else if bucket.tokens >= capacity * bucket.share {
                     continue  // refused, and full: nothing to remember
                 }
-                if place.table == 0 { tables.clients.entries[place.key] = bucket } else { tables.networks.entries[place.key] = bucket }
+                if place.table == 0 {
+                    tables.clients.entries[place.key] = bucket
+                } else {
+                    tables.networks.entries[place.key] = bucket
+                }
             }
             return refusal
         }

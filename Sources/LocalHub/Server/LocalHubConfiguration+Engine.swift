@@ -11,6 +11,7 @@ extension LocalHubConfiguration {
             engine.maximumStreams = maximumStreams
             engine.maximumStreamsPerClient = clientRates.streams
             engine.claimLifetime = claimLifetime
+            engine.claimReserveWindow = claimReserveWindow
             engine.retention = retention
         }
     }

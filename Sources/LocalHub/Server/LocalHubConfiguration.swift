@@ -56,6 +56,9 @@ public struct LocalHubConfiguration: Sendable {
     public var clientRates: ClientRates
     /// How long a claim of the built-in push service holds unused (`HubEngine.claimLifetime`).
     public var claimLifetime: Duration = .seconds(7 * 86_400)
+    /// How soon an installation must follow a claim made into the claim table's last quarter
+    /// (`ClaimKeeper.reserveWindow`).
+    public var claimReserveWindow: Duration = .seconds(60)
     /// What the hub keeps and for how long (`--retention`, `--delivery-log-megabytes`,
     /// `--installation-ttl`).
     public var retention: RetentionPolicy = .standard

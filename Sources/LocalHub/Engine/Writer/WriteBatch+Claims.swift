@@ -35,11 +35,17 @@ extension WriteBatch {
         guard count + (claimDelta[hub.lowercased()] ?? 0) < limits.maximumPerHub else {
             return .quotaExceeded(
                 "the hub's built-in push service holds \(count) devices, the most it may; devices no terminal "
-                    + "used for \(ClaimKeeper.describe(claims.lifetime)) are let go, and an operator can remove some "
-                    + "('breaking-news hub devices remove')")
+                    + "used for \(ClaimKeeper.describe(claims.lifetime)) are let go (claims no installation followed "
+                    + "within \(ClaimKeeper.describe(claims.reserveWindow)), once the table is three quarters full), and "
+                    + "an operator can remove some ('breaking-news hub devices remove')")
         }
         claimed[key] = true
         claimDelta[hub.lowercased(), default: 0] += 1
+        // The last quarter of the table is the reserve: a claim made into it is kept only if
+        // an installation or registration uses it soon (`ClaimKeeper.reserveWindow`).
+        if count + (claimDelta[hub.lowercased()] ?? 0) > limits.maximumPerHub - ClaimKeeper.reserve(of: limits.maximumPerHub) {
+            claims.holdInReserve(hub: hub, device: device)
+        }
         if claims.renewalDue(hub: hub, device: device) { renewalsNoted.append((hub, device)) }
         return issueSecret(hub, device, key)
     }
@@ -67,12 +73,13 @@ extension WriteBatch {
         return .done
     }
 
-    mutating func releaseDevice(_ hub: String, _ device: String) -> WriteResolution {
+    mutating func releaseDevice(_ hub: String, _ device: String, unlessUsed: Bool) -> WriteResolution {
         guard let isClaimed = state.directory.withLock({ $0[hub]?.claimedDevices.contains(device) }) else {
             return .notFound("The hub '\(hub)' is not served")
         }
         let key = Self.key(hub, device)
         guard claimed[key] ?? isClaimed else { return .notFound(WriteRefusal.notClaimed) }
+        if unlessUsed, isUsed(hub, device) { return .done }
         claimed[key] = false
         claimDigests[key] = nil
         claimDelta[hub.lowercased(), default: 0] -= 1

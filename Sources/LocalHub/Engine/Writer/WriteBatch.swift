@@ -88,7 +88,7 @@ struct WriteBatch {
         case .cancelScheduled(let hub, let id): return cancelScheduled(hub, id)
         case .claimDevice(let hub, let device, let secret): return claimDevice(hub, device, secret: secret)
         case .renewClaim(let hub, let device): return renewClaim(hub, device)
-        case .releaseDevice(let hub, let device): return releaseDevice(hub, device)
+        case .releaseDevice(let hub, let device, let unlessUsed): return releaseDevice(hub, device, unlessUsed: unlessUsed)
         case .channelGone(let gone): return channelGone(gone)
         case .removeExpired(let record): return removeExpired(record)
         }
