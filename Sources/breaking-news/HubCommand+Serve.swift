@@ -143,7 +143,7 @@ extension HubCommand {
 
         @Option(
             name: .customLong("delivery-log-megabytes"),
-            help: "The most the delivery log may take; the oldest deliveries go first.")
+            help: "The most the delivery log may take; over it, the devices holding the most give their oldest first.")
         var deliveryLogMegabytes: Int = Int(RetentionPolicy.standard.maximumLogBytes >> 20)
 
         @Option(

@@ -38,7 +38,8 @@ public protocol HubStore: Sendable {
     func staleClaims(before: Date, limit: Int) async throws -> [(hub: String, device: String)]
     /// Removes deliveries (and their payloads) made before `horizon`, and notifications that
     /// ended before it; then, while the delivery log takes more than `maximumLogBytes`, the
-    /// oldest notifications' deliveries. What a device lost is kept as its `gap`.
+    /// deliveries of the devices holding the most, oldest first (`HolderEviction`), and, if
+    /// that did not make it fit, the oldest deliveries. What a device lost is kept as its `gap`.
     func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport
     /// What retention took from a device, if anything.
     func gap(hub: String, device: String) async throws -> DeliveryGap?

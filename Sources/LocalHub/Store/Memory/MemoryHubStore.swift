@@ -130,33 +130,27 @@ public actor MemoryHubStore: HubStore {
 
     public func prune(before horizon: Date, maximumLogBytes: Int64) -> PruneReport {
         var report = PruneReport()
-        // Oldest first: by age, then while the log is over its bytes.
+        var devices = Set<String>()
+        // By age; then, over the cap, the largest holders' oldest; then, if it still does not
+        // fit, the oldest.
         deliveryLog.sort { $0.seq < $1.seq }
-        var cut = deliveryLog.firstIndex { $0.delivered >= horizon } ?? deliveryLog.endIndex
-        if logBytes(deliveryLog[cut...]) > maximumLogBytes {
+        let young = deliveryLog.firstIndex { $0.delivered >= horizon } ?? deliveryLog.endIndex
+        removeLog(Set(deliveryLog[..<young].map(\.seq)), devices: &devices, report: &report)
+        for _ in 0..<HolderEviction.passes {
+            let excess = logBytes(deliveryLog[...]) - maximumLogBytes
+            guard excess > 0 else { break }
+            removeLog(holderEvictions(excess: Double(excess)), devices: &devices, report: &report)
+        }
+        if logBytes(deliveryLog[...]) > maximumLogBytes {
             // The least cut that fits (what is kept only shrinks as the cut moves on).
-            var (low, high) = (cut, deliveryLog.endIndex)
+            var (low, high) = (0, deliveryLog.endIndex)
             while low < high {
                 let middle = (low + high) / 2
                 if logBytes(deliveryLog[middle...]) > maximumLogBytes { low = middle + 1 } else { high = middle }
             }
-            cut = low
+            removeLog(Set(deliveryLog[..<low].map(\.seq)), devices: &devices, report: &report)
         }
-        let removed = deliveryLog[..<cut]
-        var devices = Set<String>()
-        for delivery in removed {
-            let key = key(delivery.hub, delivery.device)
-            devices.insert(key)
-            var gap = gaps[key] ?? DeliveryGap(from: delivery.seq, through: delivery.seq, count: 0)
-            gap.through = max(gap.through, delivery.seq)
-            gap.count += 1
-            gaps[key] = gap
-        }
-        report.deliveries = removed.count
         report.devices = devices.count
-        report.payloads = Set(removed.map { "\($0.notificationId)\u{0}\($0.template)\u{0}\($0.payload)" }).count
-        deliverySeqs.subtract(removed.map(\.seq))
-        deliveryLog.removeFirst(cut)
         let before = notificationOrder.count
         notificationOrder.removeAll { id in
             guard let n = notifications[id], let ended = n.ended, ended < horizon,
@@ -169,12 +163,59 @@ public actor MemoryHubStore: HubStore {
         return report
     }
 
+    /// The numbers of the deliveries the largest holders give for `excess` bytes to go
+    /// (`HolderEviction`), each device's oldest first.
+    private func holderEvictions(excess: Double) -> Set<Int64> {
+        var sharing: [String: Int64] = [:]
+        for delivery in deliveryLog { sharing[Self.payloadKey(delivery), default: 0] += 1 }
+        func charge(_ delivery: Delivery) -> Double {
+            HolderEviction.charge(
+                payloadBytes: Int64(delivery.payload.utf8.count), sharing: sharing[Self.payloadKey(delivery)] ?? 1)
+        }
+        var holdings: [String: Double] = [:]
+        for delivery in deliveryLog { holdings[key(delivery.hub, delivery.device), default: 0] += charge(delivery) }
+        let gives = HolderEviction.gives(holdings, excess: excess)
+        var given: [String: Double] = [:]
+        var seqs = Set<Int64>()
+        for delivery in deliveryLog {
+            let device = key(delivery.hub, delivery.device)
+            guard let give = gives[device], given[device, default: 0] < give else { continue }
+            given[device, default: 0] += charge(delivery)
+            seqs.insert(delivery.seq)
+        }
+        return seqs
+    }
+
+    /// Removes the deliveries numbered `seqs`, noting each device's loss as its gap, and
+    /// counts the payloads no delivery uses any more.
+    private func removeLog(_ seqs: Set<Int64>, devices: inout Set<String>, report: inout PruneReport) {
+        guard !seqs.isEmpty else { return }
+        let payloadsBefore = Set(deliveryLog.map(Self.payloadKey)).count
+        for delivery in deliveryLog where seqs.contains(delivery.seq) {
+            let key = key(delivery.hub, delivery.device)
+            devices.insert(key)
+            var gap = gaps[key] ?? DeliveryGap(from: delivery.seq, through: delivery.seq, count: 0)
+            gap.through = max(gap.through, delivery.seq)
+            gap.count += 1
+            gaps[key] = gap
+        }
+        deliveryLog.removeAll { seqs.contains($0.seq) }
+        deliverySeqs.subtract(seqs)
+        report.deliveries += seqs.count
+        report.payloads += payloadsBefore - Set(deliveryLog.map(Self.payloadKey)).count
+    }
+
+    /// A payload as the log keeps it once: its notification, template and body.
+    private static func payloadKey(_ delivery: Delivery) -> String {
+        "\(delivery.notificationId)\u{0}\(delivery.template)\u{0}\(delivery.payload)"
+    }
+
     /// What the log takes: each distinct payload of a notification once, and each delivery.
     private func logBytes(_ deliveries: ArraySlice<Delivery>) -> Int64 {
         var seen = Set<String>()
         var bytes: Int64 = 0
         for delivery in deliveries {
-            if seen.insert("\(delivery.notificationId)\u{0}\(delivery.template)\u{0}\(delivery.payload)").inserted {
+            if seen.insert(Self.payloadKey(delivery)).inserted {
                 bytes += Int64(delivery.payload.utf8.count)
             }
             bytes += deliveryRowBytes

@@ -3,6 +3,7 @@ import PostgresNIO
 
 /// Retention on PostgreSQL: deliveries are numbered in commit order, so what is older than a
 /// horizon is one range of numbers, removed after each device's share is noted as its gap.
+/// Over the cap, the largest holders give first (`evictLargestHolders`).
 extension PostgresHubStore {
     public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
         try await transaction { connection in
@@ -26,8 +27,10 @@ extension PostgresHubStore {
                 """, logger: self.logger
             ).collect().first?.decode(Int64?.self)
             if let seq = byAge { report.merge(try await self.removeLog(through: seq, on: connection)) }
-            // Over the cap: the newest deliveries that fit are kept, by the average size (each
-            // payload counted once, as on SQLite).
+            report.merge(try await self.evictLargestHolders(maximum: maximumLogBytes, on: connection))
+            // Still over the cap (payloads many devices share free little each): the newest
+            // deliveries that fit are kept, by the average size (each payload counted once, as
+            // on SQLite).
             let totals = try await connection.query(
                 """
                 SELECT (SELECT COALESCE(SUM(length(body)), 0) FROM payload)

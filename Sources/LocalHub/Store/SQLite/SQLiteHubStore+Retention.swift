@@ -4,7 +4,8 @@ import GRDB
 /// Retention on SQLite. Deliveries are numbered in the order they are recorded, and every
 /// payload knows the last number of its deliveries (`last_seq`), so what is older than a
 /// horizon is one range of numbers: removed with one range delete, after each device's share
-/// of it is noted as its gap.
+/// of it is noted as its gap. Over the cap, the largest holders give first
+/// (`evictLargestHolders`).
 extension SQLiteHubStore {
     public func prune(before horizon: Date, maximumLogBytes: Int64) async throws -> PruneReport {
         var report = PruneReport()
@@ -16,6 +17,9 @@ extension SQLiteHubStore {
                 db, sql: "SELECT MAX(id) FROM payload WHERE delivered < ?", arguments: [horizon.timeIntervalSince1970])
         }
         if let through = byAge { report.merge(try await removeLog(upTo: through)) }
+        report.merge(try await evictLargestHolders(maximum: maximumLogBytes))
+        // What the holders' passes left over the cap (payloads many devices share free little
+        // each): the oldest, as before.
         let overCap = try await pool.read { db in try Self.overCap(maximumLogBytes, in: db) }
         if let (through, _) = overCap { report.merge(try await removeLog(upTo: through)) }
         report.notifications = try await pool.write { db in
