@@ -10,14 +10,7 @@ extension PostgresHubStore {
     func evictLargestHolders(maximum: Int64, on connection: PostgresConnection) async throws -> PruneReport {
         var report = PruneReport()
         for _ in 0..<HolderEviction.passes {
-            let totals = try await connection.query(
-                """
-                SELECT (SELECT COALESCE(SUM(length(body)), 0) FROM payload)
-                        + (SELECT COALESCE(SUM(length(payload)), 0) FROM delivery_v1),
-                    (SELECT COUNT(*) FROM delivery) + (SELECT COUNT(*) FROM delivery_v1)
-                """, logger: logger
-            ).collect().first?.decode((Int64, Int64).self)
-            guard let (bytes, count) = totals else { break }
+            guard let (bytes, count) = try await logTotals(on: connection) else { break }
             let excess = bytes + count * deliveryRowBytes - maximum
             guard excess > 0 else { break }
             var holdings: [Int64: Double] = [:]

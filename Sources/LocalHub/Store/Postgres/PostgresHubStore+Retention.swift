@@ -31,13 +31,7 @@ extension PostgresHubStore {
             // Still over the cap (payloads many devices share free little each): the newest
             // deliveries that fit are kept, by the average size (each payload counted once, as
             // on SQLite).
-            let totals = try await connection.query(
-                """
-                SELECT (SELECT COALESCE(SUM(length(body)), 0) FROM payload)
-                        + (SELECT COALESCE(SUM(length(payload)), 0) FROM delivery_v1),
-                    (SELECT COUNT(*) FROM delivery) + (SELECT COUNT(*) FROM delivery_v1)
-                """, logger: self.logger
-            ).collect().first?.decode((Int64, Int64).self)
+            let totals = try await self.logTotals(on: connection)
             if let (bytes, count) = totals, count > 0, bytes + count * deliveryRowBytes > maximumLogBytes {
                 let each = max(1, (bytes + count * deliveryRowBytes) / count)
                 let kept = max(0, maximumLogBytes / each)
@@ -60,6 +54,17 @@ extension PostgresHubStore {
             if report.deliveries > 0 { try await self.dropUnusedDeviceReferences(on: connection) }
             return report
         }
+    }
+
+    /// The log's payload bytes and its deliveries, both forms together.
+    func logTotals(on connection: PostgresConnection) async throws -> (bytes: Int64, count: Int64)? {
+        try await connection.query(
+            """
+            SELECT (SELECT COALESCE(SUM(length(body)), 0) FROM payload)
+                    + (SELECT COALESCE(SUM(length(payload)), 0) FROM delivery_v1),
+                (SELECT COUNT(*) FROM delivery) + (SELECT COUNT(*) FROM delivery_v1)
+            """, logger: logger
+        ).collect().first?.decode((Int64, Int64).self)
     }
 
     /// Devices left with no delivery lose their reference, under the deliveries lock: a

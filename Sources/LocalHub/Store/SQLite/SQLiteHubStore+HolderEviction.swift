@@ -31,19 +31,10 @@ extension SQLiteHubStore {
 
     /// What the largest holders give for the log to fit `maximum`; nil when it fits.
     private static func holderCuts(_ maximum: Int64, in db: Database) throws -> HolderCuts? {
-        let total = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT COALESCE(SUM(length(body)), 0) AS bytes, (SELECT COUNT(*) FROM delivery) AS n,
-                    (SELECT COALESCE(MAX(seq), 0) FROM delivery) AS measured
-                FROM payload
-                """)
-        let bytes: Int64 = total?["bytes"] ?? 0
-        let count: Int64 = total?["n"] ?? 0
-        let (rows, overflow) = count.multipliedReportingOverflow(by: deliveryRowBytes)
-        let excess = overflow ? Int64.max : (bytes + rows - maximum)
-        guard excess > 0, count > 0 else { return nil }
-        var plan = HolderCuts(measured: StoredRange.clamped(total?["measured"] ?? 0))
+        let excess = try Self.excess(over: maximum, in: db)
+        guard excess > 0 else { return nil }
+        var plan = HolderCuts(
+            measured: StoredRange.clamped(try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM delivery") ?? 0))
         // Stored values are data: cast to numbers in the query, so nothing here traps.
         let pairs = "SELECT COALESCE(CAST(device AS INTEGER), 0), COALESCE(CAST(payload AS INTEGER), 0) FROM delivery"
         var sizes: [Int64: Int64] = [:]

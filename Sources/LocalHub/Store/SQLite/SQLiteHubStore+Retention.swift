@@ -83,12 +83,7 @@ extension SQLiteHubStore {
     /// to remove and its last number; nil when it fits. Each payload's share is its body and
     /// its deliveries (the numbers since the payload before).
     private static func overCap(_ maximum: Int64, in db: Database) throws -> (Int64, Int64)? {
-        let total = try Row.fetchOne(
-            db,
-            sql: "SELECT COALESCE(SUM(length(body)), 0) AS bytes, (SELECT COUNT(*) FROM delivery) AS n FROM payload")
-        let bytes: Int64 = total?["bytes"] ?? 0
-        let deliveries: Int64 = total?["n"] ?? 0
-        var excess = bytes + deliveries * deliveryRowBytes - maximum
+        var excess = try Self.excess(over: maximum, in: db)
         guard excess > 0 else { return nil }
         // A `last_seq` that is no number (written by hand) counts as the payload before's.
         let payloads = try Row.fetchCursor(
@@ -109,6 +104,18 @@ extension SQLiteHubStore {
             cut = (row["id"], max(cut?.1 ?? 0, last))
         }
         return cut
+    }
+
+    /// What the log takes beyond `maximum` bytes (0 or less: it fits): its payloads, and
+    /// `deliveryRowBytes` a delivery.
+    static func excess(over maximum: Int64, in db: Database) throws -> Int64 {
+        let total = try Row.fetchOne(
+            db,
+            sql: "SELECT COALESCE(SUM(length(body)), 0) AS bytes, (SELECT COUNT(*) FROM delivery) AS n FROM payload")
+        let bytes: Int64 = total?["bytes"] ?? 0
+        let deliveries: Int64 = total?["n"] ?? 0
+        let (rows, overflow) = deliveries.multipliedReportingOverflow(by: deliveryRowBytes)
+        return overflow ? Int64.max : bytes + rows - maximum
     }
 
     public func gap(hub: String, device: String) async throws -> DeliveryGap? {
