@@ -77,6 +77,9 @@ public struct NewsProfile: Sendable {
         }
     }
 
+    /// The last sends of the home's compose screens.
+    public var sentHistory: SentHistory { SentHistory(url: paths.sentHistoryFile) }
+
     /// The stored selection, in screen order (unknown names dropped).
     public var selectedCategories: [Category] {
         let names = Set(store.load().values.categories.map { $0.lowercased() })

@@ -11,15 +11,18 @@ public enum ChildProcess {
     /// - Parameters:
     ///   - newSession: run it in a session of its own (no controlling terminal).
     ///   - standardOutput: a file for its standard output; `/dev/null` when nil. Standard
-    ///     input and error are `/dev/null`.
+    ///     error is `/dev/null`.
     ///   - environment: its environment; this process's when nil.
+    ///   - input: the reading end of a pipe for its standard input (`/dev/null` when nil).
     @discardableResult
     public static func run(
-        _ argv: [String], newSession: Bool = false, standardOutput: String? = nil, environment: [String: String]? = nil
+        _ argv: [String], newSession: Bool = false, standardOutput: String? = nil, environment: [String: String]? = nil,
+        input: Int32? = nil
     ) throws -> Int32 {
         let pid = try spawn(
             argv, newSession: newSession, ownGroup: false, environment: environment, directory: nil,
-            output: .file(standardOutput ?? "/dev/null"), error: .file("/dev/null"))
+            output: .file(standardOutput ?? "/dev/null"), error: .file("/dev/null"),
+            input: input.map(Sink.descriptor) ?? .file("/dev/null"))
         return Running.exitCode(of: Running.reap(pid))
     }
 

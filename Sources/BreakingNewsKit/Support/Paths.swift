@@ -43,6 +43,8 @@ public struct Paths: Sendable, Equatable {
 
     /// `inbox.jsonl`: every message this terminal received.
     public var inboxFile: URL { dataDirectory.appendingPathComponent("inbox.jsonl") }
+    /// `sent.json`: the last sends of this home's compose screens, for ↑ to recall.
+    public var sentHistoryFile: URL { dataDirectory.appendingPathComponent("sent.json") }
     /// The embedded hub's folder: database, keys, state file, log.
     public var hubDirectory: URL { dataDirectory.appendingPathComponent("hub") }
 }
