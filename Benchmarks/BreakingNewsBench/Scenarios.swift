@@ -389,11 +389,17 @@ func logRedraw(entries: Int, runs: Int, view: LogView) -> BenchRow {
     return BenchRow(scenario: view.name, value: value, unit: "ms", target: "< 2", met: value < 2)
 }
 
-/// 5d. Editing in the compose field, on the virtual terminal: a key typed into a 4 KB draft
+/// 5d. Editing in the compose field, on the virtual terminal: a key typed into a 4 KB draft of
+/// several lines
 /// until its frame is drawn, and a 1 KB paste until its frame is drawn.
 func editing(runs: Int) -> [BenchRow] {
+    // Several lines, each wrapping over rows of the field, as real news is.
     var draft = ""
-    while draft.utf8.count < 4096 { draft += "Polls close at 22:00 🗳️ in 🇫🇷, counting starts at once. " }
+    var sentence = 0
+    while draft.utf8.count < 4096 {
+        sentence += 1
+        draft += "Polls close at 22:00 🗳️ in 🇫🇷, counting starts at once." + (sentence % 4 == 0 ? "\n" : " ")
+    }
     func composing(_ text: String) -> AppState {
         var state = AppState(
             categories: categories.map(Category.init), selection: [], registration: nil, items: [], rows: 30, columns: 100,

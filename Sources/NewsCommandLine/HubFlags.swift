@@ -49,6 +49,14 @@ public struct HubFlags: ParsableArguments, Sendable {
 
 /// The terminal UI's flags: `breaking-news ui` and the UI program take the same ones.
 public struct UIFlags: ParsableArguments, Sendable {
+    /// What `--help` of both UI programs says about the keys.
+    public static let discussion = """
+        Keys: ? shows them all; the manual's key table lists them. In the message field Enter \
+        sends, Alt-Enter starts a new line, ↑ (and Ctrl-P / Ctrl-N) recalls the last 100 sends, \
+        Ctrl-X Ctrl-E writes the message in $VISUAL or $EDITOR. y copies into tmux's buffer \
+        inside tmux, else with OSC 52, or with config.json's "copyCommand".
+        """
+
     @Flag(help: "Let the mouse click tabs and switches.")
     public var mouse = false
 

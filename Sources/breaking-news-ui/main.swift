@@ -10,7 +10,8 @@ import NewsTerminal
 
 struct BreakingNewsUI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "breaking-news ui", abstract: "The terminal UI: category switches, compose and send, received log.")
+        commandName: "breaking-news ui", abstract: "The terminal UI: category switches, compose and send, received log.",
+        discussion: UIFlags.discussion)
 
     @OptionGroup var flags: UIFlags
 

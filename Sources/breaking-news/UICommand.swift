@@ -7,7 +7,8 @@ import NewsTerminal
 /// `breaking-news` (or `breaking-news ui`): the terminal UI.
 struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ui", abstract: "Open the terminal UI: category switches, compose and send, received log (the default).")
+        commandName: "ui", abstract: "Open the terminal UI: category switches, compose and send, received log (the default).",
+        discussion: UIFlags.discussion)
 
     @OptionGroup var flags: UIFlags
 

@@ -30,7 +30,7 @@ struct ComposeKeysEndToEndTests {
             var screen = try await tmux.waitFor("k") { $0.contains("▏quake hits coast; bad damage all along") }
             #expect(screen.contains("[x] World   [ ] Politics   [ ] Business"), "nothing checked: \(screen)")
             #expect(!screen.contains("exit="), "q quit nothing")
-            #expect(screen.contains("Enter send  Esc/↓ categories"), "the field has the keys")
+            #expect(screen.contains("Enter send  Alt-Enter new line"), "the field has the keys")
             let defaults = try String(contentsOf: user.home.appendingPathComponent("config/defaults.json"), encoding: .utf8)
             #expect(!defaults.contains("arrivalAlerts"), "b and d switched nothing: \(defaults)")
 
@@ -73,7 +73,7 @@ struct ComposeKeysEndToEndTests {
             // Without -p tmux pastes unbracketed, line breaks as carriage returns: Enter keys.
             _ = try await tmux.run(["set-buffer", "-b", "two", " first line\nsecond line"])
             _ = try await tmux.run(["paste-buffer", "-b", "two", "-t", "=p:"])
-            let screen = try await tmux.waitFor("p") { $0.contains("▏bracketed words first line⏎second line") }
+            let screen = try await tmux.waitFor("p") { $0.contains("▏bracketed words first line\n  ▏second line") }
             #expect(!screen.contains("✓ sent") && !screen.contains("Sending"), "a paste sends nothing: \(screen)")
         }
     }

@@ -148,7 +148,7 @@ struct ComposeEndToEndTests {
             try await tmux.type("p", "draft ")
             _ = try await tmux.run(["set-buffer", "-b", "news", "line one\nline two"])
             _ = try await tmux.run(["paste-buffer", "-p", "-b", "news", "-t", "=p:"])
-            var screen = try await tmux.waitFor("p") { $0.contains("▏draft line one⏎line two") }
+            var screen = try await tmux.waitFor("p") { $0.contains("▏draft line one\n  ▏line two") }
             #expect(!screen.contains("✓ sent") && !screen.contains("Cannot send"), "a paste sends nothing")
             try await tmux.keys("p", "Tab", "q")
             screen = try await tmux.waitFor("p") { $0.contains("exit=") }
@@ -156,7 +156,7 @@ struct ComposeEndToEndTests {
 
             try await tmux.startUI("p2", of: user, hub: hub.full)
             try await tmux.keys("p2", "2")
-            screen = try await tmux.waitFor("p2") { $0.contains("▏draft line one⏎line two") }
+            screen = try await tmux.waitFor("p2") { $0.contains("▏draft line one\n  ▏line two") }
             #expect(screen.contains("23/1024 bytes"))
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import NewsCommandLine
 import Testing
 
@@ -107,5 +108,24 @@ import Testing
         ] {
             #expect(refusal(arguments) == ExitStatus.usage.rawValue, "\(arguments)")
         }
+    }
+}
+
+/// `--help` of the UI programs names keys the manual's key table has (issue 50).
+struct UIHelpTests {
+    @Test func theKeysHelpNamesAreTheManuals() throws {
+        let manual = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../docs/manual.md"),
+            encoding: .utf8)
+        for (said, row) in [
+            ("Alt-Enter", "Alt-Enter"), ("Ctrl-P / Ctrl-N", "Ctrl-P/Ctrl-N"), ("Ctrl-X Ctrl-E", "Ctrl-X Ctrl-E"),
+            ("y copies", "y"),
+            ("? shows", "?"),
+        ] {
+            #expect(UIFlags.discussion.contains(said))
+            #expect(manual.contains("| `\(row)` |"), "the key table has \(row)")
+        }
+        #expect(manual.contains("\"copyCommand\""))
     }
 }

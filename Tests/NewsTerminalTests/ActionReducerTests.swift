@@ -63,13 +63,13 @@ struct ActionReducerTests {
 
     @Test func yCopiesTheMessageOrALink() {
         var state = Self.onLog("Breaking World News : no link")
-        #expect(state.press(.character("y")) == [.copy("Breaking World News : no link")])
+        #expect(state.press(.character("y")) == [.copy("Breaking World News : no link", what: "the message")])
         state = Self.onLog(Self.twoLinks)
         #expect(state.press(.character("y")) == [])
         #expect(rendered(state).text.contains("Copy what?"))
-        #expect(state.press(.enter) == [.copy(Self.twoLinks)])
+        #expect(state.press(.enter) == [.copy(Self.twoLinks, what: "the message")])
         _ = state.press(.character("y"))
-        #expect(state.press(.character("3")) == [.copy("https://source.example/report")])
+        #expect(state.press(.character("3")) == [.copy("https://source.example/report", what: "the link")])
     }
 
     @Test func pipeAsksForACommandTypedInTheFooter() {

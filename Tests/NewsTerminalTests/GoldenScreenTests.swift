@@ -71,14 +71,27 @@ struct GoldenScreenTests {
 
     @Test func composeBeforeAndAfterSending() throws {
         let captures = try Self.captures(under: "2 · Compose")
-        try #require(captures.count == 2)
+        try #require(captures.count == 3)
         var state = base()
         _ = state.press(.character("2"))
         state.compose.checked = names.map { $0 == "World" || $0 == "Sports" }
-        _ = state.type("Election night: polls close at 22:00 🗳️")
+        let lines = ["Election night: polls close at 22:00 🗳️", "Turnout is the highest since 1992.", "Results here from 23:00."]
+        for (i, line) in lines.enumerated() {
+            if i > 0 { _ = state.press(.alt("\n")) }
+            _ = state.type(line)
+        }
         expectDrawn(state, matches: captures[0])
 
-        let text = "Election night: polls close at 22:00 🗳️"
+        // At the smallest size: two rows of the field, scrolled to the cursor (▲: more above).
+        var small = state
+        small.rows = 14
+        small.columns = 50
+        _ = small.reduce(.resized(rows: 14, columns: 50))
+        _ = small.press(.character(" "))
+        _ = small.press(.backspace)
+        expectDrawn(small, matches: captures[2])
+
+        let text = lines.joined(separator: "\n")
         #expect(state.press(.enter) == [], "two categories: asked first")
         #expect(state.press(.enter) == [.send(text: text, categories: ["World", "Sports"])])
         _ = state.reduce(

@@ -62,11 +62,13 @@ struct ScreenTests {
         #expect(terminal.cursor.visible)
         #expect(terminal.cursor.column == 3 + TextWidth.of("世界 news 🎉"))
         #expect(terminal.cursor.column == 15)
-        #expect(lines[7] == "   16/1024 bytes")
-        #expect(lines[10].contains("[ ] World") && lines[10].contains("[ ] Sports"), "nothing preselected")
-        #expect(lines[12] == "   [ Send Notification ]")
-        #expect(lines[14].hasPrefix("  World       ✓ sent  abc-1"))
-        #expect(lines[15].hasPrefix("  Sports      ✗ failed  the hub answered 403"))
+        #expect(lines[7...10].allSatisfy { $0 == "  ▏" }, "five rows of field at 100×30")
+        #expect(lines[11] == "   Level: normal   Expires: never   Story: none")
+        #expect(lines[12] == "   16/1024 bytes · no category checked")
+        #expect(lines[15].contains("[ ] World") && lines[15].contains("[ ] Sports"), "nothing preselected")
+        #expect(lines[17] == "   [ Send Notification ]   ↓ to the results, Enter explains one")
+        #expect(lines[19].hasPrefix("  World       ✓ sent  abc-1"))
+        #expect(lines[20].hasPrefix("  Sports      ✗ failed  the hub answered 403"))
         expectFits(terminal)
     }
 
@@ -111,7 +113,7 @@ struct ScreenTests {
             _ = state.press(.character(Character(screen)))
             let terminal = rendered(state)
             let footer = terminal.lines[13]
-            let hints = state.screen == .compose ? "Enter send  Esc/↓ categories" : "Space/Enter toggle  s subscribe"
+            let hints = state.screen == .compose ? "Enter send  Alt-Enter new line" : "Space/Enter toggle  s subscribe"
             #expect(footer.hasPrefix(" " + hints), "screen \(screen): \(footer)")
             #expect(terminal.lines[12].allSatisfy { $0 == "─" }, "screen \(screen): the rule is whole")
         }

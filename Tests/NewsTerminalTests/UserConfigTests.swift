@@ -68,7 +68,7 @@ struct UserConfigTests {
         ("{", "/c/config.json: not a JSON object: every setting is the default"),
         (
             #"{"colours": "light"}"#,
-            "/c/config.json: colours: unknown setting (the settings are keys, colors, hyperlinks, letterKeys, confirmQuit, order)"
+            "/c/config.json: colours: unknown setting (the settings are keys, colors, hyperlinks, letterKeys, confirmQuit, order, copyCommand)"
         ),
         (#"{"colors": "solarized"}"#, #"/c/config.json: colors: must be "default" or "light""#),
         (#"{"hyperlinks": 1}"#, #"/c/config.json: hyperlinks: must be true, false or "auto""#),
@@ -81,10 +81,23 @@ struct UserConfigTests {
             "/c/config.json: keys.quit: “Ctrl-?” is not a key name (a character, or Up, Down, PgUp, Enter, Esc, Ctrl-X…)"
         ),
         (#"{"keys": {"down": "J", "up": "J"}}"#, "/c/config.json: keys.up: “J” is bound to down already"),
+        (
+            #"{"copyCommand": "wl-copy\nrm -rf ~"}"#,
+            #"/c/config.json: copyCommand: must be a command line ("wl-copy", "xclip -selection clipboard"), one line"#
+        ),
+        (
+            #"{"copyCommand": ["xclip"]}"#,
+            #"/c/config.json: copyCommand: must be a command line ("wl-copy", "xclip -selection clipboard"), one line"#
+        ),
     ])
     func eachBadEntryIsRefusedWithItsReason(json: String, problem: String) {
         let config = Self.parse(json)
         #expect(config.problems == [problem])
+    }
+
+    @Test func aCopyCommandIsKept() {
+        #expect(Self.parse(#"{"copyCommand": " xclip -selection clipboard "}"#).copyCommand == "xclip -selection clipboard")
+        #expect(Self.parse("{}").copyCommand == nil)
     }
 
     @Test func aBadEntryLeavesTheOthersAndItsDefault() {

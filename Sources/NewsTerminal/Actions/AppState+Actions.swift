@@ -37,10 +37,8 @@ extension AppState {
         return [.openLink(link)]
     }
 
-    private mutating func copy(_ text: String, what: String) -> [Effect] {
-        note("Copied \(what) to the clipboard (OSC 52)")
-        return [.copy(text)]
-    }
+    /// The runtime copies it, and says where to.
+    private func copy(_ text: String, what: String) -> [Effect] { [.copy(text, what: what)] }
 
     /// The link chooser's keys: up and down (the arrows, or the keys bound to them), a digit
     /// for its line, Enter to take the line, Esc or q to cancel.

@@ -20,6 +20,8 @@ public enum Message: Sendable, Hashable {
     case inbox(InboxUpdate)
     /// A link opened, a copy or a pipe ended: what to say about it.
     case actionDone(String)
+    /// The editor saved the message: the field's text now.
+    case edited(String)
     /// What another window or a command changed in the home: categories, registration, marks.
     /// `alertSwitchesStored`: how many of this window's alert switches were stored when the
     /// alerts were read (nil: none of its own, as from another process).
@@ -47,8 +49,14 @@ public enum Effect: Sendable, Hashable {
     case changeReadMarks(ReadChange)
     /// Open `url` (an http or https link) in the browser.
     case openLink(String)
-    /// Put `text` on the clipboard (OSC 52).
-    case copy(String)
+    /// Put `text` (`what` says what it is: "the message", "the link") on the clipboard: the
+    /// `copyCommand` of config.json, tmux's buffer inside tmux, else OSC 52.
+    case copy(String, what: String)
+    /// Let the user write the message in their editor (`$VISUAL`, `$EDITOR`), curses
+    /// suspended; the field gets what the editor saved.
+    case editMessage(String)
+    /// Keep a send in the home's history (`SentHistory`).
+    case remember(SentMessage)
     /// Run `command` with `text` on its standard input, on the terminal.
     case pipe(text: String, command: String)
     /// Try the hub again now: end a receiver's wait, or settle the hub again; `startingHub`
@@ -72,6 +80,7 @@ extension AppState {
             self.rows = rows
             self.columns = columns
             clampLog()
+            compose.fieldTop = composeField.top(from: compose.fieldTop, height: geometry.composeFieldRows)
             return []
         case .tick(let date):
             now = date
@@ -89,6 +98,10 @@ extension AppState {
             return []
         case .actionDone(let text):
             note(text)
+            return []
+        case .edited(let text):
+            replaceMessage(with: Array(text))
+            note("The message is as your editor saved it: Enter sends it")
             return []
         case .registration(let record, let userInitiated):
             registration = record
@@ -111,7 +124,16 @@ extension AppState {
                 compose.text = Array(kept)
             }
             compose.inFlight = []
-            return []
+            compose.fieldTop = 0
+            compose.goalColumn = nil
+            // Sent to one category at least: the home's history has it, for ↑ to recall.
+            let sent = compose.inFlightSend
+            compose.inFlightSend = nil
+            guard let sent, rows.contains(where: \.succeeded) else { return [] }
+            compose.sent = Array((compose.sent + [sent]).suffix(SentHistory.limit))
+            compose.recalled = nil
+            compose.stashed = []
+            return [.remember(sent)]
         case .inbox(.status(let status)):
             connection = status
             if case .reconnecting(let seconds, _) = status {

@@ -89,19 +89,6 @@ public struct AppState: Sendable, Hashable {
         case result(Int)
     }
 
-    public struct Compose: Sendable, Hashable {
-        public var text: [Character] = []
-        public var cursor = 0
-        public var focus: ComposeFocus = .text
-        public var checked: [Bool]
-        public var results: [SendResultRow] = []
-        public var sending = false
-        /// The text of the send under way: what a successful send takes out of the field,
-        /// leaving anything typed meanwhile.
-        public var inFlight: [Character] = []
-        public var error: String?
-    }
-
     public struct Log: Sendable, Hashable {
         /// Position in the visible list (in `order`).
         public var cursor = 0
@@ -223,20 +210,18 @@ public struct AppState: Sendable, Hashable {
     public init(
         categories: [Category], selection: [Category], registration: RegistrationRecord?, items: [InboxEntry],
         readMarks: ReadMarks = ReadMarks(), deleted: ReadMarks = ReadMarks(), rows: Int, columns: Int, now: Date = Date(),
-        warning: String? = nil, draft: String = ""
+        warning: String? = nil, draft: String = "", sent: [SentMessage] = []
     ) {
         self.categories = categories
         self.switches = Set(selection)
         self.storedSelection = Set(selection)
         self.registration = registration
         self.marks = InboxMarks(read: readMarks, deleted: deleted)
-        // Nothing is checked until the user checks it: a send goes where they chose.
-        self.compose = Compose(checked: Array(repeating: false, count: categories.count))
-        compose.text = Array(draft)
-        compose.cursor = compose.text.count
+        self.compose = Compose(categories: categories, draft: draft, sent: sent)
         self.rows = rows
         self.columns = columns
         self.now = now
+        compose.fieldTop = composeField.top(from: 0, height: geometry.composeFieldRows)
         receive(items)
         if let warning { dialog = Dialog(title: "A file could not be read", message: warning, isError: true) }
     }

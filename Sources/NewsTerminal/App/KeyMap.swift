@@ -193,9 +193,14 @@ public struct KeyMap: Sendable, Hashable {
 
     /// Keys of the compose screen's text field, which takes every printable key itself.
     public static let textFieldKeys: [(String, String)] = [
-        ("letters", "text, on the category row too (q)"),
-        ("←/→", "move the cursor"), ("Home/End", "start / end (Ctrl-A / Ctrl-E)"), ("Backspace/Del", "delete"),
+        ("letters", "text, on the category row too (q)"), ("Enter", "send"),
+        ("Alt-Enter", "a new line (a paste keeps its lines)"), ("←/→", "move the cursor"),
+        ("↑/↓", "the row above / below; ↑ on the first row recalls the last send, ↓ on the last leaves the field"),
+        ("Ctrl-P/Ctrl-N", "an earlier / a later send (the last 100 of this home)"),
+        ("Ctrl-X Ctrl-E", "write the message in $VISUAL or $EDITOR"),
+        ("Home/End", "start / end of the row (Ctrl-A / Ctrl-E)"), ("Backspace/Del", "delete"),
         ("Alt-B/Alt-F", "a word left / right"), ("Ctrl-W", "delete the word before"), ("Alt-D", "delete the word after"),
-        ("Ctrl-U", "delete to the start"), ("Ctrl-K", "delete to the end"), ("Esc/↓", "leave the field"),
+        ("Ctrl-U", "delete to the start of the line"), ("Ctrl-K", "delete to the end of the line"),
+        ("Esc", "leave the field"),
     ]
 }

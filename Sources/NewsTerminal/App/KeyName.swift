@@ -42,6 +42,7 @@ public enum KeyName {
         case .character(" "): return "Space"
         case .character(let c): return String(c)
         case .control(let c): return "Ctrl-" + c.uppercased()
+        case .alt("\n"): return "Alt-Enter"
         case .alt(let c): return "Alt-" + c.uppercased()
         default: return named.first { $0.1 == key }?.0 ?? "?"
         }

@@ -12,7 +12,8 @@ import Foundation
 ///   "hyperlinks": "auto",
 ///   "letterKeys": true,
 ///   "confirmQuit": false,
-///   "order": "newest"
+///   "order": "newest",
+///   "copyCommand": "wl-copy"
 /// }
 /// ```
 public struct UserConfig: Sendable, Hashable {
@@ -24,8 +25,11 @@ public struct UserConfig: Sendable, Hashable {
     /// `"order": "oldest"`: the Log lists the oldest message first when a window opens (`O`
     /// turns it round).
     public var order = LogOrder.newestFirst
+    /// `"copyCommand": "xclip -selection clipboard"`: what `y` runs (with `/bin/sh -c`, the text
+    /// on its standard input) in place of tmux's buffer or OSC 52.
+    public var copyCommand: String?
     /// The settings there are.
-    static let settings = ["keys", "colors", "hyperlinks", "letterKeys", "confirmQuit", "order"]
+    static let settings = ["keys", "colors", "hyperlinks", "letterKeys", "confirmQuit", "order", "copyCommand"]
     /// Each refused entry: "FILE: ENTRY: REASON".
     public var problems: [String] = []
 
@@ -69,6 +73,15 @@ public struct UserConfig: Sendable, Hashable {
                 config.order = value
             } else {
                 refuse("order", "must be \"newest\" or \"oldest\"")
+            }
+        }
+        if let copy = object["copyCommand"] {
+            if let command = (copy as? String)?.trimmingCharacters(in: .whitespaces), !command.isEmpty,
+                command.count <= 1_000, !command.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
+                config.copyCommand = command
+            } else {
+                refuse("copyCommand", "must be a command line (\"wl-copy\", \"xclip -selection clipboard\"), one line")
             }
         }
         // Before the keys: a letter the file binds to an action is the user's own choice.

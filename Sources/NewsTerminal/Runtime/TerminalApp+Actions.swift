@@ -6,13 +6,16 @@ import LocalHubSupport
 extension TerminalApp {
     /// Runs the effects of `asked` that need the terminal; true when a program had it (the
     /// screen is to be drawn again). What each came to is said through the queue.
-    func runActions(_ asked: [Effect], on terminal: Terminal, insideTmux: Bool) -> Bool {
+    func runActions(_ asked: [Effect], on terminal: Terminal, config: UserConfig) -> Bool {
         var suspended = false
         let environment = ProcessInfo.processInfo.environment
         for effect in asked {
             switch effect {
-            case .copy(let text):
-                terminal.alert(OSCSequence.clipboard(TerminalText.lines(text), insideTmux: insideTmux))
+            case .copy(let text, let what):
+                queue.push(.actionDone(copy(text, what: what, config: config, environment: environment, terminal: terminal)))
+            case .editMessage(let text):
+                queue.push(editMessage(text, environment: environment, terminal: terminal))
+                suspended = true
             case .openLink(let url):
                 queue.push(.actionDone(openLink(url, environment: environment, terminal: terminal)))
                 suspended = true
@@ -52,24 +55,11 @@ extension TerminalApp {
     /// Runs `command` with `/bin/sh -c`, `text` and a line feed on its standard input (never in
     /// the command's text), on the terminal; then waits for Enter, so its output can be read.
     func pipe(_ text: String, to command: String, terminal: Terminal) -> String {
-        var ends: [Int32] = [-1, -1]
-        guard Glibc.pipe(&ends) == 0 else { return "Could not pipe the message: no pipe" }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        // Written before the command starts, so nothing waits on it: a message is a few kB
-        // and a pipe holds 64 kB; what does not fit is left out.
-        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
-        let bytes = Array((text + "\n").utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(ends[1], $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            written += count
-        }
-        close(ends[1])
-        defer { close(ends[0]) }
+        guard let input = Self.inputPipe(text + "\n") else { return "Could not pipe the message: no pipe" }
+        defer { close(input) }
         var outcome: Result<Int32, Error> = .success(0)
         runOutside(terminal) {
-            outcome = Result { try ChildProcess.runInForeground(["/bin/sh", "-c", command], input: ends[0]) }
+            outcome = Result { try ChildProcess.runInForeground(["/bin/sh", "-c", command], input: input) }
             let said: String
             switch outcome {
             case .success(let status): said = "exit status \(status)"
@@ -83,8 +73,27 @@ extension TerminalApp {
         }
     }
 
+    /// The reading end of a pipe holding `text`, for a program's standard input (the caller
+    /// closes it). Written before the program starts, so nothing waits on it: a message is a
+    /// few kB and a pipe holds 64 kB; what does not fit is left out.
+    static func inputPipe(_ text: String) -> Int32? {
+        var ends: [Int32] = [-1, -1]
+        guard Glibc.pipe(&ends) == 0 else { return nil }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(ends[1], $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            written += count
+        }
+        close(ends[1])
+        return ends[0]
+    }
+
     /// Gives the terminal to `body`, Ctrl-C included.
-    private func runOutside(_ terminal: Terminal, _ body: () -> Void) {
+    func runOutside(_ terminal: Terminal, _ body: () -> Void) {
         externalRunning.withLock { $0 = true }
         defer { externalRunning.withLock { $0 = false } }
         terminal.suspend(body)

@@ -117,8 +117,9 @@ extension TerminalApp {
                 case .setAlert(let kind, let on): writes.yield(.alertSwitch(kind, on: on))
                 case .reconnect(let startingHub): commandSink.yield(.retry(startingHub: startingHub))
                 case .followIdentity: commandSink.yield(.followIdentity)
+                case .remember(let sent): writes.yield(.remember(sent))
                 // The screen loop writes alerts after the frame, and runs what needs the terminal.
-                case .alert, .quit, .openLink, .copy, .pipe: break
+                case .alert, .quit, .openLink, .copy, .pipe, .editMessage: break
                 }
             }
             commandSink.finish()

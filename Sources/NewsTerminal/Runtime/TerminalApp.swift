@@ -29,6 +29,8 @@ enum HomeWrite: Sendable {
     /// Claim the arrival alert up to this log position; won, `bytes` go to the terminal.
     case claimAlert(through: Int, bytes: String)
     case draft(String)
+    /// Keep a send in the home's history.
+    case remember(SentMessage)
 }
 
 /// The terminal UI. One thread owns the screen (curses: keys and drawing), since curses
@@ -54,12 +56,14 @@ public final class TerminalApp: Sendable {
     }
 
     /// The first state, from what is stored locally.
-    func initialState(rows: Int, columns: Int, entries: [InboxEntry], config: UserConfig = UserConfig()) -> AppState {
+    func initialState(
+        rows: Int, columns: Int, entries: [InboxEntry], config: UserConfig = UserConfig(), sent: [SentMessage] = []
+    ) -> AppState {
         let marks = profile.log.marks
         var state = AppState(
             categories: profile.catalog.categories, selection: profile.selectedCategories,
             registration: profile.lastRegistration, items: entries, readMarks: marks.read, deleted: marks.deleted, rows: rows,
-            columns: columns, warning: profile.warning, draft: profile.draft)
+            columns: columns, warning: profile.warning, draft: profile.draft, sent: sent)
         state.alerts = profile.store.load().values.arrivalAlerts
         state.identity = profile.currentIdentity
         state.keyMap = config.keyMap
@@ -110,7 +114,8 @@ public final class TerminalApp: Sendable {
         effects: AsyncStream<Effect>.Continuation, writes: AsyncStream<HomeWrite>.Continuation
     ) -> Int32 {
         var size = terminal.size
-        var state = initialState(rows: size.rows, columns: size.columns, entries: entries, config: config)
+        var state = initialState(
+            rows: size.rows, columns: size.columns, entries: entries, config: config, sent: profile.sentHistory.load())
         Layout.render(state, on: terminal)
         // SIGINT, SIGTERM and SIGHUP become a quit message, so the terminal is always restored.
         let signals = SignalHandler([SIGINT, SIGTERM, SIGHUP]) { [self] number in
@@ -119,7 +124,7 @@ public final class TerminalApp: Sendable {
             queue.push(.quit)
         }
         defer { signals.cancel() }
-        let insideTmux = !(ProcessInfo.processInfo.environment["TMUX"] ?? "").isEmpty
+        let insideTmux = Self.insideTmux(ProcessInfo.processInfo.environment)
         var lastTick = Date()
         while !state.quitting, !terminal.isClosed {
             let key = terminal.readKey(milliseconds: 50)
@@ -151,7 +156,7 @@ public final class TerminalApp: Sendable {
             // After the frame, and once for all that arrived since the last one: a switch's
             // sample here and now; news once per home, by the window that claims it first.
             // A link to open, a copy, a pipe: on this thread, which owns the terminal.
-            if runActions(asked, on: terminal, insideTmux: insideTmux) { Layout.render(state, on: terminal) }
+            if runActions(asked, on: terminal, config: config) { Layout.render(state, on: terminal) }
             if let (alerts, text, _) = Effect.mergedAlert(asked, samples: true) {
                 terminal.alert(AlertSequence.bytes(alerts, text: text, insideTmux: insideTmux))
             }
@@ -199,6 +204,8 @@ public final class TerminalApp: Sendable {
                 if profile.log.claimAlert(through: through) { claimedAlerts.withLock { $0.append(bytes) } }
             case .draft(let text):
                 profile.saveDraft(text)
+            case .remember(let sent):
+                try? profile.sentHistory.append(sent)
             }
         }
     }

@@ -6,27 +6,29 @@ enum ComposeScreen {
     /// Draws the screen; returns where the text cursor goes when the field has focus.
     static func draw(_ state: AppState, _ c: Canvas) -> (row: Int, column: Int)? {
         let compose = state.compose
-        // A short screen drops the blank lines and the labels, so Send and its results stay
-        // in sight.
+        // A short screen drops the title, the blank lines and the labels, so Send and its
+        // results stay in sight.
         let roomy = !state.geometry.isCompact
         var row = ScreenGeometry.contentTop
-        c.text("  Send breaking news", row: row, column: 0, style: Style(bold: true))
-        row += roomy ? 2 : 1
+        let field = state.composeField
+        let height = state.geometry.composeFieldRows
+        let top = field.top(from: compose.fieldTop, height: height)
         let fieldFocused = compose.focus == .text
         if roomy {
-            c.text("  Message", row: row, column: 0, style: Style(bold: fieldFocused))
-            row += 1
+            c.text("  Send breaking news", row: row, column: 0, style: Style(bold: true))
+            c.text("  Message", row: row + 2, column: 0, style: Style(bold: fieldFocused))
+            if field.rows.count > 1 {
+                c.text(
+                    "line \(field.cursorRow + 1) of \(field.rows.count)", row: row + 2, column: 11,
+                    style: Style(color: .muted))
+            }
+            row += 3
         }
-        let fieldWidth = max(10, c.columns - 6)
-        let (visible, cursorColumn) = fieldWindow(compose.text, cursor: compose.cursor, width: fieldWidth)
-        c.text("  ▏", row: row, column: 0, style: Style(color: fieldFocused ? .accent : .muted))
-        c.text(TextWidth.pad(visible, to: fieldWidth), row: row, column: 3, style: Style(underline: true))
-        let cursor = fieldFocused ? (row, 3 + cursorColumn) : nil
-        let bytes = String(compose.text).utf8.count
+        let cursor = drawField(state, field, top: top, height: height, row: row, c)
+        row += height
+        c.text("   Level: normal   Expires: never   Story: none", row: row, column: 0, style: Style(color: .muted))
         row += 1
-        c.text(
-            "   \(bytes)/\(Publisher.maximumTextBytes) bytes", row: row, column: 0,
-            style: Style(color: bytes > Publisher.maximumTextBytes ? .bad : .muted))
+        drawAudience(state, row: row, c)
         row += 1
         if roomy {
             c.text("  Categories", row: row + 1, column: 0)
@@ -51,11 +53,52 @@ enum ComposeScreen {
         c.text(
             compose.sending ? "[ Sending… ]" : "[ Send Notification ]", row: row, column: 3,
             style: Style(bold: true, reverse: sendFocused))
-        row += 2
+        if !compose.results.isEmpty, !(compose.focus.isResult) {
+            c.text("↓ to the results, Enter explains one", row: row, column: 27, style: Style(color: .muted))
+        }
+        row += roomy ? 2 : 1
         if let error = compose.error {
             c.text("  " + error, row: row, column: 0, style: Style(color: .bad))
             row += 1
         }
+        drawResults(state, from: row, c)
+        return cursor
+    }
+
+    /// The message field's rows from `top`; the gutter marks rows hidden above (▲) and below
+    /// (▼). Returns the cursor's cell when the field has the keys.
+    private static func drawField(
+        _ state: AppState, _ field: ComposeField, top: Int, height: Int, row: Int, _ c: Canvas
+    ) -> (row: Int, column: Int)? {
+        let focused = state.compose.focus == .text
+        let width = state.geometry.composeFieldWidth
+        for i in 0..<height {
+            let index = top + i
+            let more = (i == 0 && top > 0) || (i == height - 1 && index < field.rows.count - 1)
+            let gutter = more ? (i == 0 ? "▲" : "▼") : "▏"
+            c.text("  " + gutter, row: row + i, column: 0, style: Style(color: focused ? .accent : .muted))
+            let text = index < field.rows.count ? field.text(of: field.rows[index], in: state.compose.text) : ""
+            c.text(TextWidth.pad(text, to: width), row: row + i, column: 3, style: Style(underline: true))
+        }
+        guard focused, field.cursorRow >= top, field.cursorRow < top + height else { return nil }
+        return (row + field.cursorRow - top, 3 + min(field.cursorColumn, width - 1))
+    }
+
+    /// The audience line: the bytes the send carries (the ones counted against the limit, as
+    /// the refusal counts them) and the categories it goes to.
+    private static func drawAudience(_ state: AppState, row: Int, _ c: Canvas) {
+        let bytes = state.compose.sentBytes
+        let counter = "   \(bytes)/\(Publisher.maximumTextBytes) bytes"
+        c.text(counter, row: row, column: 0, style: Style(color: bytes > Publisher.maximumTextBytes ? .bad : .muted))
+        let chosen = state.categories.indices.filter { state.compose.checked[$0] }.map { state.categories[$0].name }
+        let audience = chosen.isEmpty ? "no category checked" : "to " + chosen.joined(separator: ", ")
+        let column = TextWidth.of(counter)
+        c.text(" · " + audience, row: row, column: column, style: Style(color: .muted), width: c.columns - column - 1)
+    }
+
+    private static func drawResults(_ state: AppState, from first: Int, _ c: Canvas) {
+        let compose = state.compose
+        var row = first
         for (i, result) in compose.results.enumerated() where row < state.geometry.footerRule {
             let focused = compose.focus == .result(i)
             c.text("  " + TextWidth.pad(result.category.name, to: 12), row: row, column: 0, style: Style(reverse: focused))
@@ -72,33 +115,23 @@ enum ComposeScreen {
             }
             row += 1
         }
-        return cursor
     }
+}
 
-    /// The part of the text that fits, scrolled to keep the cursor in view, and the
-    /// cursor's column within it.
-    static func fieldWindow(_ text: [Character], cursor: Int, width: Int) -> (String, Int) {
-        // Only the characters that can be on screen are looked at: at most `width` cells on
-        // either side of the cursor (twice that in characters, for any of zero width), so a
-        // frame costs the field's width, not the draft's length.
-        let from = max(0, cursor - 2 * width)
-        let to = min(text.count, cursor + 2 * width)
-        let clean: [Character] = text[from..<to].map { $0 == "\n" ? "⏎" : TextWidth.printable(String($0)).first ?? " " }
-        let widths = clean.map { TextWidth.of($0) }
-        let at = cursor - from
-        var start = at
-        var before = 0
-        while start > 0, before + widths[start - 1] <= width - 1 {
-            start -= 1
-            before += widths[start]
-        }
-        var end = start
-        var used = 0
-        while end < clean.count, used + widths[end] <= width {
-            used += widths[end]
-            end += 1
-        }
-        return (String(clean[start..<end]), before)
+extension AppState.ComposeFocus {
+    var isResult: Bool { if case .result = self { return true } else { return false } }
+}
+
+extension AppState.Compose {
+    /// The bytes a send of the field carries: its text as `Publisher.validate` leaves it
+    /// (white space at either end trimmed).
+    var sentBytes: Int { String(text).trimmingCharacters(in: .whitespacesAndNewlines).utf8.count }
+}
+
+extension AppState {
+    /// The message field as the screen lays it out now.
+    var composeField: ComposeField {
+        ComposeField(text: compose.text, cursor: compose.cursor, width: geometry.composeFieldWidth)
     }
 }
 
@@ -124,8 +157,11 @@ extension AppState {
             compose.focus = .category(min(count, i + 1))
         case (.toggle, .category(let i)) where i == count:
             compose.checked = Array(repeating: !compose.checked.allSatisfy { $0 }, count: count)
+            compose.error = nil
         case (.toggle, .category(let i)):
             compose.checked[i].toggle()
+            // "check at least one category" is answered.
+            compose.error = nil
         case (.down, .send) where !compose.results.isEmpty:
             compose.focus = .result(0)
         case (.down, .result(let i)):
@@ -146,6 +182,7 @@ extension AppState {
         case (.toggleAll, _):
             let all = !compose.checked.allSatisfy { $0 }
             compose.checked = Array(repeating: all, count: count)
+            compose.error = nil
         default:
             break
         }
@@ -157,7 +194,8 @@ extension AppState {
     /// screen's keys.
     mutating func intoTheField(_ key: Key) -> [Effect]? {
         switch key {
-        case .paste:
+        case .paste,
+            .control("x") where keyMap.command(for: key, on: .compose) == nil:
             compose.focus = .text
             return handleTextField(key)
         case .character(let c) where c.isLetter || (keyMap.command(for: key, on: .compose) == nil && !c.isNewline):
@@ -168,86 +206,6 @@ extension AppState {
         default:
             return nil
         }
-    }
-
-    /// Keys the text field takes; nil for keys it passes on.
-    mutating func handleTextField(_ key: Key) -> [Effect]? {
-        // Edited in place: a key costs the edit, not a copy of the whole draft.
-        compose.cursor = min(compose.cursor, compose.text.count)
-        switch key {
-        case .character(let c): insert(c)
-        case .paste(let pasted):
-            let characters = Array(pasted)
-            compose.text.insert(contentsOf: characters, at: compose.cursor)
-            compose.cursor += characters.count
-        case .left: compose.cursor = max(0, compose.cursor - 1)
-        case .right: compose.cursor = min(compose.text.count, compose.cursor + 1)
-        case .home, .control("a"): compose.cursor = 0
-        case .end, .control("e"): compose.cursor = compose.text.count
-        case .alt("b"): compose.cursor = wordStart(before: compose.cursor)
-        case .alt("f"): compose.cursor = wordEnd(after: compose.cursor)
-        case .backspace:
-            guard compose.cursor > 0 else { return [] }
-            compose.text.remove(at: compose.cursor - 1)
-            compose.cursor -= 1
-        case .delete, .control("d"):
-            guard compose.cursor < compose.text.count else { return [] }
-            compose.text.remove(at: compose.cursor)
-        case .control("w"):
-            let start = wordStart(before: compose.cursor)
-            compose.text.removeSubrange(start..<compose.cursor)
-            compose.cursor = start
-        case .alt("d"):
-            compose.text.removeSubrange(compose.cursor..<wordEnd(after: compose.cursor))
-        case .control("u"):
-            compose.text.removeFirst(compose.cursor)
-            compose.cursor = 0
-        case .control("k"):
-            compose.text.removeLast(compose.text.count - compose.cursor)
-        case .escape, .down:
-            compose.focus = .category(0)
-            return []
-        case .enter:
-            return send()
-        default:
-            return nil
-        }
-        compose.error = nil
-        return []
-    }
-
-    /// Inserts one typed character at the cursor. A terminal hands over a character the user
-    /// sees as one (🗳️, 🇫🇷, 👩‍👩‍👧, e + ◌́) as several code points: one that joins the character
-    /// before the cursor becomes part of it, so the cursor, Backspace and Delete move over what
-    /// the user sees.
-    private mutating func insert(_ c: Character) {
-        let cursor = compose.cursor
-        if cursor > 0 {
-            let joined = String(compose.text[cursor - 1]) + String(c)
-            if joined.count == 1 {
-                compose.text[cursor - 1] = Character(joined)
-                return
-            }
-        }
-        compose.text.insert(c, at: cursor)
-        compose.cursor += 1
-    }
-
-    /// Where the word before `position` starts (spaces before it skipped), as Ctrl-W and
-    /// Alt-B see words: runs of characters that are not white space.
-    private func wordStart(before position: Int) -> Int {
-        var start = position
-        while start > 0, compose.text[start - 1].isWhitespace { start -= 1 }
-        while start > 0, !compose.text[start - 1].isWhitespace { start -= 1 }
-        return start
-    }
-
-    /// Where the word after `position` ends (spaces before it skipped), for Alt-F and Alt-D.
-    private func wordEnd(after position: Int) -> Int {
-        var end = position
-        while end < compose.text.count, compose.text[end].isWhitespace { end += 1 }
-        while end < compose.text.count, !compose.text[end].isWhitespace { end += 1 }
-        return end
     }
 
     mutating func send() -> [Effect] {
@@ -265,7 +223,7 @@ extension AppState {
         }
         guard !chosen.isEmpty else {
             compose.results = []
-            compose.error = "Cannot send: check at least one category (Esc, then Space on a box)."
+            compose.error = "Cannot send: check at least one category (↓ to the boxes, Space checks one)."
             return []
         }
         compose.error = nil
@@ -283,9 +241,10 @@ extension AppState {
     /// Runs what a question's yes stands for.
     mutating func confirmed(_ effect: Effect) -> [Effect] {
         switch effect {
-        case .send:
+        case .send(let text, let chosen):
             compose.sending = true
             compose.inFlight = compose.text
+            compose.inFlightSend = SentMessage(text: text, categories: chosen.map(\.name), sentAt: now)
             compose.results = []
         case .quit:
             quitting = true

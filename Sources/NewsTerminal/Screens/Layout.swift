@@ -166,7 +166,10 @@ public enum Layout {
         } else if state.screen == .log, state.log.picker != nil {
             hints = [("↑/↓", "choose"), ("Space", "switch"), ("Enter", "show"), ("Esc", "close")]
         } else if state.isEditingText {
-            hints = [("Enter", "send"), ("Esc/↓", "categories"), ("Tab", "next screen"), ("Ctrl-U", "delete to start")]
+            hints = [
+                ("Enter", "send"), ("Alt-Enter", "new line"), ("↑", "last sends"), ("Ctrl-X Ctrl-E", "editor"),
+                ("Esc", "categories"), ("Tab", "next screen"),
+            ]
         } else if state.screen == .compose, case .category = state.compose.focus {
             // Letters are text here: the footer names the keys that are not.
             let boxes = [keys.label(of: .left, on: .compose), keys.label(of: .right, on: .compose)].filter { !$0.isEmpty }

@@ -27,6 +27,10 @@ public struct ScreenGeometry: Sendable, Hashable {
     /// that their buttons stay in sight.
     public var isCompact: Bool { rows < 17 }
 
+    /// The compose screen's message field: rows high (more on a taller screen) and cells wide.
+    public var composeFieldRows: Int { isCompact ? 2 : max(2, min(8, rows - 25)) }
+    public var composeFieldWidth: Int { max(10, columns - 6) }
+
     /// The rule above the footer, and the footer's row of keys.
     public var footerRule: Int { rows - 2 }
     public var footerRow: Int { rows - 1 }

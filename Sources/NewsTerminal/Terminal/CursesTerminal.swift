@@ -276,14 +276,16 @@ public final class CursesTerminal: Terminal {
         return .paste(String(text))
     }
 
-    /// ESC alone is Escape; ESC with b, f or d right behind it is how terminals send Alt-B,
-    /// Alt-F and Alt-D (the editing keys). Anything else after ESC is left for the next read:
+    /// ESC alone is Escape; ESC with b, f, d or Enter right behind it is how terminals send
+    /// Alt-B, Alt-F, Alt-D and Alt-Enter (the editing keys). Anything else after ESC is left for the next read:
     /// Esc then q, typed (or pasted into tmux) in one go, still leaves the field and quits.
     private func altOrEscape() -> Key {
         wtimeout(bn_stdscr(), 0)
         var code: wint_t = 0
         let result = get_wch(&code)
         guard result != ERR else { return .escape }
+        // Alt-Enter (ESC, then a carriage return or line feed): a new line in the message.
+        if result != bn_key_code_yes(), code == 10 || code == 13 { return .alt("\n") }
         if result != bn_key_code_yes(), let scalar = Unicode.Scalar(UInt32(code)), "bfdBFD".unicodeScalars.contains(scalar) {
             return .alt(Character(scalar.properties.lowercaseMapping))
         }
