@@ -17,7 +17,8 @@ struct ComposeForRealNewsEndToEndTests {
             // The editor: a script of the test's own, which writes its text into the file it
             // is given, as an editor saves.
             let editor = user.home.appendingPathComponent("editor.sh")
-            try Data("#!/bin/sh\nprintf 'From the editor: coast road closed\\n' > \"$1\"\n".utf8).write(to: editor)
+            // It takes its time, as a person does: the note after it is timed from its end.
+            try Data("#!/bin/sh\nsleep 6\nprintf 'From the editor: coast road closed\\n' > \"$1\"\n".utf8).write(to: editor)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor.path)
             let tmux = Tmux()
             defer { tmux.killServer() }
@@ -55,7 +56,9 @@ struct ComposeForRealNewsEndToEndTests {
 
             // Ctrl-X Ctrl-E: the editor's text in the field, and sent (World is still checked).
             try await tmux.keys("c", "C-x", "C-e")
-            try await tmux.waitFor("c") { $0.contains("▏From the editor: coast road closed\n  ▏\n") }
+            try await tmux.waitFor("c") {
+                $0.contains("▏From the editor: coast road closed\n  ▏\n") && $0.contains("as your editor saved it")
+            }
             try await tmux.keys("c", "Enter")
             try await tmux.waitFor("c") { $0.contains("✓ sent") && $0.contains("0/1024 bytes") }
             try await eventually("the editor's send in the log") {

@@ -159,6 +159,7 @@ struct ComposeFieldTests {
         _ = state.reduce(.edited("From the editor\nsecond line"))
         #expect(String(state.compose.text) == "From the editor\nsecond line")
         #expect(state.compose.cursor == state.compose.text.count)
+        #expect(state.toast?.text.contains("as your editor saved it") == true)
         _ = state.press(.control("x"))
         #expect(state.press(.character("q")) == [], "Ctrl-X then another key does nothing, q included")
         #expect(!state.quitting && String(state.compose.text) == "From the editor\nsecond line")

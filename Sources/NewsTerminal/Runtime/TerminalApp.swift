@@ -143,7 +143,9 @@ public final class TerminalApp: Sendable {
             let now = Date()
             if now.timeIntervalSince(lastTick) >= 0.25 {
                 lastTick = now
-                messages.append(.tick(now))
+                // First: what the others say is timed by the clock as it is now (a note after
+                // minutes in an editor lasts its seconds from now, not from before).
+                messages.insert(.tick(now), at: 0)
             }
             guard !messages.isEmpty else { continue }
             let before = state
