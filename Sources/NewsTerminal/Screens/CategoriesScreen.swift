@@ -88,6 +88,8 @@ enum CategoriesScreen {
     static func connectionProblem(_ state: AppState) -> String? {
         switch state.connection {
         case .reconnecting(_, let reason): return reason.isEmpty ? nil : reason
+        // Not registered: the registration line says so already, and what to do.
+        case .offline(.notRegistered) where state.registration == nil || state.registering: return nil
         case .offline(let reason): return reason.description
         case .connecting, .online, .stopped: return nil
         }
