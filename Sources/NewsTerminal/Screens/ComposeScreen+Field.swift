@@ -58,7 +58,6 @@ extension AppState {
 
     /// The editing keys; false for a key that is none of them.
     private mutating func edit(_ key: Key) -> Bool {
-        let (rowStart, rowEnd) = composeField.cursorRowBounds
         switch key {
         case .character(let c): insert(c)
         // Alt-Enter: a new line (Enter sends).
@@ -66,8 +65,8 @@ extension AppState {
         case .paste(let pasted): insertText(pasted)
         case .left: compose.cursor = max(0, compose.cursor - 1)
         case .right: compose.cursor = min(compose.text.count, compose.cursor + 1)
-        case .home, .control("a"): compose.cursor = rowStart
-        case .end, .control("e"): compose.cursor = rowEnd
+        case .home, .control("a"): compose.cursor = composeField.cursorRowBounds.start
+        case .end, .control("e"): compose.cursor = composeField.cursorRowBounds.end
         case .alt("b"): compose.cursor = wordStart(before: compose.cursor)
         case .alt("f"): compose.cursor = wordEnd(after: compose.cursor)
         case .backspace:
