@@ -158,6 +158,18 @@ public enum LocalHubKeyFile {
             return slot == .primary ? rule.primaryKey : rule.secondaryKey
         }
 
+        /// The Listen and Full connection strings of `hub` at `baseURL`, signed with the
+        /// default rules' `slot` keys; nil when the hub or one of those keys is missing.
+        public func connectionStrings(hub: String, baseURL: String, slot: Slot) -> (listen: String, full: String)? {
+            guard let listen = key(hub: hub, rule: AuthorizationRule.listenRuleName, slot: slot),
+                let full = key(hub: hub, rule: AuthorizationRule.fullRuleName, slot: slot)
+            else { return nil }
+            return (
+                LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hub, rule: AuthorizationRule.listenRuleName, key: listen),
+                LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hub, rule: AuthorizationRule.fullRuleName, key: full)
+            )
+        }
+
         /// The primary key of each rule of one hub, by rule name: what clients sign with.
         public subscript(hub: String) -> [String: String]? {
             rules(hub: hub).map { Dictionary($0.map { ($0.name, $0.primaryKey) }, uniquingKeysWith: { first, _ in first }) }

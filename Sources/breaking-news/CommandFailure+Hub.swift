@@ -1,4 +1,5 @@
 import BreakingNewsKit
+import LocalHub
 import NewsCommandLine
 import NotificationHubs
 
@@ -15,5 +16,19 @@ extension CommandFailure {
             return CommandFailure(line, exitCode: .inputRejected)
         }
         return CommandFailure(line, exitCode: .failure)
+    }
+}
+
+extension CommandFailure {
+    /// A PostgreSQL database that will not do, as `doing` met it, with the exit code of its
+    /// kind: 3 unreachable, 4 authentication refused, 1 otherwise.
+    static func database(_ problem: DatabaseProblem, doing: String) -> CommandFailure {
+        let code: ExitStatus =
+            switch problem.kind {
+            case .unreachable: .hubUnreachable
+            case .authentication: .refusedByAuth
+            case .unusable: .failure
+            }
+        return CommandFailure("\(doing): \(problem)", exitCode: code)
     }
 }

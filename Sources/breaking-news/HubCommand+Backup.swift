@@ -41,7 +41,8 @@ extension HubCommand {
             let folder = place.folder
             let result: (HubBackupInfo, HubBackupCounts)
             if let url = place.storeURL {
-                result = try await HubStoreAccess.withPostgres(url, purpose: "backup") { postgres in
+                result = try await HubStoreAccess.withPostgres(url, password: try place.storePassword(), purpose: "backup") {
+                    postgres in
                     do {
                         return try await HubBackup.backUp(postgres: postgres, to: destination)
                     } catch {
@@ -111,7 +112,9 @@ extension HubCommand {
             let (info, counts): (HubBackupInfo, HubBackupCounts)
             let restored: String
             if let url = place.storeURL {
-                (info, counts) = try await HubStoreAccess.withPostgres(url, purpose: "restore") { postgres in
+                (info, counts) = try await HubStoreAccess.withPostgres(
+                    url, password: try place.storePassword(), purpose: "restore"
+                ) { postgres in
                     do {
                         return try await HubTransfer.copy(
                             backup: source, to: .postgres(postgres), deliveries: true, replacing: force)
@@ -231,7 +234,7 @@ extension HubCommand {
                 ? try HubCommand.Serve.secret(
                     file: toPasswordFile, flag: "--to-password-file", environment: "BREAKING_NEWS_HUB_STORE_PASSWORD")
                 : nil
-            try await HubStoreAccess.withPostgres(to, password: password, environmentPassword: false, purpose: "migrate") {
+            try await HubStoreAccess.withPostgres(to, password: password, purpose: "migrate") {
                 destination in
                 if !force, (try? await destination.holdsHub()) == true {
                     throw CommandFailure(
@@ -255,7 +258,8 @@ extension HubCommand {
             // One consistent snapshot of the source first: a backup.
             do {
                 if let sourceURL {
-                    _ = try await HubStoreAccess.withPostgres(sourceURL, purpose: "migrate") { postgres in
+                    _ = try await HubStoreAccess.withPostgres(sourceURL, password: try place.storePassword(), purpose: "migrate")
+                    { postgres in
                         try await HubBackup.backUp(postgres: postgres, to: snapshot)
                     }
                 } else {
@@ -313,7 +317,7 @@ extension HubStoreAccess {
     /// `body` with the PostgreSQL store at `url` for a command, migrated to this version's
     /// schema as a node would, its pool run by a child task for as long as `body` runs.
     static func withPostgres<T>(
-        _ url: String, password: String? = nil, environmentPassword: Bool = true, purpose: String,
+        _ url: String, password: String?, purpose: String,
         _ body: (PostgresHubStore) async throws -> T
     ) async throws -> T {
         var logger = Logger(label: "hub-\(purpose)")
@@ -322,8 +326,7 @@ extension HubStoreAccess {
         do {
             store = try PostgresHubStore(
                 url: url,
-                password: password
-                    ?? (environmentPassword ? ProcessInfo.processInfo.environment["BREAKING_NEWS_HUB_STORE_PASSWORD"] : nil),
+                password: password,
                 node: "\(purpose)-\(ProcessInfo.processInfo.processIdentifier)", logger: logger)
         } catch {
             throw Self.unusable(url, error)
@@ -339,7 +342,8 @@ extension HubStoreAccess {
     }
 
     private static func unusable(_ url: String, _ error: any Error) -> CommandFailure {
-        CommandFailure("cannot use the database at \(PostgresHubStore.redacted(url)): \(error)", exitCode: .hubUnreachable)
+        if let problem = error as? DatabaseProblem { return .database(problem, doing: "cannot use the database") }
+        return CommandFailure("cannot use the database at \(PostgresHubStore.redacted(url)): \(error)", exitCode: .hubUnreachable)
     }
 
     /// The folder's key file as text, kept as it is: only its presence is checked.

@@ -36,7 +36,7 @@ struct KeyPlace: ParsableArguments {
     /// `body` with the cluster's database open, or nil when the keys are the folder's.
     func withStore<T>(_ body: (PostgresHubStore) async throws -> T) async throws -> T? {
         guard let url = place.storeURL else { return nil }
-        return try await HubStoreAccess.withPostgres(url, purpose: "keys", body)
+        return try await HubStoreAccess.withPostgres(url, password: try place.storePassword(), purpose: "keys", body)
     }
 }
 

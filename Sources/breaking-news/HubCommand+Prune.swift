@@ -52,7 +52,7 @@ extension HubCommand {
                     ?? RetentionPolicy.standard.maximumLogBytes,
                 installationTTL: nil)
             let vacuum = vacuum
-            let (report, usage) = try await HubStoreAccess.withStore(folder: folder, url: place.storeURL) { store in
+            let (report, usage) = try await HubStoreAccess.withStore(place) { store in
                 do {
                     let report = try await store.prune(
                         before: Date().addingTimeInterval(-policy.age), maximumLogBytes: policy.maximumLogBytes)
@@ -87,9 +87,11 @@ extension HubCommand {
 enum HubStoreAccess {
     /// `body` with the PostgreSQL database at `url` (`withPostgres`), else the SQLite
     /// database of `folder`.
-    static func withStore<T>(folder: URL, url: String?, _ body: (any HubStore) async throws -> T) async throws -> T {
-        if let url { return try await withPostgres(url, purpose: "prune") { try await body($0) } }
-        return try await body(try openSQLite(folder: folder))
+    static func withStore<T>(_ place: HubPlace, _ body: (any HubStore) async throws -> T) async throws -> T {
+        if let url = place.storeURL {
+            return try await withPostgres(url, password: try place.storePassword(), purpose: "prune") { try await body($0) }
+        }
+        return try await body(try openSQLite(folder: place.folder))
     }
 
     /// The SQLite database of `folder`.

@@ -294,6 +294,8 @@ extension HubCommand {
                 try await LocalHubServer.run(configuration: configuration, logger: logger)
             } catch let error as LocalHubStartError {
                 throw CommandFailure(error.description, exitCode: .failure)
+            } catch let problem as DatabaseProblem {
+                throw CommandFailure.database(problem, doing: "cannot start")
             }
         }
     }

@@ -23,7 +23,7 @@ public final class PostgresServer: Sendable {
     public let port: Int
     /// The server's folder: `data`, `log`, the socket, `owner`. Removed by `stop`.
     public let directory: URL
-    private let tools: PostgresTools
+    let tools: PostgresTools
     /// The postmaster's pid, the latest when it was paused and resumed; 0 before it starts.
     private let postmaster = Mutex<Int32>(0)
 
@@ -266,7 +266,7 @@ public struct PostgresServerError: Error, CustomStringConvertible, Sendable {
 
 /// The PostgreSQL programs, and how to run the server's: as the `postgres` user when this
 /// process is root, which initdb and postgres refuse to run as.
-private struct PostgresTools: Sendable {
+struct PostgresTools: Sendable {
     let initdb: String
     let pgCtl: String
     let postgres: String

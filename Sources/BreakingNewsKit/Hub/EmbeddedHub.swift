@@ -21,7 +21,18 @@ public struct EmbeddedHub: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil,
         startTimeout: Duration = .seconds(15)
     ) {
-        self.directory = paths.hubDirectory
+        self.init(
+            directory: paths.hubDirectory, port: port, hubName: hubName, environment: environment, executable: executable,
+            startTimeout: startTimeout)
+    }
+
+    /// The hub of the data folder `directory`: a home's (`init(paths:)`) or a node's.
+    public init(
+        directory: URL, port: Int? = nil, hubName: String = LocalHubDefaults.hubName,
+        environment: [String: String] = ProcessInfo.processInfo.environment, executable: String? = nil,
+        startTimeout: Duration = .seconds(15)
+    ) {
+        self.directory = directory
         self.port = port ?? environment["BREAKING_NEWS_HUB_PORT"].flatMap(Int.init) ?? LocalHubDefaults.port
         self.hubName = hubName
         self.executable = executable ?? Self.commandLineTool
@@ -164,23 +175,12 @@ public struct EmbeddedHub: Sendable {
     public func connectionStrings(baseURL: String, slot: LocalHubKeyFile.Slot = .primary) throws -> (
         listen: String, full: String
     ) {
-        let keys: [String: String]
-        if slot == .primary {
-            keys = try self.keys()
-        } else {
-            _ = try self.keys()
-            let contents = try LocalHubKeyFile.read(keyFile)
-            keys = Dictionary(
-                (contents.rules(hub: hubName) ?? []).compactMap { rule in rule.secondaryKey.map { (rule.name, $0) } },
-                uniquingKeysWith: { first, _ in first })
-        }
-        guard let listen = keys[AuthorizationRule.listenRuleName], let full = keys[AuthorizationRule.fullRuleName] else {
+        _ = try keys()
+        guard let strings = try LocalHubKeyFile.read(keyFile).connectionStrings(hub: hubName, baseURL: baseURL, slot: slot)
+        else {
             throw EmbeddedHubError(description: "\(keyFile.path) lacks the default rules' \(slot.rawValue) keys")
         }
-        return (
-            LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hubName, rule: AuthorizationRule.listenRuleName, key: listen),
-            LocalHubKeyFile.connectionString(baseURL: baseURL, hub: hubName, rule: AuthorizationRule.fullRuleName, key: full)
-        )
+        return strings
     }
 
     /// Asks the running hub to stop (SIGTERM) and waits up to `timeout` seconds for it to go,

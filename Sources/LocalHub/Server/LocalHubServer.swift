@@ -115,13 +115,16 @@ public enum LocalHubServer {
         return postgres
     }
 
-    /// What a start that met the database at `url` failing says: why, and where (redacted).
+    /// What a start that met the database at `url` failing says: why, and where (redacted),
+    /// as a `DatabaseProblem` whose kind the command's exit code tells.
     private static func databaseProblem(_ error: any Error, url: String) -> any Error {
         switch error {
+        case let problem as DatabaseProblem:
+            problem
         case let error as StoreUnavailable:
-            LocalHubStartError(description: "cannot reach the database at \(PostgresHubStore.redacted(url)): \(error)")
+            DatabaseProblem(.unreachable, "cannot reach the database at \(PostgresHubStore.redacted(url)): \(error)")
         case let error as StoreFailure:
-            LocalHubStartError(description: "cannot use the database at \(PostgresHubStore.redacted(url)): \(error)")
+            DatabaseProblem(.unusable, "cannot use the database at \(PostgresHubStore.redacted(url)): \(error)")
         default: error
         }
     }

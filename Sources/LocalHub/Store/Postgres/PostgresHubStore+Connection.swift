@@ -36,8 +36,10 @@ extension PostgresHubStore {
 struct PostgresLocation {
     let configuration: PostgresClient.Configuration
     /// The same server and database for a connection of its own, outside the pool: the
-    /// reachability probe's (`Reachability`).
+    /// reachability probe's (`Reachability`), and the first contact's (`meet`).
     let probe: PostgresConnection.Configuration
+    /// The server, role and database, as problems name them.
+    let place: DatabaseProblem.Place
 
     /// `password`, when given, is used in place of any the URL holds.
     init(_ url: String, password: String? = nil) throws {
@@ -55,10 +57,11 @@ struct PostgresLocation {
         var probe = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password ?? components.password,
             database: database.isEmpty ? nil : database, tls: .disable)
-        if components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true {
-            configuration.tls = .require(.makeClientConfiguration())
+        if let tls = try Self.tls(components.queryItems ?? []) {
             do {
-                probe.tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                let context = try NIOSSLContext(configuration: tls.configuration)
+                configuration.tls = tls.required ? .require(tls.configuration) : .prefer(tls.configuration)
+                probe.tls = tls.required ? .require(context) : .prefer(context)
             } catch {
                 throw StoreFailure(description: "cannot set up TLS for the database: \(error)")
             }
@@ -78,11 +81,81 @@ struct PostgresLocation {
         // that one the server or the way to it dropped is replaced before it is leased.)
         self.configuration = configuration
         self.probe = probe
+        place = DatabaseProblem.Place(host: host, port: port, user: user, database: database.isEmpty ? user : database)
+    }
+
+    /// The TLS the URL's `sslmode` and `sslrootcert` ask for, as libpq reads them: none for
+    /// `disable` (the default); encrypted but unchecked for `prefer` (TLS when the server
+    /// offers it) and `require`; the server's certificate checked against `sslrootcert` (else
+    /// the system's roots) for `verify-ca`, and its name too for `verify-full`. `require` with
+    /// a `sslrootcert` checks the certificate as `verify-ca` does.
+    static func tls(_ query: [URLQueryItem]) throws -> (configuration: TLSConfiguration, required: Bool)? {
+        let value = { (name: String) in query.last { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
+        let mode = value("sslmode") ?? "disable"
+        let root = value("sslrootcert")
+        for item in query where !["sslmode", "sslrootcert"].contains(item.name) {
+            throw StoreFailure(
+                description: "the database URL's '\(item.name)' is not understood: it takes sslmode and sslrootcert")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case "disable":
+            guard root == nil else { throw StoreFailure(description: "sslrootcert needs sslmode=verify-ca or verify-full") }
+            return nil
+        case "prefer", "allow", "require":
+            tls.certificateVerification = root == nil ? .none : .noHostnameVerification
+        case "verify-ca": tls.certificateVerification = .noHostnameVerification
+        case "verify-full": tls.certificateVerification = .fullVerification
+        default:
+            throw StoreFailure(
+                description: "sslmode '\(mode)' is not one of disable, prefer, require, verify-ca, verify-full")
+        }
+        if let root {
+            guard FileManager.default.isReadableFile(atPath: root),
+                let certificates = try? NIOSSLCertificate.fromPEMFile(root), !certificates.isEmpty
+            else {
+                throw StoreFailure(description: "sslrootcert \(root) is not a readable PEM file of certificates")
+            }
+            tls.trustRoots = .certificates(certificates)
+        }
+        return (tls, mode != "prefer" && mode != "allow")
+    }
+
+    /// Opens a connection of its own and closes it: what a start asks first, so that a
+    /// database that will not do says why (`DatabaseProblem`) where the pool would only wait.
+    func meet(logger: Logger) async throws {
+        var patient = probe
+        patient.options.connectTimeout = .seconds(5)
+        let (contact, place, timeout) = (patient, place, Duration.seconds(10))
+        do {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    let connection = try await PostgresConnection.connect(configuration: contact, id: 0, logger: logger)
+                    try? await connection.close()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return false
+                }
+                defer { group.cancelAll() }
+                guard try await group.next() == true else {
+                    throw DatabaseProblem(
+                        .unreachable,
+                        "the database at \(place.address) took the connection and answered nothing for "
+                            + "\(DatabaseWatchdog.seconds(timeout))")
+                }
+            }
+        } catch let problem as DatabaseProblem {
+            throw problem
+        } catch {
+            throw DatabaseProblem.classify(error, at: place) ?? StoreUnavailable(description: "\(error)")
+        }
     }
 
     /// How long operations on this database may wait, with its probe.
     func reachability(logger: Logger) -> Reachability {
-        Reachability(probe: PostgresProbe(probe, logger: logger), logger: logger)
+        Reachability(probe: PostgresProbe(probe, place: place, logger: logger), logger: logger)
     }
 }
 
@@ -90,11 +163,13 @@ struct PostgresLocation {
 /// and opened again after any failure, so that a probe costs one round trip, not a new backend.
 final class PostgresProbe: ReachabilityProbe {
     private let configuration: PostgresConnection.Configuration
+    private let place: DatabaseProblem.Place
     private let logger: Logger
     private let state = Mutex<(connection: Task<PostgresConnection, Error>?, closed: Bool)>((nil, false))
 
-    init(_ configuration: PostgresConnection.Configuration, logger: Logger) {
+    init(_ configuration: PostgresConnection.Configuration, place: DatabaseProblem.Place, logger: Logger) {
         self.configuration = configuration
+        self.place = place
         self.logger = logger
     }
 
@@ -111,7 +186,7 @@ final class PostgresProbe: ReachabilityProbe {
     }
 
     /// Asks on the kept connection; one that is closed or failed to open is opened again
-    /// first.
+    /// first. Throws what kept it from an answer, as a `DatabaseProblem` where it says one.
     func ask() async throws {
         var again = true
         while true {
@@ -132,7 +207,7 @@ final class PostgresProbe: ReachabilityProbe {
                 return
             } catch {
                 forget(task)
-                guard again, !Task.isCancelled else { throw error }
+                guard again, !Task.isCancelled else { throw DatabaseProblem.classify(error, at: place) ?? error }
                 again = false
             }
         }
@@ -189,8 +264,10 @@ extension StoreFailure {
     init(_ error: PSQLError) {
         let message = error.serverInfo?[.message] ?? "\(error.code)"
         let state = error.serverInfo?[.sqlState] ?? ""
+        // No right to make the hub's tables (a role that does not own its database).
+        let fix = state == "42501" ? " (42501: make the hub's role the database's owner: ALTER DATABASE … OWNER TO …)" : ""
         self.init(
-            description: "the database refused a statement: \(message)",
+            description: "the database refused a statement: \(message)\(fix)",
             permanent: state.hasPrefix("22") || state.hasPrefix("23"))
     }
 }

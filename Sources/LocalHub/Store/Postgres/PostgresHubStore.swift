@@ -18,6 +18,8 @@ public final class PostgresHubStore: HubStore, Sendable {
     let headMisses = HeadMisses()
     /// Whether the database answered lately: how long an operation may wait for it.
     let reachability: Reachability
+    /// Where the database is: what `open()` meets first.
+    let location: PostgresLocation
     /// Finished by `shutdown()`: what ends `run()`.
     private let closing: (signal: AsyncStream<Void>, close: AsyncStream<Void>.Continuation)
     /// Finished once the pool runs: what `open()` waits for, since a connection asked of a
@@ -32,6 +34,7 @@ public final class PostgresHubStore: HubStore, Sendable {
         throws
     {
         let location = try PostgresLocation(url, password: password)
+        self.location = location
         client = PostgresClient(configuration: location.configuration, backgroundLogger: logger)
         reachability = location.reachability(logger: logger)
         let made = AsyncStream.makeStream(of: Void.self)
@@ -75,11 +78,13 @@ public final class PostgresHubStore: HubStore, Sendable {
 
     deinit { closing.close.finish() }
 
-    /// Migrates to this version's schema and settles the delivery numbers' high-water mark,
-    /// once `run()` runs; a store that cannot be opened is shut down.
+    /// Meets the database on a connection of its own (throwing a `DatabaseProblem` that says
+    /// why it will not do), then migrates to this version's schema and settles the delivery
+    /// numbers' high-water mark, once `run()` runs; a store that cannot be opened is shut down.
     public func open() async throws {
         for await _ in running.signal {}
         do {
+            try await location.meet(logger: logger)
             try await reachability.withDeadline {
                 try await Self.withStoreErrors { try await Self.migrate(self.client, logger: self.logger) }
             }

@@ -23,6 +23,9 @@ final class Reachability: Sendable {
         var numbered = 0
         /// Operations the watchdog failed, until their watch takes the reason.
         var failed: [DatabaseWatchdog.OperationID: String] = [:]
+        /// Why the last probe got no answer (a refused connection, a wrong password), until
+        /// one gets an answer: what operations failed meanwhile say, and the log once.
+        var probeFailure: String?
     }
 
     let timings: DatabaseWatchdog.Timings
@@ -47,8 +50,13 @@ final class Reachability: Sendable {
     /// lets go of the probe's connection when it returns.
     func run() async {
         for await _ in probes.stream {
-            let answered = await Self.answers(within: timings.probeTimeout, prober.ask)
-            handle(answered ? .probeAnswered(at: .now) : .probeFailed(at: .now))
+            let failure = await Self.failure(within: timings.probeTimeout, prober.ask)
+            let news = state.withLock { state in
+                defer { state.probeFailure = failure }
+                return failure != state.probeFailure ? failure : nil
+            }
+            if let news, !Task.isCancelled { logger.warning("the database cannot be used: \(news)") }
+            handle(failure == nil ? .probeAnswered(at: .now) : .probeFailed(at: .now))
         }
         prober.close()
     }
@@ -133,11 +141,15 @@ final class Reachability: Sendable {
     private func handle(_ event: DatabaseWatchdog.Event) {
         let actions = state.withLock { state in
             switch event {
-            case .operationAnswered(let operation, _), .operationFailed(let operation, _): state.failed[operation] = nil
+            case .operationAnswered(let operation, _):
+                state.failed[operation] = nil
+                state.probeFailure = nil
+            case .operationFailed(let operation, _): state.failed[operation] = nil
             default: break
             }
             let actions = state.watchdog.handle(event)
-            for case .fail(let operation, let reason) in actions { state.failed[operation] = reason }
+            // What the probe met says more than how long nothing answered.
+            for case .fail(let operation, let reason) in actions { state.failed[operation] = state.probeFailure ?? reason }
             return actions
         }
         for action in actions {
@@ -153,17 +165,26 @@ final class Reachability: Sendable {
         }
     }
 
-    /// Whether `ask` returns within `timeout` (it is cancelled after).
-    private static func answers(within timeout: Duration, _ ask: @escaping @Sendable () async throws -> Void) async
-        -> Bool
+    /// Nil when `ask` returns within `timeout` (it is cancelled after); else why not, in one line.
+    private static func failure(within timeout: Duration, _ ask: @escaping @Sendable () async throws -> Void) async
+        -> String?
     {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await ask()) != nil }
+        await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                do {
+                    try await ask()
+                    return nil
+                } catch let problem as DatabaseProblem {
+                    return problem.description
+                } catch {
+                    return "the database's probe failed (\(String("\(error)".prefix(200))))"
+                }
+            }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return false
+                return "the database answered nothing for \(DatabaseWatchdog.seconds(timeout))"
             }
-            let first = await group.next() ?? false
+            let first = await group.next() ?? "no probe ran"
             group.cancelAll()
             return first
         }
