@@ -1,10 +1,12 @@
 import AsyncHTTPClient
 import Foundation
+import LocalHub
 import LocalHubSupport
 import Synchronization
 import TestTiers
 
-/// nginx (Debian's, from nginx-light) in front of hub nodes, as a deployment would put it:
+/// nginx (Debian's, from nginx-light) in front of hub nodes with the repository's front,
+/// `deploy/nginx/hub.conf`, its ports and paths substituted, as a deployment would put it:
 /// one port for clients, requests spread over the nodes, a dead node skipped, device streams
 /// passed through unbuffered. Its folder (configuration, pid, error log, temporary files) is
 /// new, under TMPDIR; stopping removes it.
@@ -17,6 +19,8 @@ public final class NginxFront: Sendable {
     public static let binary = "/usr/sbin/nginx"
 
     public let port: Int
+    /// Its TLS listener's port (the certificate, self-signed, is `front.pem` in `folder`).
+    public let tlsPort: Int
     /// Its folder: `nginx.conf`, `nginx.pid`, `error.log`, temporary files.
     public let folder: URL
     /// An HTTP client for requests through the front, with room for many long-lived device
@@ -30,11 +34,15 @@ public final class NginxFront: Sendable {
         let text = Mutex("")
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`: the plain listener, for this machine's tools and terminals.
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    private init(port: Int, folder: URL, process: ChildProcess.Running, output: Output) {
+    /// `https://127.0.0.1:TLSPORT`: the listener for devices elsewhere.
+    public var tlsURL: String { "https://127.0.0.1:\(tlsPort)" }
+
+    private init(port: Int, tlsPort: Int, folder: URL, process: ChildProcess.Running, output: Output) {
         self.port = port
+        self.tlsPort = tlsPort
         self.folder = folder
         self.process = process
         self.output = output
@@ -45,59 +53,58 @@ public final class NginxFront: Sendable {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// The configuration for a front listening on `listen` (`host:port`) to hub nodes at
-    /// `upstreams` (`host:port` each). Without paths: nginx's defaults for pid, logs and
-    /// temporary files apply (a test's front writes its own).
-    public static func configuration(upstreams: [String], listen: String) -> String {
-        configuration(upstreams: upstreams, listen: listen, folder: nil)
+    /// The repository's front, `deploy/nginx/hub.conf`: what the docs tell operators to install.
+    public static var repositoryFile: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/nginx/hub.conf")
     }
 
-    static func configuration(upstreams: [String], listen: String, folder: String?) -> String {
-        let paths = folder.map { folder in
-            ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "  \($0)_temp_path \(folder)/\($0);\n" }.joined()
+    /// `deploy/nginx/hub.conf` with its ports and paths substituted, nothing else: one
+    /// `server` line per node of `upstreams` (`host:port` each) with the file's options, the
+    /// TLS listener on `tls` and the plain one on `listen` (`host:port` each), the
+    /// certificate and key in `certificates`.
+    public static func front(upstreams: [String], listen: String, tls: String, certificates: String) throws -> String {
+        let file = try String(contentsOf: repositoryFile, encoding: .utf8)
+        var lines: [String] = []
+        var serversWritten = false
+        for line in file.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("server 127.0.0.1:") {
+                // The file names two nodes; a test has as many as it started.
+                guard !serversWritten else { continue }
+                serversWritten = true
+                let indent = String(line.prefix { $0 == " " })
+                let options = trimmed.split(separator: " ").dropFirst(2).joined(separator: " ")
+                lines += upstreams.map { "\(indent)server \($0) \(options)" }
+            } else if trimmed == "listen 443 ssl;" {
+                lines.append(line.replacingOccurrences(of: "443", with: tls))
+            } else if trimmed == "listen 127.0.0.1:47474;" {
+                lines.append(line.replacingOccurrences(of: "127.0.0.1:47474", with: listen))
+            } else {
+                lines.append(line.replacingOccurrences(of: "/etc/ssl/breaking-news", with: certificates))
+            }
         }
-        let servers = upstreams.map { "    server \($0) max_fails=1 fail_timeout=2s;\n" }.joined()
+        guard serversWritten, lines.contains(where: { $0.contains("listen \(tls) ssl;") }) else {
+            throw NginxFrontError(description: "\(repositoryFile.path) lost its server or listen lines")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The main configuration of a test's front, in `folder`: nginx's settings outside
+    /// `http {}` as the docs give them, its pid, logs and temporary files in the folder, and
+    /// the folder's `conf.d/*.conf` included inside `http {}`, as Debian's nginx.conf does.
+    static func main(folder: String) -> String {
+        let paths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "  \($0)_temp_path \(folder)/\($0);\n" }
         return """
             worker_processes 1;
-            # A reload or stop waits this long for device streams, then ends them: clients
-            # resume them, on the new workers, after their Last-Event-ID.
-            worker_shutdown_timeout 5s;
-            \(folder.map { "pid \($0)/nginx.pid;\nerror_log \($0)/error.log warn;\n" } ?? "")\
+            worker_shutdown_timeout 10s;
+            pid \(folder)/nginx.pid;
+            error_log \(folder)/error.log warn;
             events { worker_connections 4096; }
             http {
               access_log off;
-            \(paths ?? "")\
-              upstream hub {
-            \(servers)\
-                # Connections to the nodes are kept and reused; closed before a node's idle
-                # timeout (30 s) could close one under a request.
-                keepalive 32;
-                keepalive_timeout 20s;
-              }
-              server {
-                listen \(listen);
-                location / {
-                  proxy_pass http://hub;
-                  proxy_http_version 1.1;
-                  proxy_set_header Connection "";
-                  # The hub checks SAS token audiences, and writes Location headers, with the
-                  # host the client used.
-                  proxy_set_header Host $http_host;
-                  # Who the client is, for the nodes' per-client limits (with --trusted-proxy).
-                  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-                  # Device streams (Server-Sent Events) pass through as the hub writes them,
-                  # and stay open for as long as the client keeps them.
-                  proxy_buffering off;
-                  proxy_cache off;
-                  proxy_read_timeout 3600s;
-                  proxy_send_timeout 3600s;
-                  # A node that refuses or fails is skipped (for 2 s): the request goes to the
-                  # next one, unless a node had it already and it is a POST (a send is never
-                  # repeated: its client gets 502 and decides).
-                  proxy_next_upstream error timeout http_502;
-                  proxy_next_upstream_tries 3;
-                }
-              }
+            \(paths.joined())\
+              include \(folder)/conf.d/*.conf;
             }
 
             """
@@ -135,7 +142,7 @@ public final class NginxFront: Sendable {
         var failure = NginxFrontError(description: "nginx did not start")
         for _ in 0..<3 {
             do {
-                return try await launch(upstreams: upstreams, port: try freePort(), folder: folder)
+                return try await launch(upstreams: upstreams, port: try freePort(), tlsPort: try freePort(), folder: folder)
             } catch let error as NginxFrontError {
                 failure = error
                 guard error.description.contains("Address already in use") else { break }
@@ -145,11 +152,19 @@ public final class NginxFront: Sendable {
         throw failure
     }
 
-    private static func launch(upstreams: [Int], port: Int, folder: URL) async throws -> NginxFront {
+    private static func launch(upstreams: [Int], port: Int, tlsPort: Int, folder: URL) async throws -> NginxFront {
         let file = folder.appendingPathComponent("nginx.conf")
-        let text = configuration(
-            upstreams: upstreams.map { "127.0.0.1:\($0)" }, listen: "127.0.0.1:\(port)", folder: folder.path)
-        try Data(text.utf8).write(to: file)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("conf.d"), withIntermediateDirectories: true)
+        _ = try SelfSignedCertificate.serverConfiguration(in: folder)
+        for (made, named) in [(SelfSignedCertificate.certificateFile, "front.pem"), (SelfSignedCertificate.keyFile, "front.key")]
+        where !FileManager.default.fileExists(atPath: folder.appendingPathComponent(named).path) {
+            try FileManager.default.copyItem(at: folder.appendingPathComponent(made), to: folder.appendingPathComponent(named))
+        }
+        let included = try front(
+            upstreams: upstreams.map { "127.0.0.1:\($0)" }, listen: "127.0.0.1:\(port)", tls: "127.0.0.1:\(tlsPort)",
+            certificates: folder.path)
+        try Data(included.utf8).write(to: folder.appendingPathComponent("conf.d/breaking-news.conf"))
+        try Data(main(folder: folder.path).utf8).write(to: file)
         let errorLog = folder.appendingPathComponent("error.log").path
         try? FileManager.default.removeItem(atPath: errorLog)
         let process = try ChildProcess.start([
@@ -157,7 +172,7 @@ public final class NginxFront: Sendable {
         ])
         let output = Output()
         for descriptor in [process.standardOutput, process.standardError] { collect(descriptor, into: output) }
-        let front = NginxFront(port: port, folder: folder, process: process, output: output)
+        let front = NginxFront(port: port, tlsPort: tlsPort, folder: folder, process: process, output: output)
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning, Date() < deadline {
             if case .success(let socket) = Loopback.connect(port: port) {

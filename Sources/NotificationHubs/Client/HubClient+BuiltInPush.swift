@@ -18,9 +18,11 @@ extension HubClient {
         var headers = ["Accept": "text/event-stream"].merging(Self.claimHeaders(secret)) { $1 }
         if let lastEventId { headers["Last-Event-ID"] = String(lastEventId) }
         let token = await tokens.token(now: Date())
+        // A stream silent for three keep-alives is on a node that hung (its port, or a front
+        // before it, still holding the connection): it ends, and is opened again elsewhere.
         let response = try await builtInPushCall(
             device: device, resource: "stream", query: Self.epochQuery(epoch), headers: headers, authorization: token.token,
-            deadline: .distantFuture)
+            deadline: .distantFuture, client: http === Self.sharedHTTPClient ? Self.streamHTTPClient : http)
         return DeviceStream(body: response.body, renewAt: token.renewAt)
     }
 
@@ -133,7 +135,7 @@ extension HubClient {
     /// unreachable, timed out).
     private func builtInPushCall(
         device: String, resource: String, query: [String], headers: [String: String], authorization: String,
-        deadline: NIODeadline
+        deadline: NIODeadline, client: HTTPClient? = nil
     ) async throws(HubError) -> HTTPClientResponse {
         let root = connectionString.serviceRoot
         let path = BuiltInPushDelivery.path(hub: hubName, device: device, resource: resource)
@@ -143,7 +145,7 @@ extension HubClient {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response: HTTPClientResponse
         do {
-            response = try await http.execute(request, deadline: deadline)
+            response = try await (client ?? http).execute(request, deadline: deadline)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw HubError(.timedOut, detail: "GET \(path) took too long")
         } catch {
