@@ -45,6 +45,23 @@ import Testing
             payload: #"{"aps":{"alert":"x"}}"#, delivered: Date(timeIntervalSince1970: 1_800_000_000), tags: "World")
     }
 
+    /// Nodes started together on a new database (as the docs start them): every one opens it.
+    /// Each used to create the migration table outside the lock, and all but one could fail
+    /// on the catalog's unique index.
+    @Test func nodesStartedTogetherOnANewDatabaseAllOpenIt() async throws {
+        for _ in 0..<3 {
+            let url = try await PostgresServer.shared().createDatabase()
+            let stores = try await withThrowingTaskGroup(of: PostgresHubStore.self) { group in
+                for n in 1...6 {
+                    group.addTask { try await PostgresHubStore.started(url: url, node: "n\(n)", logger: TestHub.quietLogger) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(stores.count == 6)
+            for store in stores { store.shutdown() }
+        }
+    }
+
     /// The trap of a shared log: numbers taken in one order and made visible in another let
     /// a reader that resumes after the highest number it saw skip a smaller one committed
     /// later. Four nodes commit at once while a reader follows the feed as a node does; it

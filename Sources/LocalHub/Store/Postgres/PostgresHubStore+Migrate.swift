@@ -6,7 +6,11 @@ import PostgresNIO
 extension PostgresHubStore {
     /// Applies the migrations not applied yet, in order, each in one transaction.
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {
-        try await client.withConnection { connection in
+        // Under the lock too: two sessions creating the table at once both pass IF NOT EXISTS,
+        // and the second fails on the catalog's unique index (nodes started together on a new
+        // database).
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Lock.migration.rawValue))", logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS migration (name text PRIMARY KEY, applied double precision NOT NULL)",
                 logger: logger)
