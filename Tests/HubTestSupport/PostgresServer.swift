@@ -15,20 +15,23 @@ import TestTiers
 ///
 /// Waiting on the server's tools never holds a thread of Swift's cooperative pool.
 public final class PostgresServer: Sendable {
-    /// The superuser the cluster is made with, whom `url` names.
+    /// The superuser a cluster is made with unless told otherwise, whom `url` names.
     public static let user = "hub"
     /// Where the server's folders are made (a random suffix follows).
     public static let folderPrefix = "/tmp/breaking-news-pg-"
 
     public let port: Int
+    /// This cluster's superuser (`user` unless `start` was told another).
+    public let superuser: String
     /// The server's folder: `data`, `log`, the socket, `owner`. Removed by `stop`.
     public let directory: URL
     let tools: PostgresTools
     /// The postmaster's pid, the latest when it was paused and resumed; 0 before it starts.
     private let postmaster = Mutex<Int32>(0)
 
-    private init(port: Int, directory: URL, tools: PostgresTools) {
+    private init(port: Int, superuser: String, directory: URL, tools: PostgresTools) {
         self.port = port
+        self.superuser = superuser
         self.directory = directory
         self.tools = tools
     }
@@ -44,7 +47,7 @@ public final class PostgresServer: Sendable {
 
     /// A URL of `database` for a client: the superuser, no password, no TLS.
     public func url(database: String) -> String {
-        "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)"
+        "postgres://\(superuser)@127.0.0.1:\(port)/\(database)"
     }
 
     private var dataPath: String { directory.appendingPathComponent("data").path }
@@ -66,23 +69,36 @@ public final class PostgresServer: Sendable {
 
     /// Makes a cluster and starts a server on it; prefer `with`, which also stops it. A
     /// server started here must be stopped with `await stop()`.
-    public static func start() async throws -> PostgresServer {
+    ///
+    /// `superuser` names the cluster's superuser (`postgres`, as Debian's, for a test that
+    /// runs the docs' commands); `passwordRoles` log in over TCP only with their password
+    /// (scram-sha-256), as Debian's server asks of every role, while every other is trusted.
+    public static func start(superuser: String = user, passwordRoles: [String] = []) async throws -> PostgresServer {
         try TestTier.requireFullSuite("a PostgreSQL server")
         let tools = try PostgresTools.locate()
         let directory = try makeFolder(for: tools)
         do {
             let created = try await tools.run(
                 [
-                    tools.initdb, "-D", directory.appendingPathComponent("data").path, "-A", "trust", "-U", user, "-E", "UTF8",
+                    tools.initdb, "-D", directory.appendingPathComponent("data").path, "-A", "trust", "-U", superuser, "-E",
+                    "UTF8",
                     "--locale=C", "--no-sync",
                 ], asServer: true, in: directory.path)
             guard created.status == 0 else {
                 throw PostgresServerError(description: "initdb failed (\(created.status)): \(created.output)")
             }
+            if !passwordRoles.isEmpty {
+                // The first line that matches decides: these go before the trusting ones.
+                let file = directory.appendingPathComponent("data/pg_hba.conf")
+                let lines = passwordRoles.map {
+                    "host all \($0) 127.0.0.1/32 scram-sha-256\nhost all \($0) ::1/128 scram-sha-256\n"
+                }
+                try Data((lines.joined() + String(contentsOf: file, encoding: .utf8)).utf8).write(to: file)
+            }
             // The port is free when chosen but may be taken before the server binds it.
             var failure = PostgresServerError(description: "PostgreSQL did not start")
             for _ in 0..<3 {
-                let server = PostgresServer(port: try freePort(), directory: directory, tools: tools)
+                let server = PostgresServer(port: try freePort(), superuser: superuser, directory: directory, tools: tools)
                 do {
                     try await server.launch()
                     return server
@@ -104,7 +120,7 @@ public final class PostgresServer: Sendable {
         guard !name.isEmpty, name.count < 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
         else { throw PostgresServerError(description: "not a plain database name: \(name)") }
         let outcome = try await tools.run(
-            [tools.createdb, "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, name], asServer: false,
+            [tools.createdb, "-h", "127.0.0.1", "-p", String(port), "-U", superuser, name], asServer: false,
             in: directory.path)
         guard outcome.status == 0 else {
             throw PostgresServerError(description: "createdb \(name) failed (\(outcome.status)): \(outcome.output)")
