@@ -212,19 +212,7 @@ private struct Folders {
     /// the front; its pid, logs and temporary files here.
     func startNginx() async throws -> ChildProcess.Running {
         let folder = nginx.path
-        let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "  \($0)_temp_path \(folder)/\($0);\n" }
-        let main = """
-            worker_processes 1;
-            pid \(folder)/nginx.pid;
-            error_log \(folder)/error.log warn;
-            events { worker_connections 1024; }
-            http {
-              access_log off;
-            \(temporary.joined())\
-              include \(folder)/conf.d/*.conf;
-            }
-
-            """
+        let main = NginxFront.main(folder: folder, stock: true)
         try Data(main.utf8).write(to: nginx.appendingPathComponent("nginx.conf"))
         let process = try ChildProcess.start([
             NginxFront.binary, "-p", folder + "/", "-c", folder + "/nginx.conf", "-e", folder + "/error.log", "-g",

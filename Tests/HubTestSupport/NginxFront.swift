@@ -91,13 +91,14 @@ public final class NginxFront: Sendable {
     }
 
     /// The main configuration of a test's front, in `folder`: nginx's settings outside
-    /// `http {}` as the docs give them, its pid, logs and temporary files in the folder, and
-    /// the folder's `conf.d/*.conf` included inside `http {}`, as Debian's nginx.conf does.
-    static func main(folder: String) -> String {
+    /// `http {}` as the docs give them (`worker_shutdown_timeout` unless `stock`, Debian's
+    /// nginx.conf as it comes), its pid, logs and temporary files in the folder, and the
+    /// folder's `conf.d/*.conf` included inside `http {}`, as Debian's nginx.conf does.
+    public static func main(folder: String, stock: Bool = false) -> String {
         let paths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "  \($0)_temp_path \(folder)/\($0);\n" }
         return """
             worker_processes 1;
-            worker_shutdown_timeout 10s;
+            \(stock ? "" : "worker_shutdown_timeout 10s;\n")\
             pid \(folder)/nginx.pid;
             error_log \(folder)/error.log warn;
             events { worker_connections 4096; }
