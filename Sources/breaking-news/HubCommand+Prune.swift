@@ -46,6 +46,12 @@ extension HubCommand {
         func run() async throws {
             let folder = place.folder
             let running = LocalHubState.read(folder.appendingPathComponent(LocalHubState.fileName))
+            // A node's folder holds no database of its own: what it keeps is in the cluster's.
+            if place.storeURL == nil, let node = running?.node {
+                throw CommandFailure.usage(
+                    "\(folder.path) is the folder of node \(node) of a cluster, whose deliveries are kept in its "
+                        + "database: give --store URL (and --store-password-file FILE)")
+            }
             let policy = RetentionPolicy(
                 age: retention?.seconds ?? running?.retention ?? RetentionPolicy.standard.age,
                 maximumLogBytes: deliveryLogMegabytes.map { Int64($0) << 20 } ?? running?.deliveryLogBytes

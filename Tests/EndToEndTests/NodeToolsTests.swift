@@ -45,6 +45,9 @@ import Testing
         ] {
             #expect(full.stdout.contains(line), "\(line) missing from \(full.stdout)")
         }
+        // Pruning a node's folder points to its database, where its log is.
+        let prune = try await user.run(["hub", "prune", "--data", folder.path])
+        #expect(prune.status == 2 && prune.stderr.contains("node n1 of a cluster") && prune.stderr.contains("give --store"))
         // Stopped, the folder says so (exit 3), and the database still tells its figures.
         await node.stop()
         let stopped = try await user.run(["hub", "status", "--data", folder.path, "--store", url])
