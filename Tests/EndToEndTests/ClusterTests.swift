@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import HubTestSupport
 import LocalHubSupport
+import NIOCore
 import NotificationHubs
 import Synchronization
 import TestTiers
@@ -52,6 +54,84 @@ import Testing
             }
             await Verdict(readers: readers, sends: log.all).check(
                 "cluster (3 nodes behind nginx, node2 killed and restarted)", since: began, cluster)
+        }
+    }
+
+    /// Issue 51: the repository's front before two nodes that log in with a password. One
+    /// node hangs (SIGSTOP: its port still accepts): the front takes it out after its first
+    /// timeout, a send it held is answered 504 (never posted twice), later sends 201 by the
+    /// live node, the streams on it move to the live one (a stream silent for three
+    /// keep-alives is opened again), and every send answered 201 is delivered once. Then nginx
+    /// is reloaded with the streams open: the old worker exits and every stream reconnects
+    /// without losing a message.
+    @Test(.timeLimit(.minutes(8))) func aHungNodeIsTakenOutByTheFrontAndAReloadLosesNothing() async throws {
+        let began = ContinuousClock.now
+        try await Cluster.with(try await PostgresServer.shared(), count: 2, passwordRole: true) { cluster, front in
+            let listen = try cluster.connectionString(front.url, \.listen)
+            let full = try token(cluster.connectionString(front.url, \.full))
+            let readers = (0..<6).map { DeviceReader(tags: [categories[$0]]) }
+            let log = SendLog()
+            let acknowledged = { Verdict(readers: readers, sends: log.all.filter { $0.id != nil }) }
+            // The terminals' own client: its streams give up on 45 s of silence.
+            try await withStreams(readers, through: front, listen, log, deadline: 120, httpClient: HubClient.sharedHTTPClient) {
+                for index in 0..<4 {
+                    let reply = await log.send(front.url, full, tag: categories[index], "before \(index)")
+                    #expect(reply.status == 201, "\(reply)")
+                }
+                let hung = try #require(cluster.nodes.withLock { $0[0] })
+                hung.process.signal(SIGSTOP)
+                // Sends, a second apart, until one has waited 10 s: the stopped node holds it.
+                let held = Pending()
+                var first: [Reply] = []
+                try await withThrowingTaskGroup(of: Reply.self) { group in
+                    for index in 0..<10 {
+                        held.started.withLock { $0[index] = .now }
+                        group.addTask {
+                            let reply = await log.send(
+                                front.url, full, tag: categories[index % 6], "held? \(index)", timeout: .seconds(150))
+                            held.started.withLock { $0[index] = nil }
+                            return reply
+                        }
+                        try await Task.sleep(for: .seconds(1))
+                        if held.started.withLock({ $0.values.contains { $0 < .now - .seconds(10) } }) { break }
+                    }
+                    for try await reply in group { first.append(reply) }
+                }
+                // The held sends waited for the front's read timeout: 504, never posted twice.
+                #expect(first.contains { $0.status == 504 }, "no send was held: \(first)")
+                #expect(first.allSatisfy { [201, 504].contains($0.status) }, "\(first)")
+                // The front has taken the stopped node out: every later send is the live node's.
+                for index in first.count..<20 {
+                    let reply = await log.send(front.url, full, tag: categories[index % 6], "after \(index)")
+                    #expect(reply.status == 201, "a send after the first timeout: \(reply)")
+                }
+                // The streams that were on the stopped node move: every acknowledged send arrives.
+                try await eventually(
+                    "every acknowledged send on every device while node1 is stopped", timeout: .seconds(150),
+                    every: .milliseconds(500)
+                ) { acknowledged().missing.isEmpty }
+                #expect(readers.contains { $0.state.withLock(\.reconnects) > 0 }, "no stream moved")
+                hung.process.signal(SIGCONT)
+
+                // A reload with the streams open: the old worker goes, every stream comes back.
+                let (old, reconnects) = (front.workers, readers.map { $0.state.withLock(\.reconnects) })
+                #expect(!old.isEmpty)
+                front.reload()
+                for index in 0..<6 {
+                    let reply = await log.send(front.url, full, tag: categories[index], "reloaded \(index)")
+                    #expect(reply.status == 201, "a send after the reload: \(reply)")
+                }
+                try await eventually(
+                    "the old worker to exit and every stream to reconnect with every send", timeout: .seconds(30),
+                    every: .milliseconds(250)
+                ) {
+                    old.allSatisfy { !LocalProcess.isAlive($0) } && acknowledged().missing.isEmpty
+                        && zip(readers, reconnects).allSatisfy { $0.state.withLock(\.reconnects) > $1 }
+                }
+                return .now
+            }
+            await Verdict(readers: readers, sends: log.all).check(
+                "a hung node behind the repository's front, then a reload (2 nodes, a password role)", since: began, cluster)
         }
     }
 
@@ -110,23 +190,45 @@ private func token(_ connectionString: ConnectionString) -> String {
 /// Hub nodes sharing one database, each on a port it comes back on, logging to `node.log`.
 private final class Cluster: Sendable {
     let server: PostgresServer
+    /// The database, for the test's superuser.
     let database: String
+    /// What the nodes are given: the database for the superuser, or for a role of its own
+    /// with its password in `passwordFile`.
+    let store: String
+    let passwordFile: URL?
     let ports: [Int]
     let folders: [URL]
     let nodes: Mutex<[HubProcess?]>
 
-    private init(server: PostgresServer, database: String, count: Int) throws {
+    private init(server: PostgresServer, database: String, store: String, passwordFile: URL?, count: Int) throws {
         var ports = Set<Int>()
         while ports.count < count { ports.insert(try NginxFront.freePort()) }
-        (self.server, self.database) = (server, database)
+        (self.server, self.database, self.store, self.passwordFile) = (server, database, store, passwordFile)
         self.ports = Array(ports)
         folders = (0..<count).map { _ in TestHub.temporaryDirectory() }
         nodes = Mutex(Array(repeating: nil, count: count))
     }
 
     /// Runs `body` with `count` nodes and nginx in front; stops them, also when it throws.
-    static func with(_ server: PostgresServer, count: Int, _ body: (Cluster, NginxFront) async throws -> Void) async throws {
-        let cluster = try Cluster(server: server, database: try await server.createDatabase(), count: count)
+    /// With `passwordRole`, the nodes log in as a role of their own, asked for its password
+    /// (from a file), as on Debian's server.
+    static func with(
+        _ server: PostgresServer, count: Int, passwordRole: Bool = false, _ body: (Cluster, NginxFront) async throws -> Void
+    ) async throws {
+        let cluster: Cluster
+        if passwordRole {
+            let role = "nodes_\(UInt32.random(in: 0...UInt32.max))"
+            let store = try await server.addPasswordRole(role, password: "pw_\(role)", database: "\(role)_news")
+            let file = TestHub.temporaryDirectory().appendingPathComponent("db-password")
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("pw_\(role)\n".utf8).write(to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+            cluster = try Cluster(
+                server: server, database: server.url(database: "\(role)_news"), store: store, passwordFile: file, count: count)
+        } else {
+            let database = try await server.createDatabase()
+            cluster = try Cluster(server: server, database: database, store: database, passwordFile: nil, count: count)
+        }
         do {
             for index in 0..<count { try await cluster.start(index) }
             try await NginxFront.with(upstreams: cluster.ports) { try await body(cluster, $0) }
@@ -141,8 +243,8 @@ private final class Cluster: Sendable {
         let node = try await HubProcess.start(
             directory: folders[index], port: ports[index],
             arguments: [
-                "--store", database, "--node", "node\(index + 1)", "--log-level", "info", "--trusted-proxy", "127.0.0.1",
-            ],
+                "--store", store, "--node", "node\(index + 1)", "--log-level", "info", "--trusted-proxy", "127.0.0.1",
+            ] + (passwordFile.map { ["--store-password-file", $0.path] } ?? []),
             log: folders[index].appendingPathComponent("node.log"))
         nodes.withLock { $0[index] = node }
     }
@@ -211,9 +313,9 @@ private final class DeviceReader: Sendable {
 /// `deadline` s until every send reached its devices, and ends the streams (not before `body`'s time).
 private func withStreams(
     _ readers: [DeviceReader], through front: NginxFront, _ listen: ConnectionString, _ log: SendLog, deadline: Int,
-    _ body: () async throws -> ContinuousClock.Instant
+    httpClient: HTTPClient? = nil, _ body: () async throws -> ContinuousClock.Instant
 ) async throws {
-    let client = HubClient(connectionString: listen, hub: "news", httpClient: front.client)
+    let client = HubClient(connectionString: listen, hub: "news", httpClient: httpClient ?? front.client)
     try await withThrowingTaskGroup(of: Void.self) { group in
         for reader in readers {
             let installation = newsInstallation(reader.device, device: reader.device, tags: reader.tags.sorted())
@@ -241,8 +343,13 @@ private func withStreams(
     if let failure { throw failure }
 }
 
+/// Requests under way, by number, and since when.
+private final class Pending: Sendable {
+    let started = Mutex<[Int: ContinuousClock.Instant]>([:])
+}
+
 /// One request's outcome: the answer or why none came, and how long it took.
-private struct Reply: CustomStringConvertible {
+private struct Reply: CustomStringConvertible, Sendable {
     var response: RawResponse?
     var failure: String?
     var seconds: Double
@@ -264,14 +371,16 @@ private final class SendLog: Sendable {
     private let sends = Mutex<[Send]>([])
     var all: [Send] { sends.withLock { $0 } }
 
-    func send(_ baseURL: String, _ token: String, tag: String, _ message: String) async -> Reply {
+    func send(
+        _ baseURL: String, _ token: String, tag: String, _ message: String, timeout: TimeAmount = .seconds(30)
+    ) async -> Reply {
         let reply = await Reply {
             try await raw(
                 .POST, "\(baseURL)/news/messages?api-version=2020-06",
                 headers: [
                     ("Authorization", token), ("Content-Type", "application/json;charset=utf-8"),
                     ("ServiceBusNotification-Format", "template"), ("ServiceBusNotification-Tags", tag),
-                ], body: #"{"messageParam":"\#(message)"}"#)
+                ], body: #"{"messageParam":"\#(message)"}"#, timeout: timeout)
         }
         let id = reply.status == 201 ? reply.response?.headers.first(name: "Location").flatMap(HubClient.lastPathSegment) : nil
         sends.withLock { $0.append((tag, message, id, reply.response.map { "\($0.status)" } ?? "no answer")) }

@@ -216,6 +216,14 @@ public final class NginxFront: Sendable {
     }
 
     /// The processes whose parent is `pid`.
+    /// Its worker processes now.
+    public var workers: [pid_t] { Self.children(of: process.pid) }
+
+    /// Asks nginx to load its configuration again (SIGHUP, as `nginx -s reload`): new workers
+    /// start, and the old ones finish, ending their device streams after
+    /// `worker_shutdown_timeout`.
+    public func reload() { _ = kill(process.pid, SIGHUP) }
+
     private static func children(of pid: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry -> pid_t? in

@@ -137,7 +137,7 @@ public struct TestHubError: Error, CustomStringConvertible {
 }
 
 /// A raw HTTP answer.
-public struct RawResponse {
+public struct RawResponse: Sendable {
     public let status: Int
     public let headers: HTTPHeaders
     public let body: String
@@ -153,13 +153,14 @@ public struct RawResponse {
 
 /// Sends one raw request, as an SDK would shape it.
 public func raw(
-    _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: String? = nil
+    _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: String? = nil,
+    timeout: TimeAmount = .seconds(30)
 ) async throws -> RawResponse {
     var request = HTTPClientRequest(url: url)
     request.method = method
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(string: body)) }
-    let response = try await HubClient.sharedHTTPClient.execute(request, timeout: .seconds(30))
+    let response = try await HubClient.sharedHTTPClient.execute(request, timeout: timeout)
     let text = String(buffer: try await response.body.collect(upTo: 32 << 20))
     return RawResponse(status: Int(response.status.code), headers: response.headers, body: text)
 }
