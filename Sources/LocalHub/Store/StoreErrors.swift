@@ -7,6 +7,15 @@ import NotificationHubs
 /// once the database is back.
 public struct StoreUnavailable: Error, CustomStringConvertible, Sendable {
     public let description: String
+    /// What kind of problem a probe of the database met, when it met one: what a line for
+    /// anyone (`/healthz`) may say, where `description` (for the log) names the server, the
+    /// role and the database.
+    public var kind: DatabaseProblem.Kind?
+
+    public init(description: String, kind: DatabaseProblem.Kind? = nil) {
+        self.description = description
+        self.kind = kind
+    }
 }
 
 /// The store refused an operation. `permanent` when a retry cannot mend it: a value out of

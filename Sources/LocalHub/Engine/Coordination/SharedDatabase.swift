@@ -121,7 +121,17 @@ final class SharedDatabase: NodeCoordination {
             _ = try await store.changeHead()
             return (true, "store: postgres, node \(store.node)")
         } catch {
-            return (false, "store: postgres unreachable (\(error)), node \(store.node)")
+            // /healthz answers anyone: the kind of problem, never the server, role or database,
+            // which the node's log names.
+            let kind = (error as? StoreUnavailable)?.kind ?? (error as? DatabaseProblem)?.kind
+            let said =
+                switch kind {
+                case .unreachable: "the database cannot be reached"
+                case .authentication: "the database refuses this node's login"
+                case .unusable: "the database cannot be used"
+                case nil: "the database does not answer"
+                }
+            return (false, "store: postgres unreachable (\(said); the node's log says why), node \(store.node)")
         }
     }
 

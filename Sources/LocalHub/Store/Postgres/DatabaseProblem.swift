@@ -163,8 +163,16 @@ public struct DatabaseProblem: Error, CustomStringConvertible, Sendable, Equatab
         return DatabaseProblem(.unreachable, "cannot connect to the database at \(place.address) (\(reason))")
     }
 
-    /// `text` on one line, cut to what a log line holds.
-    private static func line(_ text: String) -> String {
-        String(text.map { $0.isNewline ? " " : $0 }.prefix(300))
+    /// `text` on one line, cut to what a log line holds: a server's words are the server's,
+    /// so control and format characters (a terminal's escapes, bidirectional overrides) and
+    /// line breaks become spaces.
+    static func line(_ text: String) -> String {
+        let plain = text.unicodeScalars.prefix(300).map { scalar -> Unicode.Scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator: " "
+            default: scalar
+            }
+        }
+        return String(String.UnicodeScalarView(plain))
     }
 }

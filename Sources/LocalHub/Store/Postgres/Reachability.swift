@@ -22,10 +22,10 @@ final class Reachability: Sendable {
         var watchdog: DatabaseWatchdog
         var numbered = 0
         /// Operations the watchdog failed, until their watch takes the reason.
-        var failed: [DatabaseWatchdog.OperationID: String] = [:]
+        var failed: [DatabaseWatchdog.OperationID: StoreUnavailable] = [:]
         /// Why the last probe got no answer (a refused connection, a wrong password), until
         /// one gets an answer: what operations failed meanwhile say, and the log once.
-        var probeFailure: String?
+        var probeFailure: ProbeFailure?
     }
 
     let timings: DatabaseWatchdog.Timings
@@ -55,7 +55,7 @@ final class Reachability: Sendable {
                 defer { state.probeFailure = failure }
                 return failure != state.probeFailure ? failure : nil
             }
-            if let news, !Task.isCancelled { logger.warning("the database cannot be used: \(news)") }
+            if let news, !Task.isCancelled { logger.warning("the database cannot be used: \(news.description)") }
             handle(failure == nil ? .probeAnswered(at: .now) : .probeFailed(at: .now))
         }
         prober.close()
@@ -129,7 +129,7 @@ final class Reachability: Sendable {
             let (next, failure) = state.withLock { state in
                 (state.watchdog.nextCheck(for: operation), state.failed.removeValue(forKey: operation))
             }
-            if let failure { throw StoreUnavailable(description: failure) }
+            if let failure { throw failure }
             guard let next else { return }
             let now = ContinuousClock.now
             try await Task.sleep(until: min(max(next, now), now + Self.tick), clock: .continuous)
@@ -149,7 +149,11 @@ final class Reachability: Sendable {
             }
             let actions = state.watchdog.handle(event)
             // What the probe met says more than how long nothing answered.
-            for case .fail(let operation, let reason) in actions { state.failed[operation] = state.probeFailure ?? reason }
+            for case .fail(let operation, let reason) in actions {
+                state.failed[operation] =
+                    state.probeFailure.map { StoreUnavailable(description: $0.description, kind: $0.kind) }
+                    ?? StoreUnavailable(description: reason)
+            }
             return actions
         }
         for action in actions {
@@ -165,26 +169,34 @@ final class Reachability: Sendable {
         }
     }
 
-    /// Nil when `ask` returns within `timeout` (it is cancelled after); else why not, in one line.
+    /// Why a probe got no answer: in one line, and of which kind when it knows.
+    struct ProbeFailure: Sendable, Equatable {
+        let description: String
+        let kind: DatabaseProblem.Kind?
+    }
+
+    /// Nil when `ask` returns within `timeout` (it is cancelled after); else why not.
     private static func failure(within timeout: Duration, _ ask: @escaping @Sendable () async throws -> Void) async
-        -> String?
+        -> ProbeFailure?
     {
-        await withTaskGroup(of: String?.self) { group in
+        await withTaskGroup(of: ProbeFailure?.self) { group in
             group.addTask {
                 do {
                     try await ask()
                     return nil
                 } catch let problem as DatabaseProblem {
-                    return problem.description
+                    return ProbeFailure(description: problem.description, kind: problem.kind)
                 } catch {
-                    return "the database's probe failed (\(String("\(error)".prefix(200))))"
+                    return ProbeFailure(
+                        description: "the database's probe failed (\(String("\(error)".prefix(200))))", kind: nil)
                 }
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return "the database answered nothing for \(DatabaseWatchdog.seconds(timeout))"
+                return ProbeFailure(
+                    description: "the database answered nothing for \(DatabaseWatchdog.seconds(timeout))", kind: .unreachable)
             }
-            let first = await group.next() ?? "no probe ran"
+            let first = await group.next() ?? ProbeFailure(description: "no probe ran", kind: nil)
             group.cancelAll()
             return first
         }
