@@ -256,12 +256,20 @@ struct KeyChange {
                 try await store.keysServed(heardWithin: Self.liveWindow, now: Date())
             }
             let behind = nodes.filter { $0.generation < generation }.map(\.node)
+            // Nodes that noted their reading lately, but not in the window: stopped, or cut off.
+            let quiet = try await Self.failing { try await store.clusterStatus() }.nodes.map(\.name).filter { name in
+                !nodes.contains { $0.node == name }
+            }
+            let unheard =
+                quiet.isEmpty
+                ? ""
+                : "; not heard from in the last \(Int(Self.liveWindow)) s: \(quiet.joined(separator: ", ")) (it serves them once it runs again)"
             if nodes.isEmpty {
-                say("no node is running: they serve the new keys when they start")
+                say("no node is running: they serve the new keys when they start\(unheard)")
                 return
             }
             if behind.isEmpty {
-                say("every live node serves them now (\(nodes.map(\.node).joined(separator: ", ")))")
+                say("every live node serves them now (\(nodes.map(\.node).joined(separator: ", ")))\(unheard)")
                 return
             }
             guard Date() < deadline else {

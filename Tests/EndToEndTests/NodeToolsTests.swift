@@ -45,6 +45,17 @@ import Testing
         ] {
             #expect(full.stdout.contains(line), "\(line) missing from \(full.stdout)")
         }
+        // A key changed with a node gone quiet a minute ago: the live node serves it, the quiet one is named.
+        let now = Date().timeIntervalSince1970
+        try await PostgresServer.shared().psql(
+            "INSERT INTO change_reader (node, position, seen, keys_generation) VALUES ('n9', 0, \(now - 100), 0)",
+            database: url)
+        let regenerated = try await user.run([
+            "hub", "keys", "regenerate", "DefaultListenSharedAccessSignature", "--key", "secondary", "--store", url,
+        ])
+        #expect(regenerated.status == 0, "\(regenerated.stderr)")
+        #expect(regenerated.stdout.contains("every live node serves them now (n1)"), "\(regenerated.stdout)")
+        #expect(regenerated.stdout.contains("not heard from in the last 45 s: n9"), "\(regenerated.stdout)")
         // Pruning a node's folder points to its database, where its log is.
         let prune = try await user.run(["hub", "prune", "--data", folder.path])
         #expect(prune.status == 2 && prune.stderr.contains("node n1 of a cluster") && prune.stderr.contains("give --store"))
