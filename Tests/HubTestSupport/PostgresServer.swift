@@ -73,7 +73,11 @@ public final class PostgresServer: Sendable {
     /// `superuser` names the cluster's superuser (`postgres`, as Debian's, for a test that
     /// runs the docs' commands); `passwordRoles` log in over TCP only with their password
     /// (scram-sha-256), as Debian's server asks of every role, while every other is trusted.
-    public static func start(superuser: String = user, passwordRoles: [String] = []) async throws -> PostgresServer {
+    /// `tls` turns TLS on with a certificate for `localhost` that a CA of the server's own
+    /// signed (`tlsFiles`).
+    public static func start(superuser: String = user, passwordRoles: [String] = [], tls: Bool = false) async throws
+        -> PostgresServer
+    {
         try TestTier.requireFullSuite("a PostgreSQL server")
         let tools = try PostgresTools.locate()
         let directory = try makeFolder(for: tools)
@@ -87,6 +91,7 @@ public final class PostgresServer: Sendable {
             guard created.status == 0 else {
                 throw PostgresServerError(description: "initdb failed (\(created.status)): \(created.output)")
             }
+            if tls { try makeTLSFiles(in: directory, tools: tools) }
             if !passwordRoles.isEmpty {
                 // The first line that matches decides: these go before the trusting ones.
                 let file = directory.appendingPathComponent("data/pg_hba.conf")
@@ -176,6 +181,10 @@ public final class PostgresServer: Sendable {
     private func launch() async throws {
         let logStart = (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) ?? 0
         var options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200"
+        let files = tlsFiles
+        if FileManager.default.fileExists(atPath: files.key.path) {
+            options += " -c ssl=on -c ssl_cert_file=\(files.certificate.path) -c ssl_key_file=\(files.key.path)"
+        }
         // The run's id in the command lines of the postmaster and its processes (the cluster
         // name shows in theirs): run-tests' sweep finds them by it.
         let cluster = PostgresTools.runID.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }

@@ -46,8 +46,8 @@ struct PostgresLocation {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, !host.isEmpty
         else {
-            throw StoreFailure(
-                description: "'\(PostgresHubStore.redacted(url))' is not a postgres://user@host:port/database URL")
+            throw DatabaseProblem(
+                .unusable, "'\(PostgresHubStore.redacted(url))' is not a postgres://user@host:port/database URL")
         }
         let database = String(components.path.drop { $0 == "/" })
         let (port, user) = (components.port ?? 5432, components.user ?? "postgres")
@@ -57,13 +57,13 @@ struct PostgresLocation {
         var probe = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password ?? components.password,
             database: database.isEmpty ? nil : database, tls: .disable)
-        if let tls = try Self.tls(components.queryItems ?? []) {
+        if let tls = try Self.tls(components.queryItems ?? [], host: host) {
             do {
                 let context = try NIOSSLContext(configuration: tls.configuration)
                 configuration.tls = tls.required ? .require(tls.configuration) : .prefer(tls.configuration)
                 probe.tls = tls.required ? .require(context) : .prefer(context)
             } catch {
-                throw StoreFailure(description: "cannot set up TLS for the database: \(error)")
+                throw DatabaseProblem(.unusable, "cannot set up TLS for the database: \(error)")
             }
         }
         probe.options.connectTimeout = .milliseconds(Int64(DatabaseWatchdog.Timings.standard.probeTimeout / .milliseconds(1)))
@@ -89,32 +89,43 @@ struct PostgresLocation {
     /// offers it) and `require`; the server's certificate checked against `sslrootcert` (else
     /// the system's roots) for `verify-ca`, and its name too for `verify-full`. `require` with
     /// a `sslrootcert` checks the certificate as `verify-ca` does.
-    static func tls(_ query: [URLQueryItem]) throws -> (configuration: TLSConfiguration, required: Bool)? {
+    ///
+    /// postgres-nio names the server to TLS only by a host name (an address may not go in
+    /// SNI), and a name never given is never checked: `verify-full` with an address is
+    /// refused, not quietly weakened to `verify-ca`.
+    static func tls(_ query: [URLQueryItem], host: String) throws -> (configuration: TLSConfiguration, required: Bool)? {
         let value = { (name: String) in query.last { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
         let mode = value("sslmode") ?? "disable"
         let root = value("sslrootcert")
         for item in query where !["sslmode", "sslrootcert"].contains(item.name) {
-            throw StoreFailure(
-                description: "the database URL's '\(item.name)' is not understood: it takes sslmode and sslrootcert")
+            throw DatabaseProblem(
+                .unusable, "the database URL's '\(item.name)' is not understood: it takes sslmode and sslrootcert")
         }
         var tls = TLSConfiguration.makeClientConfiguration()
         switch mode {
         case "disable":
-            guard root == nil else { throw StoreFailure(description: "sslrootcert needs sslmode=verify-ca or verify-full") }
+            guard root == nil else { throw DatabaseProblem(.unusable, "sslrootcert needs sslmode=verify-ca or verify-full") }
             return nil
         case "prefer", "allow", "require":
             tls.certificateVerification = root == nil ? .none : .noHostnameVerification
         case "verify-ca": tls.certificateVerification = .noHostnameVerification
-        case "verify-full": tls.certificateVerification = .fullVerification
+        case "verify-full":
+            guard !host.contains(":"), !host.allSatisfy({ $0.isNumber || $0 == "." }) else {
+                throw DatabaseProblem(
+                    .unusable,
+                    "sslmode=verify-full checks the server's name, and the URL gives its address (\(host)): "
+                        + "name it as its certificate does, or use sslmode=verify-ca")
+            }
+            tls.certificateVerification = .fullVerification
         default:
-            throw StoreFailure(
-                description: "sslmode '\(mode)' is not one of disable, prefer, require, verify-ca, verify-full")
+            throw DatabaseProblem(
+                .unusable, "sslmode '\(mode)' is not one of disable, prefer, require, verify-ca, verify-full")
         }
         if let root {
             guard FileManager.default.isReadableFile(atPath: root),
                 let certificates = try? NIOSSLCertificate.fromPEMFile(root), !certificates.isEmpty
             else {
-                throw StoreFailure(description: "sslrootcert \(root) is not a readable PEM file of certificates")
+                throw DatabaseProblem(.unusable, "sslrootcert \(root) is not a readable PEM file of certificates")
             }
             tls.trustRoots = .certificates(certificates)
         }
