@@ -8,8 +8,19 @@ public enum DataFolder {
     /// may have been made with wider rights). Nothing else in the folder is touched: it may
     /// hold the user's own files.
     public static func prepare(_ url: URL, files: [String]) throws {
-        try FileManager.default.createDirectory(
-            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // mkdir, one part at a time: one line with the system's reason (a read-only disk, a
+        // file in the way), where Foundation's error is a dump of its user info.
+        var path = ""
+        for part in url.standardizedFileURL.path.split(separator: "/") {
+            path += "/" + part
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+                throw AtomicFileError(description: "cannot make \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        var made = stat()
+        guard stat(url.path, &made) == 0, made.st_mode & S_IFMT == S_IFDIR else {
+            throw AtomicFileError(description: "cannot make \(url.path): something that is not a folder is in the way")
+        }
         guard chmod(url.path, 0o700) == 0 else {
             throw AtomicFileError(description: "cannot make \(url.path) private: \(String(cString: strerror(errno)))")
         }

@@ -45,6 +45,18 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("--store takes a postgres:// URL"), "\(refused.stderr)")
     }
 
+    /// A data folder that cannot be made (a read-only disk, a file in its way) stops `hub
+    /// serve` with one line and the system's reason, where it printed Foundation's error.
+    @Test func aDataFolderThatCannotBeMadeSaysWhyInOneLine() async throws {
+        let user = Command.freshHome()
+        let file = user.home.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        let served = try await user.run(["hub", "serve", "--port", "0", "--data", file.appendingPathComponent("hub").path])
+        #expect(served.status == 1)
+        #expect(served.stderr.contains("cannot make \(file.path)/hub: Not a directory"), "\(served.stderr)")
+        #expect(!served.stderr.contains("NSCocoaErrorDomain") && served.stderr.split(separator: "\n").count == 1)
+    }
+
     @Test func subscribeSendLogOnTheEmbeddedHub() async throws {
         let user = Command.freshHome()
         defer { _ = try? user.start(["hub", "stop"]) }
