@@ -23,8 +23,8 @@ public struct ClusterStatus: Sendable, Equatable {
 }
 
 extension PostgresHubStore {
-    /// The nodes heard from (noted in the last `window` seconds), the change log's head and
-    /// the schema's migrations.
+    /// Every node with a note in `change_reader` (retention removes those not heard from for
+    /// 5 minutes), the change log's head and the schema's migrations.
     public func clusterStatus() async throws -> ClusterStatus {
         let head = try await rows("SELECT change_seq FROM change_counter").first?["change_seq"].decode(Int64.self) ?? 0
         let nodes = try await rows("SELECT node, position, seen, keys_generation FROM change_reader ORDER BY node").map {

@@ -25,7 +25,7 @@ final class Reachability: Sendable {
         var failed: [DatabaseWatchdog.OperationID: StoreUnavailable] = [:]
         /// Why the last probe got no answer (a refused connection, a wrong password), until
         /// one gets an answer: what operations failed meanwhile say, and the log once.
-        var probeFailure: ProbeFailure?
+        var probeFailure: StoreUnavailable?
     }
 
     let timings: DatabaseWatchdog.Timings
@@ -53,7 +53,7 @@ final class Reachability: Sendable {
             let failure = await Self.failure(within: timings.probeTimeout, prober.ask)
             let news = state.withLock { state in
                 defer { state.probeFailure = failure }
-                return failure != state.probeFailure ? failure : nil
+                return failure?.description != state.probeFailure?.description ? failure : nil
             }
             if let news, !Task.isCancelled { logger.warning("the database cannot be used: \(news.description)") }
             handle(failure == nil ? .probeAnswered(at: .now) : .probeFailed(at: .now))
@@ -150,9 +150,7 @@ final class Reachability: Sendable {
             let actions = state.watchdog.handle(event)
             // What the probe met says more than how long nothing answered.
             for case .fail(let operation, let reason) in actions {
-                state.failed[operation] =
-                    state.probeFailure.map { StoreUnavailable(description: $0.description, kind: $0.kind) }
-                    ?? StoreUnavailable(description: reason)
+                state.failed[operation] = state.probeFailure ?? StoreUnavailable(description: reason)
             }
             return actions
         }
@@ -169,34 +167,28 @@ final class Reachability: Sendable {
         }
     }
 
-    /// Why a probe got no answer: in one line, and of which kind when it knows.
-    struct ProbeFailure: Sendable, Equatable {
-        let description: String
-        let kind: DatabaseProblem.Kind?
-    }
-
     /// Nil when `ask` returns within `timeout` (it is cancelled after); else why not.
     private static func failure(within timeout: Duration, _ ask: @escaping @Sendable () async throws -> Void) async
-        -> ProbeFailure?
+        -> StoreUnavailable?
     {
-        await withTaskGroup(of: ProbeFailure?.self) { group in
+        await withTaskGroup(of: StoreUnavailable?.self) { group in
             group.addTask {
                 do {
                     try await ask()
                     return nil
                 } catch let problem as DatabaseProblem {
-                    return ProbeFailure(description: problem.description, kind: problem.kind)
+                    return StoreUnavailable(description: problem.description, kind: problem.kind)
                 } catch {
-                    return ProbeFailure(
+                    return StoreUnavailable(
                         description: "the database's probe failed (\(String("\(error)".prefix(200))))", kind: nil)
                 }
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return ProbeFailure(
+                return StoreUnavailable(
                     description: "the database answered nothing for \(DatabaseWatchdog.seconds(timeout))", kind: .unreachable)
             }
-            let first = await group.next() ?? ProbeFailure(description: "no probe ran", kind: nil)
+            let first = await group.next() ?? StoreUnavailable(description: "no probe ran")
             group.cancelAll()
             return first
         }
