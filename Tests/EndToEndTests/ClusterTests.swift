@@ -135,6 +135,39 @@ import Testing
         }
     }
 
+    /// Behind the front's TLS listener the addresses a node writes (`Content-Location`,
+    /// `Location`) are https, as the client used it, from the front's `X-Forwarded-Proto`; a
+    /// request that did not come through a proxy cannot claim it.
+    @Test(.timeLimit(.minutes(2))) func theFrontsTLSListenerGetsHTTPSAddressesAndADirectClientCannotSayHTTPS() async throws {
+        try await Cluster.with(try await PostgresServer.shared(), count: 1) { cluster, front in
+            let device = randomDevice()
+            let body = #"{"installationId":"\#(device)","platform":"apns","pushChannel":"\#(device)","tags":["World"]}"#
+            let url = "\(front.tlsURL)/news/installations/\(device)?api-version=2020-06"
+            let headers = front.folder.appendingPathComponent("put-headers")
+            let status = try ChildProcess.run(
+                [
+                    "/usr/bin/curl", "-sS", "--cacert", front.folder.appendingPathComponent("front.pem").path, "-o",
+                    "/dev/null", "-D", headers.path, "-X", "PUT", url, "-H",
+                    "Authorization: \(try token(cluster.connectionString(front.tlsURL, \.full)))", "-H",
+                    "Content-Type: application/json", "--data", body,
+                ])
+            let answer = try String(contentsOf: headers, encoding: .utf8).lowercased()
+            #expect(status == 0 && answer.hasPrefix("http/1.1 200"), "\(answer)")
+            #expect(
+                answer.contains("content-location: https://127.0.0.1:\(front.tlsPort)/news/installations/\(device)"),
+                "\(answer)")
+            // Straight to the node, no X-Forwarded-For: the claim of https is not believed.
+            let node = try #require(cluster.nodes.withLock { $0[0] })
+            let direct = try await raw(
+                .PUT, "\(node.state.url)/news/installations/\(device)?api-version=2020-06",
+                headers: [
+                    ("Authorization", token(node.full)), ("Content-Type", "application/json"), ("X-Forwarded-Proto", "https"),
+                ], body: body)
+            #expect(direct.status == 200)
+            #expect(direct.headers.first(name: "Content-Location")?.hasPrefix("http://127.0.0.1:") == true, "\(direct.headers)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(5))) func theDatabaseStoppedForTenSecondsGives503AndLosesNothing() async throws {
         let began = ContinuousClock.now
         try await PostgresServer.with { server in

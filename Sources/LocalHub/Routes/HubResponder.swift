@@ -47,7 +47,15 @@ struct HubResponder: Sendable {
     }
 
     /// The base URL clients used, for `Location` headers.
-    func baseURL(_ r: HubRequest) -> String { "\(scheme)://\(r.authority)" }
+    /// The address the client used, for `Location`, `Content-Location` and the feeds' links:
+    /// this hub's scheme, or the one a trusted proxy says the client used
+    /// (`X-Forwarded-Proto`, believed only with the proxy's `X-Forwarded-For`), and the host.
+    func baseURL(_ r: HubRequest) -> String {
+        let told = r.client.proxied ? r.header(Self.forwardedProto)?.lowercased() : nil
+        return "\(told == "https" || told == "http" ? told! : scheme)://\(r.authority)"
+    }
+
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
 
     /// Spends what a write costs its client: `bytes` of body, and one new device when
     /// `newDevice` (a claim, installation or registration that did not exist). 429 with
