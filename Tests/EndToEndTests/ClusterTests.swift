@@ -72,6 +72,17 @@ import Testing
             let readers = (0..<6).map { DeviceReader(tags: [categories[$0]]) }
             let log = SendLog()
             let acknowledged = { Verdict(readers: readers, sends: log.all.filter { $0.id != nil }) }
+            // And a terminal of its own, subscribed to World through the front, following its log.
+            let terminal = Command.freshHome(extra: [
+                "BREAKING_NEWS_CONNECTION_STRING": listen.description, "BREAKING_NEWS_HUB": "news",
+            ])
+            let subscribed = try await terminal.run(["subscribe", "World"])
+            try #require(subscribed.status == 0, "\(subscribed.stderr)")
+            let follow = try terminal.start(["log", "--follow", "--json"])
+            let worldTexts = {
+                follow.stdout.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0))["text"]?.stringValue }
+            }
+            let worldSent = { log.all.filter { $0.id != nil && $0.tag == "World" }.map(\.message) }
             // The terminals' own client: its streams give up on 45 s of silence.
             try await withStreams(readers, through: front, listen, log, deadline: 120, httpClient: HubClient.sharedHTTPClient) {
                 for index in 0..<4 {
@@ -111,6 +122,9 @@ import Testing
                     every: .milliseconds(500)
                 ) { acknowledged().missing.isEmpty }
                 #expect(readers.contains { $0.state.withLock(\.reconnects) > 0 }, "no stream moved")
+                try await eventually("the terminal to have every World send", timeout: .seconds(150), every: .milliseconds(500)) {
+                    Set(worldSent()).isSubset(of: worldTexts())
+                }
                 hung.process.signal(SIGCONT)
 
                 // A reload with the streams open: the old worker goes, every stream comes back.
@@ -127,9 +141,14 @@ import Testing
                 ) {
                     old.allSatisfy { !LocalProcess.isAlive($0) } && acknowledged().missing.isEmpty
                         && zip(readers, reconnects).allSatisfy { $0.state.withLock(\.reconnects) > $1 }
+                        && Set(worldSent()).isSubset(of: worldTexts())
                 }
+                // The terminal's log: every World send answered 201 once (a held one, all or none).
+                let texts = worldTexts()
+                for message in worldSent() { #expect(texts.filter { $0 == message }.count == 1, "\(message) in \(texts)") }
                 return .now
             }
+            await follow.terminate()
             await Verdict(readers: readers, sends: log.all).check(
                 "a hung node behind the repository's front, then a reload (2 nodes, a password role)", since: began, cluster)
         }
